@@ -1,0 +1,177 @@
+/**
+ * Errors. One base class sets `name` from the subclass; each has a stable `code`; a driver's error is kept
+ * as `cause`. Messages never contain secrets: build them with {@link sanitize} when they include foreign text.
+ */
+
+export type Mem01ErrorCode =
+  | 'invalid_input'
+  | 'not_found'
+  | 'version_conflict'
+  | 'duplicate_active'
+  | 'lease_lost'
+  | 'store_error'
+  | 'schema_too_new'
+  | 'corrupt_store'
+  | 'capability_missing'
+  | 'extraction_invalid'
+  | 'dimension_mismatch'
+  | 'budget_exceeded'
+  | 'config'
+  | 'closed'
+  | 'run_config_reused'
+  | 'provider_error'
+  | 'timeout'
+  | 'aborted';
+
+export class Mem01Error extends Error {
+  readonly code: Mem01ErrorCode;
+  constructor(code: Mem01ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(sanitize(message), options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** Bad input: empty ids, wrong types, NaN, oversized text, unknown enum values. Nothing was written. */
+export class InvalidInputError extends Mem01Error {
+  /** The offending field, e.g. `scope.userId`. */
+  readonly field: string;
+  constructor(field: string, message: string, options?: { cause?: unknown }) {
+    super('invalid_input', `${field}: ${message}`, options);
+    this.field = field;
+  }
+}
+
+export class NotFoundError extends Mem01Error {
+  constructor(what: string, options?: { cause?: unknown }) {
+    super('not_found', `${what} not found`, options);
+  }
+}
+
+/** Optimistic concurrency: the record changed since it was read. Nothing was written. */
+export class VersionConflictError extends Mem01Error {
+  constructor(id: string, expected: number, actual: number | null, options?: { cause?: unknown }) {
+    super(
+      'version_conflict',
+      `belief ${id}: expected version ${expected}, found ${actual === null ? 'none' : actual}`,
+      options,
+    );
+  }
+}
+
+/** A commit would have made two active beliefs for one scope + subject + attribute. Nothing was written. */
+export class DuplicateActiveBeliefError extends Mem01Error {
+  constructor(subject: string, attribute: string, options?: { cause?: unknown }) {
+    super('duplicate_active', `an active belief already exists for ${subject}.${attribute}`, options);
+  }
+}
+
+/** The outbox claim expired and was taken by another worker; the commit was refused. */
+export class LeaseLostError extends Mem01Error {
+  constructor(message = 'outbox lease lost: another worker took over these turns', options?: { cause?: unknown }) {
+    super('lease_lost', message, options);
+  }
+}
+
+export class StoreError extends Mem01Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('store_error', message, options);
+  }
+}
+
+/** The database was written by a newer schema than this code knows. */
+export class SchemaTooNewError extends Mem01Error {
+  readonly found: number;
+  readonly supported: number;
+  constructor(where: string, found: number, supported: number) {
+    super(
+      'schema_too_new',
+      `${where} has schema version ${found}, but this version of mem01 supports up to ${supported}; upgrade mem01`,
+    );
+    this.found = found;
+    this.supported = supported;
+  }
+}
+
+export class CorruptStoreError extends Mem01Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('corrupt_store', message, options);
+  }
+}
+
+/** An optional store capability was needed but the store does not have it. */
+export class CapabilityError extends Mem01Error {
+  constructor(store: string, capability: string) {
+    super('capability_missing', `store "${store}" does not support ${capability}`);
+  }
+}
+
+/** Model output that does not validate. Nothing was written. */
+export class ExtractionError extends Mem01Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('extraction_invalid', message, options);
+  }
+}
+
+export class DimensionMismatchError extends Mem01Error {
+  constructor(expected: number, actual: number, where = 'embedding') {
+    super('dimension_mismatch', `${where}: expected ${expected} dimensions, got ${actual}`);
+  }
+}
+
+/** A configured budget is spent. The work stays queued. */
+export class BudgetExceededError extends Mem01Error {
+  constructor(message: string) {
+    super('budget_exceeded', message);
+  }
+}
+
+export class ConfigError extends Mem01Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('config', message, options);
+  }
+}
+
+export class ClosedError extends Mem01Error {
+  constructor(what: string) {
+    super('closed', `${what} is closed`);
+  }
+}
+
+export class ProviderError extends Mem01Error {
+  readonly status: number | null;
+  constructor(message: string, status: number | null, options?: { cause?: unknown }) {
+    super('provider_error', message, options);
+    this.status = status;
+  }
+}
+
+const SECRET_PATTERNS: readonly RegExp[] = [
+  /\bsk-[A-Za-z0-9_-]{8,}/g,
+  /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
+  /\b(api[_-]?key["'\s:=]+)[^\s"',}]{6,}/gi,
+  /(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#\s@]+:)[^@/\s]+(@)/gi,
+];
+
+/**
+ * Removes things that look like secrets (OpenAI keys, bearer tokens, passwords in URLs) from a string.
+ * Used for every error message and every recorded `lastError`.
+ */
+export function sanitize(text: string): string {
+  let out = text;
+  for (const re of SECRET_PATTERNS) {
+    out = out.replace(re, (_m, a?: string, b?: string) => {
+      if (typeof a === 'string' && typeof b === 'string') return `${a}***${b}`;
+      if (typeof a === 'string') return `${a}***`;
+      return '***';
+    });
+  }
+  return out;
+}
+
+/** A short, secret-free description of any thrown value, for `lastError` and logs. */
+export function describeError(err: unknown): string {
+  if (err instanceof Mem01Error) return `${err.name} [${err.code}]: ${sanitize(err.message)}`;
+  if (err instanceof Error) return `${err.name}: ${sanitize(err.message)}`.slice(0, 500);
+  return sanitize(String(err)).slice(0, 500);
+}

@@ -1,0 +1,455 @@
+/**
+ * Ports: what the engine needs from the outside world. Stores, extractors and embedders implement these.
+ * Stores hold no policy: what supersedes what, what is a duplicate and what is recalled first is decided by the
+ * engine. Stores enforce the generic invariants written in each contract (atomicity, versions, scope
+ * isolation, one active belief per key) so that racing writers cannot break them.
+ */
+import type {
+  AuditEvent,
+  Belief,
+  BeliefKind,
+  BeliefStatus,
+  OutboxEntry,
+  Page,
+  Scope,
+  TurnRole,
+  Usage,
+} from './types.js';
+
+/** What a store can do. Missing optional capabilities fail loudly with a `CapabilityError` naming the store. */
+export interface StoreCapabilities {
+  /** `index`: an approximate/ANN vector index (sqlite-vec, pgvector HNSW); `exact`: exact cosine over the
+   * scope's candidates; `none`: no vector search. */
+  readonly vectorSearch: 'index' | 'exact' | 'none';
+  /** Human-readable name of the active vector mode, e.g. `sqlite-vec`, `pgvector-hnsw`, `exact-cosine`. */
+  readonly vectorIndex: string;
+  /** Name of the lexical index, e.g. `fts5-bm25`, `tsvector-gin`, `inverted-bm25`. */
+  readonly lexicalIndex: string;
+  /** Accepted turns survive a process crash. */
+  readonly durableOutbox: boolean;
+  /** Several processes may use the same database at once. */
+  readonly multiProcess: boolean;
+}
+
+export interface BeliefInsert {
+  readonly belief: Belief;
+  /** Embedding of `belief.statement`; its length must equal the store's dimensions. */
+  readonly embedding?: Float32Array | null | undefined;
+}
+
+/** Fields of a belief that may change after insert. Content fields never change: a new value is a new belief. */
+export interface BeliefPatch {
+  readonly status?: BeliefStatus;
+  readonly supersededBy?: string | null;
+  readonly invalidatedAt?: string | null;
+  readonly validTo?: string | null;
+  readonly confidence?: number;
+  readonly evidence?: Belief['evidence'];
+  readonly updatedAt: string;
+}
+
+export interface BeliefUpdate {
+  readonly id: string;
+  /** The version the engine read. The store refuses the whole commit if the stored version differs. */
+  readonly expectedVersion: number;
+  readonly set: BeliefPatch;
+}
+
+/** The outcome of one reconciliation, committed all-or-nothing. */
+export interface CommitRequest {
+  /** Every insert and update belongs to this scope. */
+  readonly scope: Scope;
+  readonly inserts: readonly BeliefInsert[];
+  readonly updates: readonly BeliefUpdate[];
+  /** Content-free audit records, written in the same transaction. */
+  readonly audit: readonly AuditEvent[];
+  /** Outbox entries this commit completes, in the same transaction. The claim must still be held. */
+  readonly complete?: { readonly claimId: string; readonly entryIds: readonly string[] } | undefined;
+}
+
+export interface SearchOptions {
+  /** Maximum hits. */
+  readonly limit: number;
+  /** Statuses to search. Default `['active']`. */
+  readonly statuses?: readonly BeliefStatus[] | undefined;
+}
+
+export interface ListOptions {
+  /** Default `['active']`. */
+  readonly statuses?: readonly BeliefStatus[] | undefined;
+  /** Page size, 1..1000. Default 100. */
+  readonly limit?: number | undefined;
+  /** From a previous page's `nextCursor`. */
+  readonly cursor?: string | null | undefined;
+}
+
+export interface LexicalHit {
+  readonly belief: Belief;
+  /** Higher is better (BM25 with the sign made positive). Scale is store-specific. */
+  readonly score: number;
+}
+
+export interface VectorHit {
+  readonly belief: Belief;
+  /** Cosine similarity, -1..1. */
+  readonly score: number;
+}
+
+export interface ScopeSummary {
+  readonly scope: Scope;
+  readonly counts: Readonly<Record<BeliefStatus, number>>;
+}
+
+export interface EraseReceipt {
+  readonly beliefs: number;
+  readonly outboxEntries: number;
+  readonly transcriptItems: number;
+  readonly auditEvents: number;
+}
+
+export interface StoreInfo {
+  readonly name: string;
+  readonly schemaVersion: number;
+  readonly capabilities: StoreCapabilities;
+  /** Fixed embedding dimension, or null while no embedding has been written and none was configured. */
+  readonly dimensions: number | null;
+  readonly outbox: OutboxBacklog;
+}
+
+export interface OutboxBacklog {
+  readonly queued: number;
+  readonly claimed: number;
+  readonly dead: number;
+  /** Claimed entries whose lease has expired (a worker died or stalled). */
+  readonly staleLeases: number;
+}
+
+/**
+ * Durable beliefs. Every method is scoped: nothing of one scope (`userId` + `namespace`) is ever returned
+ * through another, and an id from another scope behaves as "not found".
+ */
+export interface BeliefStore {
+  /** Short adapter name used in errors and logs, e.g. `sqlite`. */
+  readonly name: string;
+  readonly capabilities: StoreCapabilities;
+
+  /**
+   * Applies inserts, updates, audit records and outbox completion in one transaction.
+   *
+   * All-or-nothing. Refuses the whole request, writing nothing, when:
+   * - an update's `expectedVersion` differs from the stored version, or its id is not in `scope`
+   *   → `VersionConflictError` / `NotFoundError`;
+   * - afterwards two beliefs with status `active` would share scope + subject + attribute, including
+   *   against a racing writer → `DuplicateActiveBeliefError`;
+   * - an insert id already exists → `StoreError`;
+   * - an embedding's length differs from the store's dimensions → `DimensionMismatchError`;
+   * - `complete` names entries not held by `claimId` (the lease was taken over) → `LeaseLostError`.
+   * Completed outbox entries become `done` and their text is erased.
+   */
+  commit(request: CommitRequest): Promise<void>;
+
+  /** The belief with this id in this scope, in any status (a forgotten one is a content-free tombstone); null if none. */
+  get(scope: Scope, id: string): Promise<Belief | null>;
+
+  /** Active beliefs matching any of these subject + attribute keys (exact match). */
+  getActiveByKeys(
+    scope: Scope,
+    keys: readonly { readonly subject: string; readonly attribute: string }[],
+  ): Promise<Belief[]>;
+
+  /** Beliefs of the scope with the given statuses, newest first (id descending), paged by an opaque cursor. */
+  list(scope: Scope, options?: ListOptions): Promise<Page<Belief>>;
+
+  /**
+   * Lexical search over statement, value, subject and attribute. `query` is literal user text: it is never
+   * interpreted as query syntax (SQL, FTS5 or tsquery operators are plain words). Terms are OR-ed and
+   * ranked by BM25 or the nearest equivalent. Best first; ties by id descending. An empty or all-stop-word
+   * query returns [].
+   */
+  searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]>;
+
+  /**
+   * Nearest beliefs by cosine similarity to `vector`, best first. Beliefs without an embedding are skipped.
+   * Throws `CapabilityError` when `capabilities.vectorSearch` is `none`; `DimensionMismatchError` on a
+   * wrong-length vector.
+   */
+  searchVector(scope: Scope, vector: Float32Array, options: SearchOptions): Promise<VectorHit[]>;
+
+  /**
+   * History including retired beliefs, oldest first (storedAt, then id). With `id`, the lifecycle chain that
+   * contains it (following `supersedes` and `supersededBy` both ways); an unknown id gives [].
+   */
+  history(scope: Scope, options?: { readonly id?: string | undefined }): Promise<Belief[]>;
+
+  /**
+   * Forgets a belief: its content (subject, attribute, value, statement, evidence, embedding) is removed from
+   * the row, the lexical and vector indexes and any outbox payload, leaving a content-free tombstone with
+   * status `forgotten`, `invalidatedAt = at` and version + 1. Returns the tombstone.
+   * `NotFoundError` for an unknown id; `VersionConflictError` when `expectedVersion` is given and differs.
+   * Forgetting a tombstone again is a no-op that returns it.
+   */
+  forget(
+    scope: Scope,
+    id: string,
+    options: { readonly at: string; readonly expectedVersion?: number | undefined },
+  ): Promise<Belief>;
+
+  /**
+   * Restores exported beliefs verbatim (ids, versions, lifecycle, evidence, embeddings). Ids already present
+   * are skipped, so a repeated import is a no-op. All-or-nothing; the one-active-per-key rule holds.
+   */
+  importBeliefs(records: readonly BeliefInsert[]): Promise<{ inserted: number; skipped: number }>;
+
+  /** Hard delete of everything of a user, in every namespace: beliefs, audit, outbox, and transcripts owned by the user. */
+  eraseUser(userId: string): Promise<EraseReceipt>;
+
+  /** Every scope with beliefs, with counts by status. Sorted by userId, then namespace. */
+  listScopes(): Promise<ScopeSummary[]>;
+
+  /** Content-free audit records of a scope, oldest first. */
+  auditLog(scope: Scope, options?: { readonly beliefId?: string; readonly limit?: number }): Promise<AuditEvent[]>;
+
+  /** Schema version, capabilities, dimensions and outbox backlog. */
+  info(): Promise<StoreInfo>;
+
+  /** Releases what the store opened. Objects passed in by the caller (pools, handles) stay open. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A turn to accept into the outbox. */
+export interface OutboxInput {
+  readonly scope: Scope;
+  readonly sessionId: string;
+  readonly position: number;
+  readonly role: TurnRole;
+  readonly text: string;
+  readonly at: string;
+  readonly ref?: string | undefined;
+}
+
+/** A turn to accept together with a transcript append; its position is that of batch item `index`. */
+export interface AppendEnqueue {
+  /** Index of the item in the appended batch. */
+  readonly index: number;
+  readonly role: TurnRole;
+  readonly text: string;
+  readonly at: string;
+  readonly ref?: string | undefined;
+}
+
+export interface OutboxClaim {
+  readonly claimId: string;
+  readonly worker: string;
+  readonly scope: Scope;
+  /** Consecutive entries of one user, oldest first. */
+  readonly entries: readonly OutboxEntry[];
+  readonly leaseUntil: string;
+}
+
+export interface ClaimOptions {
+  readonly worker: string;
+  /** Lease length; an unfinished claim becomes claimable again after it. */
+  readonly leaseMs: number;
+  /** Current time, ISO-8601 UTC. */
+  readonly now: string;
+  /** Only this user's entries. Without it, any user's (oldest accepted first). */
+  readonly userId?: string | undefined;
+  /** At most this many entries. Default 1. */
+  readonly maxEntries?: number | undefined;
+  /** Stop adding entries once their text exceeds this many characters (the first entry is always taken). */
+  readonly maxChars?: number | undefined;
+}
+
+/**
+ * Accepted turns waiting for extraction. Per user, entries are handed out strictly in acceptance order,
+ * and at most one claim per user is in flight at a time (across processes, for a multi-process store).
+ */
+export interface WriteOutbox {
+  /**
+   * Accepts turns, atomically. The idempotency key is session id + position + content hash: an entry whose
+   * key exists already is skipped (`duplicates`), so a retried batch converges.
+   */
+  enqueue(entries: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }>;
+
+  /**
+   * Claims the oldest queued entries of one user whose previous claim is not in flight: the oldest queued entry
+   * of that user and following entries of the same scope, up to `maxEntries`/`maxChars`. Entries under an
+   * expired lease count as queued (their lease is taken over, and the old claim's commit will fail with
+   * `LeaseLostError`). Entries waiting for a retry time (`fail`'s `retryAt`) block the user's later entries
+   * until then. `dead` entries are skipped. Returns null when nothing is claimable.
+   */
+  claim(options: ClaimOptions): Promise<OutboxClaim | null>;
+
+  /**
+   * Gives the claim's entries back after a failed attempt: attempts + 1, `lastError` recorded, claimable
+   * again from `retryAt` (default now). An entry reaching `maxAttempts` becomes `dead` and no longer blocks
+   * the user. A no-op when the claim was already lost.
+   */
+  fail(
+    claim: OutboxClaim,
+    error: string,
+    options: { readonly maxAttempts: number; readonly retryAt?: string | undefined },
+  ): Promise<void>;
+
+  /** Gives the claim's entries back without counting an attempt (e.g. a budget is spent), claimable from `retryAt`. */
+  release(claim: OutboxClaim, options: { readonly retryAt: string; readonly reason: string }): Promise<void>;
+
+  /** Outbox backlog, of one user or all. `now` decides which leases are stale. */
+  backlog(options: { readonly now: string; readonly userId?: string | undefined }): Promise<OutboxBacklog>;
+}
+
+/** The raw Agents SDK items of each session, with positions. Items are stored as JSON and returned as copies. */
+export interface TranscriptStore {
+  /**
+   * Appends items at the end of the session (positions continue from the current last one, starting at 0)
+   * and, in the same transaction, enqueues `enqueue` turns into the outbox with the positions of their items.
+   * With `operationId`, a repeat of an already-applied operation of this session is a no-op that returns the
+   * original positions (`duplicate: true`).
+   */
+  appendItems(
+    sessionId: string,
+    items: readonly unknown[],
+    options?: {
+      readonly owner?: Scope | undefined;
+      readonly operationId?: string | undefined;
+      readonly enqueue?: readonly AppendEnqueue[] | undefined;
+    },
+  ): Promise<{ readonly positions: readonly number[]; readonly duplicate: boolean }>;
+
+  /** The newest `limit` items in chronological order; all items without `limit`; [] when `limit <= 0`. */
+  getItems(sessionId: string, limit?: number): Promise<unknown[]>;
+
+  /** Removes and returns the newest item, or undefined for an empty session. */
+  popItem(sessionId: string): Promise<unknown | undefined>;
+
+  /** Removes every item of the session. Beliefs are not touched. */
+  clearSession(sessionId: string): Promise<void>;
+}
+
+/** The store the engine's pipeline runs on: beliefs and the outbox in one transactional database. */
+export interface MemoryStore extends BeliefStore, WriteOutbox {}
+
+/** A store that also keeps transcripts in the same database (all mem01 stores do). */
+export interface FullStore extends MemoryStore, TranscriptStore {}
+
+/** One turn given to an extractor. */
+export interface ExtractionTurn {
+  /** The outbox entry id; evidence refers to turns by it. */
+  readonly id: string;
+  readonly sessionId: string;
+  readonly position: number;
+  readonly role: TurnRole;
+  readonly text: string;
+  readonly at: string;
+  readonly ref?: string | undefined;
+}
+
+/** An existing belief offered to the extractor so it can confirm, supersede or retract it by id. */
+export interface CandidateBelief {
+  readonly id: string;
+  readonly kind: BeliefKind;
+  readonly subject: string;
+  readonly attribute: string;
+  readonly value: string;
+  readonly statement: string;
+  readonly confidence: number;
+  readonly storedAt: string;
+}
+
+export interface ExtractionRequest {
+  readonly scope: Scope;
+  /** Consecutive turns of one user, oldest first. Assistant turns are context, never evidence. */
+  readonly turns: readonly ExtractionTurn[];
+  /** The user's existing active beliefs most related to the turns. */
+  readonly candidates: readonly CandidateBelief[];
+  readonly now: string;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface OperationEvidence {
+  /** Id of the user turn the quote comes from. */
+  readonly turnId: string;
+  /** Verbatim text from that turn. */
+  readonly quote: string;
+}
+
+export interface AddOperation {
+  readonly op: 'add';
+  readonly kind: BeliefKind;
+  readonly subject: string;
+  readonly attribute: string;
+  readonly value: string;
+  readonly statement: string;
+  readonly confidence: number;
+  readonly evidence: readonly OperationEvidence[];
+  readonly validFrom?: string | null | undefined;
+  readonly validTo?: string | null | undefined;
+}
+
+export interface ConfirmOperation {
+  readonly op: 'confirm';
+  readonly id: string;
+  readonly confidence?: number | undefined;
+  readonly evidence: readonly OperationEvidence[];
+}
+
+export interface SupersedeOperation {
+  readonly op: 'supersede';
+  /** The candidate being replaced. */
+  readonly id: string;
+  readonly value: string;
+  readonly statement: string;
+  readonly confidence: number;
+  readonly evidence: readonly OperationEvidence[];
+  readonly kind?: BeliefKind | undefined;
+  readonly validFrom?: string | null | undefined;
+}
+
+export interface RetractOperation {
+  readonly op: 'retract';
+  readonly id: string;
+  readonly evidence: readonly OperationEvidence[];
+}
+
+export type ExtractionOperation = AddOperation | ConfirmOperation | SupersedeOperation | RetractOperation;
+
+export interface ExtractionResult {
+  readonly operations: readonly ExtractionOperation[];
+  readonly usage?: Usage | undefined;
+}
+
+/**
+ * Turns conversation turns into belief operations. Must be side-effect free towards the store: the engine
+ * validates every operation (ids among candidates, quotes grounded in user turns, kinds, confidences) and
+ * commits. Throws `ExtractionError` for output that does not validate, `BudgetExceededError` when a budget is
+ * spent (the turns stay queued), `ProviderError` for a failed call.
+ */
+export interface Extractor {
+  readonly name: string;
+  /**
+   * Character budget for one batch of consecutive turns. The pipeline hands over up to this many characters
+   * per call. Undefined or 0: one turn per call.
+   */
+  readonly batchChars?: number | undefined;
+  extract(request: ExtractionRequest): Promise<ExtractionResult>;
+}
+
+/** Text to vectors. Deterministic for a given model. */
+export interface Embedder {
+  /** Model id; part of any cache key. */
+  readonly model: string;
+  readonly dimensions: number;
+  /**
+   * Cosine similarity below which a vector match alone does not make a belief relevant to a query.
+   * Lexical-fuzzy embedders need a higher floor than semantic ones.
+   */
+  readonly minSimilarity: number;
+  /** One vector per text, in order, each of length `dimensions`. */
+  embed(texts: readonly string[], options?: { readonly signal?: AbortSignal | undefined }): Promise<Float32Array[]>;
+}
+
+/** Where the engine and adapters write diagnostics. Defaults to silence for the engine. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+}

@@ -1,0 +1,158 @@
+/**
+ * The belief model. A belief is one durable claim about a user, with a lifecycle.
+ * Every timestamp is an ISO-8601 UTC string with millisecond precision (`Date#toISOString()`).
+ */
+
+/** Who a belief is about. `userId` is required; `namespace` separates projects or agents of one user. */
+export interface Scope {
+  readonly userId: string;
+  /** Optional project/agent partition. The empty string and `undefined` are the same namespace. */
+  readonly namespace?: string | undefined;
+}
+
+export const BELIEF_KINDS = [
+  'identity',
+  'preference',
+  'goal',
+  'decision',
+  'fact',
+  'relationship',
+  'event',
+  /** A raw user turn kept as episodic memory, beside the extracted beliefs. */
+  'episode',
+] as const;
+export type BeliefKind = (typeof BELIEF_KINDS)[number];
+
+export const BELIEF_STATUSES = ['active', 'pending', 'superseded', 'retracted', 'forgotten'] as const;
+export type BeliefStatus = (typeof BELIEF_STATUSES)[number];
+
+export const BELIEF_SOURCES = ['extracted', 'correction', 'manual', 'tool', 'import'] as const;
+export type BeliefSource = (typeof BELIEF_SOURCES)[number];
+
+export type TurnRole = 'user' | 'assistant';
+
+/** Where a belief came from: one turn of one session, and the quote that grounds it. */
+export interface Evidence {
+  readonly sessionId: string;
+  /** Position of the item in the session transcript (0-based, assigned by the transcript store). */
+  readonly position: number;
+  readonly role: TurnRole;
+  /** A short verbatim quote from the turn's text. Empty for manual/correction sources. */
+  readonly quote: string;
+  /** When the turn happened (or was accepted), ISO-8601 UTC. */
+  readonly at: string;
+  /** Optional external reference for the turn (for example a dataset's dialogue id). */
+  readonly ref?: string | undefined;
+}
+
+export interface Belief {
+  /** Time-ordered id (UUIDv7). */
+  readonly id: string;
+  readonly scope: Scope;
+  readonly kind: BeliefKind;
+  /** Who/what the claim is about; `user` for the user themself, else e.g. `sister`, `employer`. */
+  readonly subject: string;
+  /** Canonical key conflicts are detected on, e.g. `home_city`, `rent_amount`, `preference:aisle_seat`. */
+  readonly attribute: string;
+  readonly value: string;
+  /** The natural sentence, e.g. "The user lives in San Francisco." */
+  readonly statement: string;
+  /** 0..1 */
+  readonly confidence: number;
+  readonly status: BeliefStatus;
+  readonly supersedes: string | null;
+  readonly supersededBy: string | null;
+  /** Starts at 1; every change bumps it. */
+  readonly version: number;
+  /** When the claim is true in the world, if known. */
+  readonly validFrom: string | null;
+  readonly validTo: string | null;
+  /** When the system learnt it. */
+  readonly storedAt: string;
+  /** When the system last changed this record. */
+  readonly updatedAt: string;
+  /** When the system retired it (superseded, retracted, forgotten). */
+  readonly invalidatedAt: string | null;
+  readonly evidence: readonly Evidence[];
+  readonly source: BeliefSource;
+}
+
+/** A belief as scored by recall. */
+export interface ScoredBelief {
+  readonly belief: Belief;
+  readonly score: number;
+  readonly signals?: RecallSignals | undefined;
+}
+
+/** The per-signal scores recall fused; returned by `explain`. */
+export interface RecallSignals {
+  /** Lexical relevance normalised to 0..1 within the candidate set (0 when absent). */
+  readonly lexical: number;
+  /** Raw store lexical score (BM25-like, higher is better), if any. */
+  readonly lexicalRaw: number | null;
+  /** Cosine similarity -1..1, or null without an embedder. */
+  readonly vector: number | null;
+  /** 0..1 decay by age of `storedAt`. */
+  readonly recency: number;
+  readonly confidence: number;
+  /** Weight of the belief's kind. */
+  readonly kind: number;
+  /** The fused score. */
+  readonly total: number;
+}
+
+/** An accepted turn waiting for extraction. */
+export interface OutboxEntry {
+  readonly id: string;
+  readonly scope: Scope;
+  readonly sessionId: string;
+  readonly position: number;
+  readonly role: TurnRole;
+  /** The turn text. Erased (empty string) once the entry is done. */
+  readonly text: string;
+  /** When the turn happened, ISO-8601 UTC. */
+  readonly at: string;
+  readonly ref?: string | undefined;
+  /** `${sessionId}:${position}:${sha-like hash of text}`; enqueuing an existing key is a no-op. */
+  readonly idempotencyKey: string;
+  readonly acceptedAt: string;
+  /** Global acceptance order within the store (monotonic). */
+  readonly seq: number;
+  readonly attempts: number;
+  readonly status: 'queued' | 'claimed' | 'done' | 'dead';
+  readonly lastError: string | null;
+}
+
+/** A content-free record of a change, kept for audit. Never contains belief text. */
+export interface AuditEvent {
+  readonly at: string;
+  readonly scope: Scope;
+  readonly beliefId: string | null;
+  readonly action:
+    | 'add'
+    | 'confirm'
+    | 'supersede'
+    | 'retract'
+    | 'forget'
+    | 'approve'
+    | 'reject'
+    | 'correct'
+    | 'erase'
+    | 'import';
+  readonly actor: string;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** Opaque cursor for the next page; null when this is the last page. */
+  readonly nextCursor: string | null;
+}
+
+/** Usage reported by an extractor or embedder call. */
+export interface Usage {
+  readonly llmCalls?: number;
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  readonly embeddingCalls?: number;
+  readonly embeddingTokens?: number;
+}
