@@ -301,10 +301,17 @@ export interface WriteOutbox {
 /** The raw Agents SDK items of each session, with positions. Items are stored as JSON and returned as copies. */
 export interface TranscriptStore {
   /**
-   * Appends items at the end of the session (positions continue from the current last one, starting at 0)
-   * and, in the same transaction, enqueues `enqueue` turns into the outbox with the positions of their items.
-   * With `operationId`, a repeat of an already-applied operation of this session is a no-op that returns the
-   * original positions (`duplicate: true`).
+   * Appends items at the end of the session (positions continue after the current last one; the first item of
+   * a session is 0) and, in the same transaction, enqueues `enqueue` turns into the outbox with the positions
+   * of their items.
+   *
+   * - `operationId` (with `operationFingerprint`, e.g. a `stableJson` hash of the whole transaction): the id is
+   *   recorded atomically with the change. Repeating an applied id with the same fingerprint is a no-op that
+   *   returns the original positions with `duplicate: true`; with a different fingerprint it throws
+   *   `InvalidInputError` and changes nothing. `clearSession` forgets recorded ids.
+   * - `replaceSuffix`: the session's last `replaceSuffix.length` items must equal these (compared as
+   *   {@link stableJson}); they are removed and `items` appended in their place. A mismatch throws
+   *   `InvalidInputError('replaceSuffix', ...)` and changes nothing.
    */
   appendItems(
     sessionId: string,
@@ -312,6 +319,8 @@ export interface TranscriptStore {
     options?: {
       readonly owner?: Scope | undefined;
       readonly operationId?: string | undefined;
+      readonly operationFingerprint?: string | undefined;
+      readonly replaceSuffix?: readonly unknown[] | undefined;
       readonly enqueue?: readonly AppendEnqueue[] | undefined;
     },
   ): Promise<{ readonly positions: readonly number[]; readonly duplicate: boolean }>;
@@ -322,15 +331,15 @@ export interface TranscriptStore {
   /** Removes and returns the newest item, or undefined for an empty session. */
   popItem(sessionId: string): Promise<unknown | undefined>;
 
-  /** Removes every item of the session. Beliefs are not touched. */
+  /** Removes every item (and recorded operation id) of the session. Beliefs are not touched. */
   clearSession(sessionId: string): Promise<void>;
 }
 
 /** The store the engine's pipeline runs on: beliefs and the outbox in one transactional database. */
-export interface MemoryStore extends BeliefStore, WriteOutbox {}
+export interface EngineStore extends BeliefStore, WriteOutbox {}
 
 /** A store that also keeps transcripts in the same database (all mem01 stores do). */
-export interface FullStore extends MemoryStore, TranscriptStore {}
+export interface FullStore extends EngineStore, TranscriptStore {}
 
 /** One turn given to an extractor. */
 export interface ExtractionTurn {

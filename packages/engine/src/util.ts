@@ -123,3 +123,21 @@ export function bytesToVector(bytes: Uint8Array): Float32Array {
   const copy = new Uint8Array(bytes);
   return new Float32Array(copy.buffer, copy.byteOffset, copy.byteLength / 4);
 }
+
+/** JSON with object keys sorted at every level: equal values give equal strings. `undefined` fields are dropped. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value as object).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}
