@@ -1,5 +1,12 @@
 import { InvalidInputError } from './errors.js';
-import { type BeliefKind, BELIEF_KINDS, type Belief, type Evidence, type Scope, type BeliefSource } from './types.js';
+import {
+  BELIEF_KINDS,
+  type Belief,
+  type BeliefKind,
+  type BeliefSource,
+  type Evidence,
+  type Scope,
+} from './types.js';
 import { assertText, newId, normalizeScope } from './util.js';
 
 export interface NewBeliefInput {
@@ -53,7 +60,8 @@ export function assertConfidence(value: unknown, field = 'confidence'): asserts 
 /** Builds a new, validated belief record (version 1). */
 export function createBelief(input: NewBeliefInput, maxTextBytes = 8192): Belief {
   const scope = normalizeScope(input.scope);
-  if (!isBeliefKind(input.kind)) throw new InvalidInputError('kind', `unknown kind ${JSON.stringify(input.kind)}`);
+  if (!isBeliefKind(input.kind))
+    throw new InvalidInputError('kind', `unknown kind ${JSON.stringify(input.kind)}`);
   assertText(input.subject, 'subject', 256);
   assertText(input.attribute, 'attribute', 256);
   assertText(input.value, 'value', maxTextBytes);

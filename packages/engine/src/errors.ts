@@ -68,7 +68,10 @@ export class DuplicateActiveBeliefError extends Mem01Error {
 
 /** The outbox claim expired and was taken by another worker; the commit was refused. */
 export class LeaseLostError extends Mem01Error {
-  constructor(message = 'outbox lease lost: another worker took over these turns', options?: { cause?: unknown }) {
+  constructor(
+    message = 'outbox lease lost: another worker took over these turns',
+    options?: { cause?: unknown },
+  ) {
     super('lease_lost', message, options);
   }
 }

@@ -1,5 +1,10 @@
-export * from './types.js';
+export * from './belief.js';
+export * from './config.js';
+export * from './engine.js';
 export * from './errors.js';
 export type * from './ports.js';
+export * from './recall.js';
+export * from './reconcile.js';
+export * from './render.js';
+export * from './types.js';
 export * from './util.js';
-export * from './belief.js';

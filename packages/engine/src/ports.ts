@@ -134,7 +134,8 @@ export interface BeliefStore {
   readonly capabilities: StoreCapabilities;
 
   /**
-   * Applies inserts, updates, audit records and outbox completion in one transaction.
+   * Applies inserts, updates, audit records and outbox completion in one transaction. Each updated belief's
+   * `version` becomes `expectedVersion + 1`; inserted beliefs keep the version they carry (1 when new).
    *
    * All-or-nothing. Refuses the whole request, writing nothing, when:
    * - an update's `expectedVersion` differs from the stored version, or its id is not in `scope`
@@ -207,7 +208,10 @@ export interface BeliefStore {
   listScopes(): Promise<ScopeSummary[]>;
 
   /** Content-free audit records of a scope, oldest first. */
-  auditLog(scope: Scope, options?: { readonly beliefId?: string; readonly limit?: number }): Promise<AuditEvent[]>;
+  auditLog(
+    scope: Scope,
+    options?: { readonly beliefId?: string; readonly limit?: number },
+  ): Promise<AuditEvent[]>;
 
   /** Schema version, capabilities, dimensions and outbox backlog. */
   info(): Promise<StoreInfo>;
@@ -454,7 +458,10 @@ export interface Embedder {
    */
   readonly minSimilarity: number;
   /** One vector per text, in order, each of length `dimensions`. */
-  embed(texts: readonly string[], options?: { readonly signal?: AbortSignal | undefined }): Promise<Float32Array[]>;
+  embed(
+    texts: readonly string[],
+    options?: { readonly signal?: AbortSignal | undefined },
+  ): Promise<Float32Array[]>;
 }
 
 /** Where the engine and adapters write diagnostics. Defaults to silence for the engine. */

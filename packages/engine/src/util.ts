@@ -23,25 +23,34 @@ export function normalizeScope(scope: unknown): Required<Scope> & { namespace: s
   if (scope === null || typeof scope !== 'object') throw new InvalidInputError('scope', 'must be an object');
   const { userId, namespace } = scope as { userId?: unknown; namespace?: unknown };
   assertId(userId, 'scope.userId');
-  if (namespace !== undefined && namespace !== null && namespace !== '') assertId(namespace, 'scope.namespace');
+  if (namespace !== undefined && namespace !== null && namespace !== '')
+    assertId(namespace, 'scope.namespace');
   return { userId: userId as string, namespace: typeof namespace === 'string' ? namespace : '' };
 }
 
 /** Throws `InvalidInputError` unless `value` is a non-empty string of at most 256 chars without NUL/control chars. */
 export function assertId(value: unknown, field: string): asserts value is string {
   if (typeof value !== 'string') throw new InvalidInputError(field, `must be a string, got ${typeOf(value)}`);
-  if (value.length === 0 || value.trim().length === 0) throw new InvalidInputError(field, 'must not be empty');
-  if (value.length > MAX_ID_LENGTH) throw new InvalidInputError(field, `must be at most ${MAX_ID_LENGTH} characters`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(value)) throw new InvalidInputError(field, 'must not contain control characters');
+  if (value.length === 0 || value.trim().length === 0)
+    throw new InvalidInputError(field, 'must not be empty');
+  if (value.length > MAX_ID_LENGTH)
+    throw new InvalidInputError(field, `must be at most ${MAX_ID_LENGTH} characters`);
+  if (/[\u0000-\u001f\u007f]/.test(value))
+    throw new InvalidInputError(field, 'must not contain control characters');
 }
 
 /** Throws unless `value` is a string of at most `maxBytes` UTF-8 bytes. */
-export function assertText(value: unknown, field: string, maxBytes: number, allowEmpty = false): asserts value is string {
+export function assertText(
+  value: unknown,
+  field: string,
+  maxBytes: number,
+  allowEmpty = false,
+): asserts value is string {
   if (typeof value !== 'string') throw new InvalidInputError(field, `must be a string, got ${typeOf(value)}`);
   if (!allowEmpty && value.trim().length === 0) throw new InvalidInputError(field, 'must not be empty');
   const bytes = utf8Length(value);
-  if (bytes > maxBytes) throw new InvalidInputError(field, `is ${bytes} bytes, over the limit of ${maxBytes}`);
+  if (bytes > maxBytes)
+    throw new InvalidInputError(field, `is ${bytes} bytes, over the limit of ${maxBytes}`);
 }
 
 export function typeOf(value: unknown): string {
@@ -119,7 +128,8 @@ export function vectorToBytes(v: Float32Array): Uint8Array {
 
 /** Inverse of {@link vectorToBytes}. Throws `InvalidInputError` when the length is not a multiple of 4. */
 export function bytesToVector(bytes: Uint8Array): Float32Array {
-  if (bytes.byteLength % 4 !== 0) throw new InvalidInputError('embedding', 'byte length is not a multiple of 4');
+  if (bytes.byteLength % 4 !== 0)
+    throw new InvalidInputError('embedding', 'byte length is not a multiple of 4');
   const copy = new Uint8Array(bytes);
   return new Float32Array(copy.buffer, copy.byteOffset, copy.byteLength / 4);
 }

@@ -1,0 +1,92 @@
+/** Engine configuration: every default is resolved here, once. */
+import { InvalidInputError } from './errors.js';
+import type { Embedder } from './ports.js';
+import { DEFAULT_RANKING, type RankingConfig } from './recall.js';
+import { MIN_BUDGET_BYTES } from './render.js';
+
+export interface EngineConfig {
+  /** Raise pipeline failures at the next enqueue or read barrier of the same user. Default false (failure-open). */
+  readonly strict: boolean;
+  /** Extractions below this confidence become `pending`. Default 0.5. */
+  readonly pendingBelow: number;
+  /** Largest accepted turn, query or belief text, in UTF-8 bytes. Default 16384. */
+  readonly maxTextBytes: number;
+  /** Outbox lease. Default 60 s. */
+  readonly leaseMs: number;
+  /** Attempts before a turn is set aside as dead. Default 5. */
+  readonly maxAttempts: number;
+  /** Users processed at once. Default 4. */
+  readonly concurrency: number;
+  /** Most turns in one extraction batch (when the extractor batches). Default 8. */
+  readonly maxBatchTurns: number;
+  /** Context block budget in UTF-8 bytes. Default 800. */
+  readonly budgetBytes: number;
+  /** Beliefs recalled by default. Default 8. */
+  readonly recallLimit: number;
+  /** Hits fetched from each index before fusion. Default 50. */
+  readonly candidateLimit: number;
+  /** Existing beliefs offered to the extractor. Default 20. */
+  readonly candidatesForExtraction: number;
+  /** Keep each user turn verbatim as an `episode` belief and recall episodes too. Default false. */
+  readonly episodic: boolean;
+  /** When a budget is spent, retry the turns after this long. Default 60 s. */
+  readonly budgetRetryMs: number;
+  readonly ranking: RankingConfig;
+}
+
+export type EngineConfigInput = Partial<Omit<EngineConfig, 'ranking'>> & {
+  readonly ranking?: Partial<RankingConfig> | undefined;
+};
+
+export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking'> = {
+  strict: false,
+  pendingBelow: 0.5,
+  maxTextBytes: 16_384,
+  leaseMs: 60_000,
+  maxAttempts: 5,
+  concurrency: 4,
+  maxBatchTurns: 8,
+  budgetBytes: 800,
+  recallLimit: 8,
+  candidateLimit: 50,
+  candidatesForExtraction: 20,
+  episodic: false,
+  budgetRetryMs: 60_000,
+};
+
+/** Merges `input` over the defaults and checks every field. The embedder supplies the similarity floor. */
+export function resolveConfig(input: EngineConfigInput | undefined, embedder: Embedder | null): EngineConfig {
+  const merged = { ...DEFAULT_CONFIG, ...dropUndefined(input ?? {}) };
+  const ranking: RankingConfig = {
+    ...DEFAULT_RANKING,
+    ...(embedder ? { minSimilarity: embedder.minSimilarity } : {}),
+    ...dropUndefined(input?.ranking ?? {}),
+  };
+  const int = (name: keyof typeof DEFAULT_CONFIG, min: number, max: number): void => {
+    const v = merged[name];
+    if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) {
+      throw new InvalidInputError(`config.${name}`, `must be an integer between ${min} and ${max}`);
+    }
+  };
+  int('maxTextBytes', 64, 10_000_000);
+  int('leaseMs', 100, 86_400_000);
+  int('maxAttempts', 1, 1000);
+  int('concurrency', 1, 1024);
+  int('maxBatchTurns', 1, 1000);
+  int('budgetBytes', MIN_BUDGET_BYTES, 1_000_000);
+  int('recallLimit', 1, 1000);
+  int('candidateLimit', 1, 10_000);
+  int('candidatesForExtraction', 1, 1000);
+  int('budgetRetryMs', 0, 86_400_000);
+  if (typeof merged.pendingBelow !== 'number' || !(merged.pendingBelow >= 0 && merged.pendingBelow <= 1)) {
+    throw new InvalidInputError('config.pendingBelow', 'must be a number between 0 and 1');
+  }
+  if (typeof merged.strict !== 'boolean') throw new InvalidInputError('config.strict', 'must be a boolean');
+  if (typeof merged.episodic !== 'boolean')
+    throw new InvalidInputError('config.episodic', 'must be a boolean');
+  return { ...merged, ranking };
+}
+
+function dropUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

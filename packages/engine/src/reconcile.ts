@@ -1,0 +1,438 @@
+/**
+ * Reconciliation: the one place that decides what a batch of operations does to a user's beliefs.
+ * Pure: state in, a commit plan out. The pipeline re-runs it on fresh state when a commit loses a race.
+ */
+import { assertConfidence, canonicalKey, canonicalValue, createBelief, isBeliefKind } from './belief.js';
+import { ExtractionError, InvalidInputError } from './errors.js';
+import type {
+  BeliefPatch,
+  BeliefUpdate,
+  ExtractionOperation,
+  ExtractionTurn,
+  OperationEvidence,
+} from './ports.js';
+import type { AuditEvent, Belief, BeliefKind, BeliefSource, Evidence, Scope } from './types.js';
+
+export interface ReconcileOptions {
+  readonly scope: Scope;
+  readonly now: string;
+  /** Extractions with confidence below this become `pending`. */
+  readonly pendingBelow: number;
+  readonly source: BeliefSource;
+  /** Who made the change, for the audit log. */
+  readonly actor: string;
+  readonly maxTextBytes: number;
+  /** Cap on evidence entries kept per belief (newest kept). */
+  readonly maxEvidence?: number;
+  /**
+   * Require every operation's evidence to be a quote from a user turn of `turns`. True for extractor output;
+   * false for manual, tool and correction sources, which carry their own evidence.
+   */
+  readonly requireGrounding: boolean;
+}
+
+export interface ReconcileState {
+  /** Current records of the beliefs operations refer to by id (any status). */
+  readonly byId: ReadonlyMap<string, Belief>;
+  /** Current active beliefs for every subject + attribute key the operations touch. */
+  readonly activeByKey: ReadonlyMap<string, Belief>;
+}
+
+export interface DroppedOperation {
+  readonly operation: ExtractionOperation;
+  readonly reason: 'ungrounded' | 'not_active' | 'no_change';
+}
+
+export interface ReconcilePlan {
+  readonly inserts: Belief[];
+  readonly updates: BeliefUpdate[];
+  readonly audit: AuditEvent[];
+  readonly dropped: DroppedOperation[];
+  /** Ids of the beliefs this plan leaves active or pending, new or confirmed. */
+  readonly touched: string[];
+}
+
+export function beliefKey(subject: string, attribute: string): string {
+  return `${canonicalKey(subject)}\u0000${canonicalKey(attribute)}`;
+}
+
+/** Keys and ids a batch of operations needs read before {@link reconcile}. */
+export function operationRefs(operations: readonly ExtractionOperation[]): {
+  ids: string[];
+  keys: { subject: string; attribute: string }[];
+} {
+  const ids = new Set<string>();
+  const keys = new Map<string, { subject: string; attribute: string }>();
+  for (const op of operations) {
+    if (op.op === 'add') {
+      keys.set(beliefKey(op.subject, op.attribute), {
+        subject: canonicalKey(op.subject),
+        attribute: canonicalKey(op.attribute),
+      });
+    } else {
+      ids.add(op.id);
+    }
+  }
+  return { ids: [...ids], keys: [...keys.values()] };
+}
+
+/** Combined confidence of two independent observations (noisy-or), kept below 1 unless one is certain. */
+export function combineConfidence(a: number, b: number): number {
+  if (a >= 1 || b >= 1) return 1;
+  return Math.min(0.99, 1 - (1 - a) * (1 - b));
+}
+
+/**
+ * Validates extractor output shape (kinds, confidences, ids). Throws `ExtractionError` — nothing is written —
+ * when any operation is malformed or names an id that is not among `candidateIds`.
+ */
+export function validateOperations(
+  operations: readonly unknown[],
+  candidateIds: ReadonlySet<string>,
+  maxTextBytes: number,
+): ExtractionOperation[] {
+  if (!Array.isArray(operations)) throw new ExtractionError('operations must be an array');
+  return operations.map((raw, i) => {
+    try {
+      return validateOperation(raw, candidateIds, maxTextBytes);
+    } catch (err) {
+      if (err instanceof ExtractionError) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      throw new ExtractionError(`operation ${i}: ${message}`, { cause: err });
+    }
+  });
+}
+
+function validateOperation(
+  raw: unknown,
+  candidateIds: ReadonlySet<string>,
+  maxTextBytes: number,
+): ExtractionOperation {
+  if (raw === null || typeof raw !== 'object') throw new InvalidInputError('operation', 'must be an object');
+  const op = raw as Record<string, unknown>;
+  const evidence = validateEvidence(op.evidence);
+  const str = (field: string, max = maxTextBytes): string => {
+    const v = op[field];
+    if (typeof v !== 'string' || v.trim() === '')
+      throw new InvalidInputError(field, 'must be a non-empty string');
+    if (new TextEncoder().encode(v).byteLength > max) throw new InvalidInputError(field, `over ${max} bytes`);
+    return v;
+  };
+  const id = (): string => {
+    const v = str('id', 256);
+    if (!candidateIds.has(v))
+      throw new ExtractionError(`operation refers to id ${JSON.stringify(v)}, not a candidate`);
+    return v;
+  };
+  const optDate = (field: string): string | null | undefined => {
+    const v = op[field];
+    if (v === undefined || v === null) return v as null | undefined;
+    if (typeof v !== 'string' || Number.isNaN(Date.parse(v)))
+      throw new InvalidInputError(field, 'must be a date');
+    return new Date(v).toISOString();
+  };
+  switch (op.op) {
+    case 'add': {
+      if (!isBeliefKind(op.kind))
+        throw new InvalidInputError('kind', `unknown kind ${JSON.stringify(op.kind)}`);
+      assertConfidence(op.confidence);
+      return {
+        op: 'add',
+        kind: op.kind,
+        subject: str('subject', 256),
+        attribute: str('attribute', 256),
+        value: str('value'),
+        statement: str('statement'),
+        confidence: op.confidence,
+        evidence,
+        validFrom: optDate('validFrom'),
+        validTo: optDate('validTo'),
+      };
+    }
+    case 'confirm': {
+      if (op.confidence !== undefined) assertConfidence(op.confidence);
+      return { op: 'confirm', id: id(), confidence: op.confidence as number | undefined, evidence };
+    }
+    case 'supersede': {
+      if (op.kind !== undefined && !isBeliefKind(op.kind)) {
+        throw new InvalidInputError('kind', `unknown kind ${JSON.stringify(op.kind)}`);
+      }
+      assertConfidence(op.confidence);
+      return {
+        op: 'supersede',
+        id: id(),
+        value: str('value'),
+        statement: str('statement'),
+        confidence: op.confidence,
+        evidence,
+        kind: op.kind as BeliefKind | undefined,
+        validFrom: optDate('validFrom'),
+      };
+    }
+    case 'retract':
+      return { op: 'retract', id: id(), evidence };
+    default:
+      throw new InvalidInputError('op', `unknown operation ${JSON.stringify(op.op)}`);
+  }
+}
+
+function validateEvidence(raw: unknown): OperationEvidence[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw new InvalidInputError('evidence', 'must be an array');
+  return raw.map((e, i) => {
+    if (e === null || typeof e !== 'object')
+      throw new InvalidInputError(`evidence[${i}]`, 'must be an object');
+    const { turnId, quote } = e as Record<string, unknown>;
+    if (typeof turnId !== 'string' || turnId === '')
+      throw new InvalidInputError(`evidence[${i}].turnId`, 'required');
+    if (typeof quote !== 'string') throw new InvalidInputError(`evidence[${i}].quote`, 'must be a string');
+    return { turnId, quote };
+  });
+}
+
+const squash = (s: string): string => s.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
+
+/** True when `quote` occurs in `text`, ignoring case and runs of whitespace. */
+export function isGrounded(quote: string, text: string): boolean {
+  const q = squash(quote);
+  return q.length > 0 && squash(text).includes(q);
+}
+
+/**
+ * Applies operations, in order, to the current state and returns what to commit.
+ *
+ * - add: same scope + subject + attribute as an active belief → same value confirms it, a different value
+ *   supersedes it; otherwise a new belief. Below `pendingBelow` the belief is `pending` and retires nothing.
+ * - confirm: merges evidence and raises confidence; no new record.
+ * - supersede: a new belief on the old one's key replaces it (links both ways, `invalidatedAt`).
+ * - retract: ends the belief with no replacement.
+ * Operations without a grounded quote (when required) or on a belief that is no longer active are dropped.
+ */
+export function reconcile(
+  operations: readonly ExtractionOperation[],
+  turns: readonly ExtractionTurn[],
+  state: ReconcileState,
+  options: ReconcileOptions,
+): ReconcilePlan {
+  const maxEvidence = options.maxEvidence ?? 20;
+  const turnsById = new Map(turns.map((t) => [t.id, t]));
+  const working = new Map<string, Belief>();
+  const originalVersion = new Map<string, number>();
+  const inserted = new Set<string>();
+  const activeByKey = new Map(state.activeByKey);
+  const audit: AuditEvent[] = [];
+  const dropped: DroppedOperation[] = [];
+  const touched = new Set<string>();
+
+  const current = (id: string): Belief | undefined => working.get(id) ?? state.byId.get(id);
+  const put = (b: Belief): void => {
+    if (!inserted.has(b.id) && !originalVersion.has(b.id)) {
+      const orig = state.byId.get(b.id) ?? [...state.activeByKey.values()].find((x) => x.id === b.id);
+      if (orig) originalVersion.set(b.id, orig.version);
+    }
+    working.set(b.id, b);
+  };
+  const log = (action: AuditEvent['action'], beliefId: string): void => {
+    audit.push({ at: options.now, scope: options.scope, beliefId, action, actor: options.actor });
+  };
+
+  const toEvidence = (ev: readonly OperationEvidence[]): Evidence[] | null => {
+    const out: Evidence[] = [];
+    for (const e of ev) {
+      const turn = turnsById.get(e.turnId);
+      if (options.requireGrounding) {
+        if (!turn || turn.role !== 'user' || !isGrounded(e.quote, turn.text)) continue;
+      }
+      if (!turn) continue;
+      out.push({
+        sessionId: turn.sessionId,
+        position: turn.position,
+        role: turn.role,
+        quote: e.quote.trim().slice(0, 500),
+        at: turn.at,
+        ...(turn.ref === undefined ? {} : { ref: turn.ref }),
+      });
+    }
+    if (options.requireGrounding && out.length === 0) return null;
+    return out;
+  };
+
+  const mergeEvidence = (a: readonly Evidence[], b: readonly Evidence[]): Evidence[] => {
+    const seen = new Set(a.map((e) => `${e.sessionId}\u0000${e.position}`));
+    const out = [...a];
+    for (const e of b) {
+      const k = `${e.sessionId}\u0000${e.position}`;
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(e);
+      }
+    }
+    return out.slice(-maxEvidence);
+  };
+
+  const patch = (b: Belief, set: Omit<BeliefPatch, 'updatedAt'>): Belief => {
+    const next = { ...b, ...set, updatedAt: options.now } as Belief;
+    put(next);
+    return next;
+  };
+
+  const confirm = (b: Belief, evidence: readonly Evidence[], confidence: number): void => {
+    patch(b, {
+      evidence: mergeEvidence(b.evidence, evidence),
+      confidence: options.source === 'correction' ? 1 : combineConfidence(b.confidence, confidence),
+    });
+    touched.add(b.id);
+    log('confirm', b.id);
+  };
+
+  const insert = (
+    fields: {
+      kind: Belief['kind'];
+      subject: string;
+      attribute: string;
+      value: string;
+      statement: string;
+      confidence: number;
+      validFrom?: string | null | undefined;
+      validTo?: string | null | undefined;
+    },
+    evidence: readonly Evidence[],
+    replaces: Belief | undefined,
+  ): void => {
+    const pending = options.source !== 'correction' && fields.confidence < options.pendingBelow;
+    const belief = createBelief(
+      {
+        scope: options.scope,
+        kind: fields.kind,
+        subject: fields.subject,
+        attribute: fields.attribute,
+        value: fields.value,
+        statement: fields.statement,
+        confidence: options.source === 'correction' ? 1 : fields.confidence,
+        source: options.source,
+        evidence,
+        status: pending ? 'pending' : 'active',
+        supersedes: pending || !replaces ? null : replaces.id,
+        validFrom: fields.validFrom ?? null,
+        validTo: fields.validTo ?? null,
+        at: options.now,
+      },
+      options.maxTextBytes,
+    );
+    inserted.add(belief.id);
+    working.set(belief.id, belief);
+    touched.add(belief.id);
+    if (pending) {
+      log('add', belief.id);
+      return;
+    }
+    if (replaces) {
+      patch(replaces, {
+        status: 'superseded',
+        supersededBy: belief.id,
+        invalidatedAt: options.now,
+        validTo: replaces.validTo ?? belief.validFrom ?? options.now,
+      });
+      touched.delete(replaces.id);
+      log(options.source === 'correction' ? 'correct' : 'supersede', belief.id);
+    } else {
+      log('add', belief.id);
+    }
+    activeByKey.set(beliefKey(belief.subject, belief.attribute), belief);
+  };
+
+  for (const op of operations) {
+    const evidence = toEvidence(op.evidence);
+    if (evidence === null) {
+      dropped.push({ operation: op, reason: 'ungrounded' });
+      continue;
+    }
+    if (op.op === 'add') {
+      const key = beliefKey(op.subject, op.attribute);
+      const existing = activeByKey.get(key);
+      const live = existing ? current(existing.id) : undefined;
+      if (live && live.status === 'active' && canonicalValue(live.value) === canonicalValue(op.value)) {
+        confirm(live, evidence, op.confidence);
+      } else {
+        insert(op, evidence, live && live.status === 'active' ? live : undefined);
+      }
+      continue;
+    }
+    const target = current(op.id);
+    if (!target || (target.status !== 'active' && !(op.op === 'retract' && target.status === 'pending'))) {
+      // A supersede of a belief that a racing writer already replaced applies to whatever is active on its key.
+      if (op.op === 'supersede' && target && target.status !== 'forgotten') {
+        const live = activeByKey.get(beliefKey(target.subject, target.attribute));
+        const liveNow = live ? current(live.id) : undefined;
+        if (
+          liveNow &&
+          liveNow.status === 'active' &&
+          canonicalValue(liveNow.value) === canonicalValue(op.value)
+        ) {
+          confirm(liveNow, evidence, op.confidence);
+        } else {
+          insert(
+            { ...op, kind: op.kind ?? target.kind, subject: target.subject, attribute: target.attribute },
+            evidence,
+            liveNow && liveNow.status === 'active' ? liveNow : undefined,
+          );
+        }
+        continue;
+      }
+      dropped.push({ operation: op, reason: 'not_active' });
+      continue;
+    }
+    switch (op.op) {
+      case 'confirm':
+        confirm(target, evidence, op.confidence ?? 0.6);
+        break;
+      case 'supersede':
+        if (canonicalValue(target.value) === canonicalValue(op.value)) {
+          confirm(target, evidence, op.confidence);
+        } else {
+          insert(
+            { ...op, kind: op.kind ?? target.kind, subject: target.subject, attribute: target.attribute },
+            evidence,
+            target,
+          );
+        }
+        break;
+      case 'retract':
+        patch(target, {
+          status: 'retracted',
+          invalidatedAt: options.now,
+          validTo: target.validTo ?? options.now,
+          evidence: mergeEvidence(target.evidence, evidence),
+        });
+        activeByKey.delete(beliefKey(target.subject, target.attribute));
+        touched.delete(target.id);
+        log('retract', target.id);
+        break;
+    }
+  }
+
+  const inserts: Belief[] = [];
+  const updates: BeliefUpdate[] = [];
+  for (const [id, b] of working) {
+    if (inserted.has(id)) {
+      inserts.push(b);
+      continue;
+    }
+    const expectedVersion = originalVersion.get(id);
+    if (expectedVersion === undefined) continue;
+    updates.push({
+      id,
+      expectedVersion,
+      set: {
+        status: b.status,
+        supersededBy: b.supersededBy,
+        invalidatedAt: b.invalidatedAt,
+        validTo: b.validTo,
+        confidence: b.confidence,
+        evidence: b.evidence,
+        updatedAt: options.now,
+      },
+    });
+  }
+  return { inserts, updates, audit, dropped, touched: [...touched] };
+}
