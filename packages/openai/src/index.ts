@@ -1,1 +1,30 @@
-export {};
+/**
+ * `@mem01/openai`: the OpenAI `Extractor` (one Responses API call per batch, Structured Outputs) and `Embedder`
+ * (batched, cached) for mem01, with retries, timeouts, cancellation, per-user budgets and usage reporting.
+ */
+export { OpenAIBudgetExceededError } from './budget.js';
+export { credentialFingerprint, type OpenAIClientOptions } from './client.js';
+export type { EmbeddingCache } from './lru-cache.js';
+export {
+  createOpenAIEmbedder,
+  DEFAULT_EMBEDDING_MODEL,
+  type EmbeddingBudgets,
+  type EmbedOptions,
+  type OpenAIEmbedder,
+  type OpenAIEmbedderOptions,
+} from './openai-embedder.js';
+export {
+  createOpenAIExtractor,
+  DEFAULT_LLM_MODEL,
+  EXTRACTION_INSTRUCTIONS,
+  type ExtractionBudgets,
+  estimateTokens,
+  extractionTextFormat,
+  type OpenAIExtractionResult,
+  type OpenAIExtractor,
+  type OpenAIExtractorOptions,
+} from './openai-extractor.js';
+export { buildPrompt, EXTRACTABLE_KINDS, type ExtractionOutput, ExtractionOutputSchema } from './prompt.js';
+export { AbortedError, OpenAIProviderError, retryAfterFromHeaders } from './retry.js';
+export type { UsageEvent, UsageListener } from './usage.js';
+export { type DroppedOperation, type DropReason, groundQuote } from './validate.js';

@@ -1,0 +1,321 @@
+import { inspect } from 'node:util';
+import {
+  ExtractionError,
+  type ExtractionOperation,
+  type ExtractionRequest,
+  type ExtractionResult,
+  type Extractor,
+  InvalidInputError,
+  type Logger,
+  normalizeScope,
+  ProviderError,
+  type Usage,
+} from '@mem01/engine';
+import { zodTextFormat } from 'openai/helpers/zod';
+import { BudgetLedger } from './budget.js';
+import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
+import { buildPrompt, EXTRACTION_INSTRUCTIONS, ExtractionOutputSchema, SCHEMA_NAME } from './prompt.js';
+import { MalformedResponseError, type RetryPolicy, withRetries } from './retry.js';
+import { emitUsage, type UsageListener } from './usage.js';
+import { type DroppedOperation, validateOperations } from './validate.js';
+
+/** Default extraction model, unless `MEM01_LLM_MODEL` or `model` says otherwise. */
+export const DEFAULT_LLM_MODEL = 'gpt-5.6-sol';
+
+/** Per-user caps for extraction. A spent cap throws `BudgetExceededError`; the turns stay queued. */
+export interface ExtractionBudgets {
+  /** LLM calls per user per period. */
+  readonly llmCallsPerUser?: number | undefined;
+  /** Input tokens per user per period (estimated as chars/4 before the call, corrected from usage after). */
+  readonly inputTokensPerUser?: number | undefined;
+  /** Window length. Default one hour. */
+  readonly periodMs?: number | undefined;
+}
+
+export interface OpenAIExtractorOptions extends OpenAIClientOptions {
+  /** Model id. Default `env.MEM01_LLM_MODEL`, else `gpt-5.6-sol`. */
+  readonly model?: string | undefined;
+  /** Characters of turns per batch the engine may hand over in one call. Default 6000. 0: one turn per call. */
+  readonly batchChars?: number | undefined;
+  /** Assistant turns are context only; longer ones are cut to this many characters (head and tail). Default 600. */
+  readonly assistantContextChars?: number | undefined;
+  /** Passed as `reasoning.effort` when set (reasoning models only). */
+  readonly reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | undefined;
+  /** Passed as `max_output_tokens` when set. An output cut short is an `ExtractionError`. */
+  readonly maxOutputTokens?: number | undefined;
+  readonly budgets?: ExtractionBudgets | undefined;
+  /** Usage of every call (tokens, attempts), for metrics and cost accounting. */
+  readonly onUsage?: UsageListener | undefined;
+  /** Retries and dropped operations are reported here (content-free). */
+  readonly logger?: Logger | undefined;
+  /** Backoff tuning. */
+  readonly retry?: Omit<RetryPolicy, 'maxAttempts' | 'onRetry'> | undefined;
+  /** Clock for budget windows, ms since epoch. */
+  readonly clock?: (() => number) | undefined;
+}
+
+/** The extraction result, plus the operations validation dropped (content-free). */
+export interface OpenAIExtractionResult extends ExtractionResult {
+  readonly usage: Usage;
+  readonly dropped: readonly DroppedOperation[];
+}
+
+/** An `Extractor` backed by one Responses API call with Structured Outputs per batch. */
+export interface OpenAIExtractor extends Extractor {
+  readonly name: 'openai';
+  readonly model: string;
+  readonly batchChars: number;
+  /** Short hash identifying the credentials, or `injected`. */
+  readonly fingerprint: string;
+  extract(request: ExtractionRequest): Promise<OpenAIExtractionResult>;
+  /** LLM calls and input tokens the user has used in the current budget window. */
+  budgetUsed(userId: string): Record<string, number>;
+}
+
+const TEXT_FORMAT = zodTextFormat(ExtractionOutputSchema, SCHEMA_NAME);
+/** Schema as sent, for token estimates. */
+const SCHEMA_JSON = JSON.stringify(TEXT_FORMAT.schema);
+
+/** The JSON schema sent as `text.format` (for review and snapshot tests). */
+export function extractionTextFormat(): {
+  type: 'json_schema';
+  name: string;
+  strict: boolean;
+  schema: unknown;
+} {
+  return { type: 'json_schema', name: SCHEMA_NAME, strict: true, schema: TEXT_FORMAT.schema };
+}
+
+/** Rough token estimate used before a call: characters / 4, rounded up. */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+class OpenAIExtractorImpl implements OpenAIExtractor {
+  readonly name = 'openai' as const;
+  readonly model: string;
+  readonly batchChars: number;
+  readonly #resolved: ResolvedClient;
+  readonly #timeoutMs: number;
+  readonly #maxAttempts: number;
+  readonly #assistantChars: number;
+  readonly #options: OpenAIExtractorOptions;
+  readonly #ledger: BudgetLedger;
+
+  constructor(options: OpenAIExtractorOptions) {
+    const env = options.env ?? process.env;
+    this.#options = options;
+    this.model = options.model ?? env.MEM01_LLM_MODEL ?? DEFAULT_LLM_MODEL;
+    this.batchChars = nonNegative(options.batchChars ?? 6000, 'batchChars');
+    this.#timeoutMs = positive(options.timeoutMs ?? 60_000, 'timeoutMs');
+    this.#maxAttempts = positive(options.maxAttempts ?? 4, 'maxAttempts');
+    this.#assistantChars = nonNegative(options.assistantContextChars ?? 600, 'assistantContextChars');
+    const budgets = options.budgets ?? {};
+    this.#ledger = new BudgetLedger(
+      {
+        'LLM call': optionalPositive(budgets.llmCallsPerUser, 'budgets.llmCallsPerUser'),
+        'input token': optionalPositive(budgets.inputTokensPerUser, 'budgets.inputTokensPerUser'),
+      },
+      positive(budgets.periodMs ?? 3_600_000, 'budgets.periodMs'),
+      options.clock ?? Date.now,
+    );
+    this.#resolved = resolveClient(options);
+  }
+
+  get fingerprint(): string {
+    return this.#resolved.fingerprint;
+  }
+
+  budgetUsed(userId: string): Record<string, number> {
+    return this.#ledger.used(userId);
+  }
+
+  async extract(request: ExtractionRequest): Promise<OpenAIExtractionResult> {
+    const scope = normalizeScope(request?.scope);
+    if (!Array.isArray(request.turns)) throw new InvalidInputError('turns', 'must be an array');
+    if (!Array.isArray(request.candidates)) throw new InvalidInputError('candidates', 'must be an array');
+    request.turns.forEach((t, i) => {
+      if (typeof t?.text !== 'string') throw new InvalidInputError(`turns[${i}].text`, 'must be a string');
+      if (t.role !== 'user' && t.role !== 'assistant')
+        throw new InvalidInputError(`turns[${i}].role`, 'must be user or assistant');
+    });
+    if (!request.turns.some((t) => t.role === 'user' && t.text.trim() !== '')) {
+      // Nothing can be evidence: no call, no cost.
+      return { operations: [], usage: { llmCalls: 0, inputTokens: 0, outputTokens: 0 }, dropped: [] };
+    }
+
+    const prompt = buildPrompt(request.turns, request.candidates, request.now, this.#assistantChars);
+    const estimate = estimateTokens(prompt.instructions.length + prompt.input.length + SCHEMA_JSON.length);
+    this.#ledger.reserve(scope.userId, { 'LLM call': 1, 'input token': estimate });
+
+    const { client, redact, host } = this.#resolved;
+    const body = {
+      model: this.model,
+      instructions: prompt.instructions,
+      input: [{ role: 'user' as const, content: prompt.input }],
+      text: { format: TEXT_FORMAT },
+      store: false,
+      ...(this.#options.reasoningEffort ? { reasoning: { effort: this.#options.reasoningEffort } } : {}),
+      ...(this.#options.maxOutputTokens ? { max_output_tokens: this.#options.maxOutputTokens } : {}),
+    };
+    let attempts = 0;
+    let response: ResponseShape;
+    try {
+      response = await withRetries(
+        `responses call to ${host}`,
+        this.#policy(),
+        request.signal,
+        redact,
+        async (n) => {
+          attempts = n;
+          const res: unknown = await client.responses.create(body, {
+            signal: request.signal,
+            timeout: this.#timeoutMs,
+            maxRetries: 0,
+          });
+          return checkResponse(res);
+        },
+      );
+    } catch (err) {
+      this.#ledger.adjust(scope.userId, 'input token', -estimate);
+      throw err;
+    }
+
+    const usage: Usage = {
+      llmCalls: 1,
+      inputTokens: numberOr(response.usage?.input_tokens, estimate),
+      outputTokens: numberOr(response.usage?.output_tokens, 0),
+    };
+    this.#ledger.adjust(scope.userId, 'input token', (usage.inputTokens ?? 0) - estimate);
+    emitUsage(this.#options.onUsage, {
+      kind: 'extraction',
+      userId: scope.userId,
+      model: this.model,
+      usage,
+      attempts,
+    });
+
+    const text = outputText(response);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      throw new ExtractionError('model output is not JSON; nothing was written', { cause: err });
+    }
+    const parsed = ExtractionOutputSchema.safeParse(json);
+    if (!parsed.success) {
+      const where = parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.') || '(root)'}: ${i.code}`)
+        .join('; ');
+      throw new ExtractionError(`model output does not match the schema (${where}); nothing was written`);
+    }
+    const { operations, dropped } = validateOperations(parsed.data, prompt.aliases);
+    if (dropped.length > 0) {
+      const reasons = dropped.map((d) => `${d.op}:${d.reason}`).join(', ');
+      this.#options.logger?.warn(
+        `mem01/openai: dropped ${dropped.length} operation(s) that failed validation: ${reasons}`,
+      );
+    }
+    return { operations: operations as ExtractionOperation[], usage, dropped };
+  }
+
+  #policy(): RetryPolicy {
+    const logger = this.#options.logger;
+    return {
+      ...this.#options.retry,
+      maxAttempts: this.#maxAttempts,
+      onRetry: ({ attempt, delayMs, reason }) =>
+        logger?.warn(
+          `mem01/openai: extraction attempt ${attempt}/${this.#maxAttempts} failed (${reason}); retrying in ${delayMs} ms`,
+        ),
+    };
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      model: this.model,
+      batchChars: this.batchChars,
+      host: this.#resolved.host,
+      credentials: this.#resolved.fingerprint,
+    };
+  }
+
+  toString(): string {
+    return `OpenAIExtractor(${this.model} @ ${this.#resolved.host}, credentials ${this.#resolved.fingerprint})`;
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
+
+interface ResponseShape {
+  readonly status?: unknown;
+  readonly incomplete_details?: { readonly reason?: unknown } | null;
+  readonly error?: { readonly message?: unknown; readonly code?: unknown } | null;
+  readonly output: readonly unknown[];
+  readonly usage?: { readonly input_tokens?: unknown; readonly output_tokens?: unknown } | null;
+}
+
+function checkResponse(res: unknown): ResponseShape {
+  if (res === null || typeof res !== 'object' || !Array.isArray((res as { output?: unknown }).output)) {
+    throw new MalformedResponseError('response body is not a Responses API object');
+  }
+  return res as ResponseShape;
+}
+
+function outputText(response: ResponseShape): string {
+  if (response.status === 'incomplete') {
+    const reason =
+      typeof response.incomplete_details?.reason === 'string' ? response.incomplete_details.reason : '?';
+    throw new ExtractionError(`model output is incomplete (${reason}); nothing was written`);
+  }
+  if (response.status === 'failed') {
+    const code = typeof response.error?.code === 'string' ? response.error.code : 'unknown';
+    throw new ProviderError(`OpenAI response failed (${code})`, null);
+  }
+  let text = '';
+  for (const item of response.output) {
+    const message = item as { type?: unknown; content?: unknown };
+    if (message.type !== 'message' || !Array.isArray(message.content)) continue;
+    for (const part of message.content as { type?: unknown; text?: unknown; refusal?: unknown }[]) {
+      if (part.type === 'refusal')
+        throw new ExtractionError('the model refused the extraction; nothing was written');
+      if (part.type === 'output_text' && typeof part.text === 'string') text += part.text;
+    }
+  }
+  if (text.trim() === '') throw new ExtractionError('model returned no output text; nothing was written');
+  return text;
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+export function positive(value: number, field: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new InvalidInputError(field, 'must be a positive number');
+  return value;
+}
+
+export function nonNegative(value: number, field: string): number {
+  if (!Number.isFinite(value) || value < 0)
+    throw new InvalidInputError(field, 'must be a non-negative number');
+  return value;
+}
+
+export function optionalPositive(value: number | undefined, field: string): number | undefined {
+  return value === undefined ? undefined : positive(value, field);
+}
+
+/**
+ * Creates the OpenAI extractor: one Responses API call per batch of turns, with Structured Outputs, candidates
+ * in and add/confirm/supersede/retract operations out, validated before they are returned.
+ * Throws `ConfigError` when no client or API key is available.
+ */
+export function createOpenAIExtractor(options: OpenAIExtractorOptions = {}): OpenAIExtractor {
+  return new OpenAIExtractorImpl(options);
+}
+
+export { EXTRACTION_INSTRUCTIONS };
