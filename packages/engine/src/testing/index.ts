@@ -1,1 +1,91 @@
-export {};
+/**
+ * Test helpers for code built on the engine. Never import these in production code.
+ */
+import { ExtractionError } from '../errors.js';
+import type { ExtractionOperation, ExtractionRequest, ExtractionResult, Extractor } from '../ports.js';
+
+export interface KeyValueExtractorOptions {
+  /** Delay before answering, per call (e.g. random, to shake out ordering bugs). */
+  readonly delayMs?: ((request: ExtractionRequest) => number) | undefined;
+  /** Throw this error for a call when it returns one. */
+  readonly failWhen?: ((request: ExtractionRequest) => Error | undefined) | undefined;
+  /** Character budget per batch; 0 = one turn per call. */
+  readonly batchChars?: number | undefined;
+  /** Confidence given to every add. Default 0.9. */
+  readonly confidence?: number | undefined;
+}
+
+/**
+ * A deterministic extractor for tests. In a user turn, every `key=value` (separated by `;` or newlines) adds a
+ * belief `user.key = value`, and `!key` retracts the candidate on that key. Assistant turns are ignored.
+ * It records every turn it was given (`seen`), so tests can check that each turn is extracted exactly once.
+ */
+export class KeyValueExtractor implements Extractor {
+  readonly name = 'key-value-test';
+  readonly batchChars: number;
+  /** Turn ids in the order they were extracted. */
+  readonly seen: string[] = [];
+  calls = 0;
+  private readonly options: KeyValueExtractorOptions;
+
+  constructor(options: KeyValueExtractorOptions = {}) {
+    this.options = options;
+    this.batchChars = options.batchChars ?? 0;
+  }
+
+  async extract(request: ExtractionRequest): Promise<ExtractionResult> {
+    this.calls++;
+    const delay = this.options.delayMs?.(request) ?? 0;
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    const failure = this.options.failWhen?.(request);
+    if (failure) throw failure;
+    const operations: ExtractionOperation[] = [];
+    for (const turn of request.turns) {
+      this.seen.push(turn.id);
+      if (turn.role !== 'user') continue;
+      for (const raw of turn.text.split(/[;\n]/)) {
+        const part = raw.trim();
+        const retract = /^!([\w.:-]+)$/.exec(part);
+        if (retract) {
+          const c = request.candidates.find((x) => x.attribute === retract[1]);
+          if (c) operations.push({ op: 'retract', id: c.id, evidence: [{ turnId: turn.id, quote: part }] });
+          continue;
+        }
+        const kv = /^([\w.:-]+)\s*=\s*(.+)$/.exec(part);
+        if (!kv) continue;
+        const [, key, value] = kv as unknown as [string, string, string];
+        operations.push({
+          op: 'add',
+          kind: 'fact',
+          subject: 'user',
+          attribute: key,
+          value: value.trim(),
+          statement: `The user's ${key.replace(/_/g, ' ')} is ${value.trim()}.`,
+          confidence: this.options.confidence ?? 0.9,
+          evidence: [{ turnId: turn.id, quote: part }],
+        });
+      }
+    }
+    return { operations, usage: { llmCalls: 0 } };
+  }
+}
+
+/** An extractor that returns whatever `fn` returns (including malformed output), for validation tests. */
+export function scriptedExtractor(
+  fn: (request: ExtractionRequest) => unknown,
+  name = 'scripted-test',
+): Extractor & { requests: ExtractionRequest[] } {
+  const requests: ExtractionRequest[] = [];
+  return {
+    name,
+    requests,
+    async extract(request) {
+      requests.push(request);
+      const out = await fn(request);
+      if (!out || typeof out !== 'object' || !Array.isArray((out as { operations?: unknown }).operations)) {
+        throw new ExtractionError('scripted extractor returned no operations array');
+      }
+      return out as ExtractionResult;
+    },
+  };
+}

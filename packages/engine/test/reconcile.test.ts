@@ -1,0 +1,256 @@
+import { describe, expect, it } from 'vitest';
+import { ExtractionError } from '../src/errors.js';
+import type { ExtractionOperation } from '../src/ports.js';
+import {
+  beliefKey,
+  combineConfidence,
+  isGrounded,
+  type ReconcileOptions,
+  reconcile,
+  validateOperations,
+} from '../src/reconcile.js';
+import type { Belief } from '../src/types.js';
+import { belief, scope, T1, turn } from './helpers.js';
+
+const opts: ReconcileOptions = {
+  scope,
+  now: T1,
+  pendingBelow: 0.5,
+  source: 'extracted',
+  actor: 'test',
+  maxTextBytes: 4096,
+  requireGrounding: true,
+};
+
+function state(...beliefs: Belief[]) {
+  return {
+    byId: new Map(beliefs.map((b) => [b.id, b])),
+    activeByKey: new Map(
+      beliefs.filter((b) => b.status === 'active').map((b) => [beliefKey(b.subject, b.attribute), b]),
+    ),
+  };
+}
+
+const add = (attribute: string, value: string, quote: string, confidence = 0.9): ExtractionOperation => ({
+  op: 'add',
+  kind: 'fact',
+  subject: 'user',
+  attribute,
+  value,
+  statement: `The user's ${attribute} is ${value}.`,
+  confidence,
+  evidence: [{ turnId: 't1', quote }],
+});
+
+describe('reconcile: the lifecycle table', () => {
+  const nyc = belief('home_city', 'NYC');
+  const cases: Array<{
+    name: string;
+    ops: ExtractionOperation[];
+    text: string;
+    existing: Belief[];
+    expect: {
+      inserts: Array<Partial<Belief>>;
+      updates: Array<{ id: string; status?: string }>;
+      dropped: number;
+    };
+  }> = [
+    {
+      name: 'a new key adds an active belief',
+      ops: [add('home_city', 'NYC', 'I live in NYC')],
+      text: 'I live in NYC',
+      existing: [],
+      expect: {
+        inserts: [{ attribute: 'home_city', value: 'NYC', status: 'active', supersedes: null }],
+        updates: [],
+        dropped: 0,
+      },
+    },
+    {
+      name: 'a different value supersedes the active belief',
+      ops: [add('home_city', 'SF', 'I moved to SF')],
+      text: 'I moved to SF',
+      existing: [nyc],
+      expect: {
+        inserts: [{ value: 'SF', status: 'active', supersedes: nyc.id }],
+        updates: [{ id: nyc.id, status: 'superseded' }],
+        dropped: 0,
+      },
+    },
+    {
+      name: 'the same value (any case, trailing dot) confirms without a duplicate',
+      ops: [add('home_city', 'nyc.', 'I live in NYC')],
+      text: 'I live in NYC',
+      existing: [nyc],
+      expect: { inserts: [], updates: [{ id: nyc.id, status: 'active' }], dropped: 0 },
+    },
+    {
+      name: 'low confidence becomes pending and retires nothing',
+      ops: [add('home_city', 'LA', 'maybe LA', 0.3)],
+      text: 'I might move, maybe LA',
+      existing: [nyc],
+      expect: { inserts: [{ value: 'LA', status: 'pending', supersedes: null }], updates: [], dropped: 0 },
+    },
+    {
+      name: 'an ungrounded quote is dropped',
+      ops: [add('home_city', 'Paris', 'I live in Paris')],
+      text: 'I live in NYC',
+      existing: [nyc],
+      expect: { inserts: [], updates: [], dropped: 1 },
+    },
+    {
+      name: 'retract ends the belief without a replacement',
+      ops: [{ op: 'retract', id: nyc.id, evidence: [{ turnId: 't1', quote: 'not in NYC anymore' }] }],
+      text: 'I am not in NYC anymore',
+      existing: [nyc],
+      expect: { inserts: [], updates: [{ id: nyc.id, status: 'retracted' }], dropped: 0 },
+    },
+    {
+      name: 'supersede by id replaces on the same key',
+      ops: [
+        {
+          op: 'supersede',
+          id: nyc.id,
+          value: 'Boston',
+          statement: 'The user lives in Boston.',
+          confidence: 0.9,
+          evidence: [{ turnId: 't1', quote: 'Boston now' }],
+        },
+      ],
+      text: 'Boston now',
+      existing: [nyc],
+      expect: {
+        inserts: [{ value: 'Boston', attribute: 'home_city', supersedes: nyc.id, status: 'active' }],
+        updates: [{ id: nyc.id, status: 'superseded' }],
+        dropped: 0,
+      },
+    },
+    {
+      name: 'two adds on one key in one batch: the later supersedes the earlier, one update per record',
+      ops: [add('home_city', 'LA', 'LA'), add('home_city', 'SF', 'SF')],
+      text: 'LA then SF',
+      existing: [nyc],
+      expect: {
+        inserts: [
+          { value: 'LA', status: 'superseded' },
+          { value: 'SF', status: 'active' },
+        ],
+        updates: [{ id: nyc.id, status: 'superseded' }],
+        dropped: 0,
+      },
+    },
+    {
+      name: 'confirm of a belief that is no longer active is dropped',
+      ops: [{ op: 'confirm', id: nyc.id, evidence: [{ turnId: 't1', quote: 'NYC' }] }],
+      text: 'NYC',
+      existing: [{ ...nyc, status: 'superseded' }],
+      expect: { inserts: [], updates: [], dropped: 1 },
+    },
+  ];
+
+  for (const c of cases) {
+    it(c.name, () => {
+      const plan = reconcile(c.ops, [turn('t1', c.text)], state(...c.existing), opts);
+      expect(plan.inserts.map((b) => b)).toMatchObject(c.expect.inserts);
+      expect(plan.updates.map((u) => ({ id: u.id, status: u.set.status }))).toEqual(
+        c.expect.updates.map((u) => ({ id: u.id, status: u.status })),
+      );
+      expect(plan.dropped).toHaveLength(c.expect.dropped);
+      for (const u of plan.updates) {
+        expect(u.expectedVersion).toBe(c.existing.find((b) => b.id === u.id)?.version);
+      }
+    });
+  }
+
+  it('links both ways and stamps invalidatedAt on supersede', () => {
+    const plan = reconcile([add('home_city', 'SF', 'SF')], [turn('t1', 'SF')], state(nyc), opts);
+    const sf = plan.inserts[0]!;
+    const upd = plan.updates[0]!;
+    expect(sf.supersedes).toBe(nyc.id);
+    expect(upd.set.supersededBy).toBe(sf.id);
+    expect(upd.set.invalidatedAt).toBe(T1);
+    expect(plan.audit.map((a) => a.action)).toEqual(['supersede']);
+    expect(JSON.stringify(plan.audit)).not.toContain('SF');
+  });
+
+  it('a confirm merges evidence once per turn and raises confidence', () => {
+    const plan = reconcile(
+      [add('home_city', 'NYC', 'NYC'), add('home_city', 'NYC', 'live in NYC')],
+      [turn('t1', 'I live in NYC')],
+      state(nyc),
+      opts,
+    );
+    const upd = plan.updates[0]!;
+    expect(upd.set.evidence).toHaveLength(1);
+    expect(upd.set.confidence).toBeGreaterThan(nyc.confidence);
+  });
+
+  it('assistant turns are never evidence', () => {
+    const plan = reconcile(
+      [
+        {
+          ...add('home_city', 'SF', 'You live in SF'),
+          evidence: [{ turnId: 'a1', quote: 'You live in SF' }],
+        },
+      ],
+      [turn('a1', 'You live in SF', 'assistant')],
+      state(),
+      opts,
+    );
+    expect(plan.inserts).toHaveLength(0);
+    expect(plan.dropped[0]?.reason).toBe('ungrounded');
+  });
+
+  it('a correction source supersedes with confidence 1 and needs no quote', () => {
+    const plan = reconcile(
+      [{ ...add('home_city', 'Oakland', ''), evidence: [], confidence: 0.2 }],
+      [],
+      state(nyc),
+      { ...opts, source: 'correction', requireGrounding: false },
+    );
+    expect(plan.inserts[0]).toMatchObject({
+      value: 'Oakland',
+      confidence: 1,
+      status: 'active',
+      source: 'correction',
+    });
+    expect(plan.updates[0]?.set.status).toBe('superseded');
+  });
+});
+
+describe('validateOperations', () => {
+  const ids = new Set(['b1']);
+  const bad: Array<[string, unknown]> = [
+    ['unknown op', { op: 'delete', id: 'b1' }],
+    ['unknown kind', { ...add('a', 'b', 'q'), kind: 'secret' }],
+    ['NaN confidence', { ...add('a', 'b', 'q'), confidence: Number.NaN }],
+    ['confidence above 1', { ...add('a', 'b', 'q'), confidence: 1.5 }],
+    ['empty value', { ...add('a', '', 'q') }],
+    ['id not among candidates', { op: 'confirm', id: 'b2', evidence: [] }],
+    ['evidence not an array', { ...add('a', 'b', 'q'), evidence: 'q' }],
+    ['not an object', 42],
+  ];
+  for (const [name, op] of bad) {
+    it(`rejects ${name} with ExtractionError`, () => {
+      expect(() => validateOperations([op], ids, 4096)).toThrow(ExtractionError);
+    });
+  }
+  it('accepts well-formed operations', () => {
+    expect(
+      validateOperations([add('a', 'b', 'q'), { op: 'retract', id: 'b1', evidence: [] }], ids, 4096),
+    ).toHaveLength(2);
+  });
+});
+
+describe('helpers', () => {
+  it('grounding ignores case and whitespace runs only', () => {
+    expect(isGrounded('I  live in\nNYC', 'so, i live in nyc!')).toBe(true);
+    expect(isGrounded('I live in LA', 'I live in NYC')).toBe(false);
+    expect(isGrounded('', 'anything')).toBe(false);
+  });
+  it('noisy-or confidence stays below 1 unless one is certain', () => {
+    expect(combineConfidence(0.9, 0.9)).toBeCloseTo(0.99);
+    expect(combineConfidence(0.5, 0.5)).toBeCloseTo(0.75);
+    expect(combineConfidence(1, 0.1)).toBe(1);
+  });
+});
