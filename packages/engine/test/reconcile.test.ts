@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExtractionError } from '../src/errors.js';
-import type { ExtractionOperation } from '../src/ports.js';
+import type { AddOperation, ExtractionOperation } from '../src/ports.js';
 import {
   beliefKey,
   combineConfidence,
@@ -31,7 +31,7 @@ function state(...beliefs: Belief[]) {
   };
 }
 
-const add = (attribute: string, value: string, quote: string, confidence = 0.9): ExtractionOperation => ({
+const add = (attribute: string, value: string, quote: string, confidence = 0.9): AddOperation => ({
   op: 'add',
   kind: 'fact',
   subject: 'user',
