@@ -2,7 +2,14 @@
  * Test helpers for code built on the engine. Never import these in production code.
  */
 import { ExtractionError } from '../errors.js';
-import type { ExtractionOperation, ExtractionRequest, ExtractionResult, Extractor } from '../ports.js';
+import type {
+  Embedder,
+  ExtractionOperation,
+  ExtractionRequest,
+  ExtractionResult,
+  Extractor,
+} from '../ports.js';
+import { contentHash, normalizeVector } from '../util.js';
 
 export interface KeyValueExtractorOptions {
   /** Delay before answering, per call (e.g. random, to shake out ordering bugs). */
@@ -88,4 +95,32 @@ export function scriptedExtractor(
       return out as ExtractionResult;
     },
   };
+}
+
+/**
+ * A tiny deterministic embedder for tests: hashed lower-case words, L2-normalised. Lexical, not semantic.
+ * Counts its calls so tests can check caching and batching.
+ */
+export class WordHashEmbedder implements Embedder {
+  readonly model: string;
+  readonly dimensions: number;
+  readonly minSimilarity = 0.2;
+  calls = 0;
+
+  constructor(dimensions = 64) {
+    this.dimensions = dimensions;
+    this.model = `word-hash-test-${dimensions}`;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    this.calls++;
+    return texts.map((text) => {
+      const v = new Float32Array(this.dimensions);
+      for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+        const h = Number.parseInt(contentHash(word).slice(0, 8), 16);
+        v[h % this.dimensions]! += h & 1 ? 1 : -1;
+      }
+      return normalizeVector(v);
+    });
+  }
 }
