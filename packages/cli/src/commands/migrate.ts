@@ -1,0 +1,66 @@
+/** `mem01 migrate`: brings the store's schema to this version of mem01 and says what changed. */
+import { existsSync } from 'node:fs';
+import { defaultSqlitePath, type GlobalOptions, openStore } from '../context.js';
+import { type CliIo, writeOut } from '../io.js';
+import { describeTarget, resolveStoreTarget, type StoreTarget } from '../store-target.js';
+
+/** The schema version this mem01 writes for the target's kind. */
+export async function supportedSchemaVersion(target: StoreTarget): Promise<number | null> {
+  const mod: Record<string, unknown> =
+    target.kind === 'sqlite' ? await import('@mem01/store-sqlite') : await import('@mem01/store-postgres');
+  const v = target.kind === 'sqlite' ? mod.SQLITE_SCHEMA_VERSION : mod.POSTGRES_SCHEMA_VERSION;
+  return typeof v === 'number' ? v : null;
+}
+
+/** The schema version of an existing SQLite file, read without migrating it; null for a new file. */
+async function sqliteVersionBefore(path: string): Promise<number | null> {
+  if (!existsSync(path)) return null;
+  const { DatabaseSync } = await import('node:sqlite');
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as
+      | { value?: unknown }
+      | undefined;
+    return row?.value === undefined ? 0 : Number(row.value);
+  } catch {
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+export async function migrateCommand(io: CliIo, opts: GlobalOptions): Promise<void> {
+  const target = resolveStoreTarget(opts, io.env);
+  const path = target.kind === 'sqlite' ? (target.path ?? (await defaultSqlitePath(io.env))) : null;
+  const where = describeTarget(target, path ?? '');
+  const before = path !== null ? await sqliteVersionBefore(path) : null;
+  const supported = await supportedSchemaVersion(target);
+  // Opening a store runs its pending migrations, each step in its own transaction.
+  const store = await openStore(path !== null ? { kind: 'sqlite', path } : target);
+  let after: number;
+  try {
+    after = (await store.info()).schemaVersion;
+  } finally {
+    await store.close();
+  }
+  const report = {
+    store: where,
+    before,
+    after,
+    supported,
+    applied: before === null ? after : Math.max(0, after - before),
+  };
+  if (opts.json) {
+    await writeOut(io.stdout, `${JSON.stringify(report, null, 2)}\n`);
+    return;
+  }
+  const line =
+    before === null
+      ? target.kind === 'sqlite'
+        ? `created ${where} at schema version ${after}`
+        : `${where}: schema version ${after} (migrations applied as needed)`
+      : before === after
+        ? `${where}: schema version ${after}, already up to date`
+        : `${where}: migrated schema version ${before} → ${after}`;
+  await writeOut(io.stdout, `${line}${supported !== null ? ` (this mem01 supports ${supported})` : ''}\n`);
+}

@@ -1,0 +1,239 @@
+/** `mem01 export` and `mem01 import`: versioned JSON Lines, lossless, idempotent, all-or-nothing. */
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Belief, BeliefInsert, Embedder, FullStore, Scope } from '@mem01/engine';
+import cliProgress from 'cli-progress';
+import type { CliContext } from '../context.js';
+import { CliError } from '../errors.js';
+import {
+  beliefLine,
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  ExportFormatError,
+  type ExportHeader,
+  headerLine,
+  parseBeliefLine,
+  parseHeader,
+} from '../export-format.js';
+import { type CliIo, type CliOutput, writeOut } from '../io.js';
+import { listAll, print, printJson } from './read.js';
+
+/**
+ * An optional store extension that returns stored embeddings by belief id. When a store has it, exports carry
+ * the stored vectors; otherwise they are computed again with the (deterministic) embedder.
+ */
+export interface EmbeddingReader {
+  getEmbeddings(scope: Scope, ids: readonly string[]): Promise<ReadonlyMap<string, Float32Array>>;
+}
+
+function embeddingReader(store: FullStore): EmbeddingReader | null {
+  const candidate = store as Partial<EmbeddingReader>;
+  return typeof candidate.getEmbeddings === 'function' ? (candidate as EmbeddingReader) : null;
+}
+
+async function embeddingsFor(
+  store: FullStore,
+  embedder: Embedder | null,
+  scope: Scope,
+  beliefs: readonly Belief[],
+): Promise<{ vectors: Map<string, Float32Array>; source: ExportHeader['embedding']['source'] }> {
+  const vectors = new Map<string, Float32Array>();
+  const withContent = beliefs.filter((b) => b.status !== 'forgotten');
+  const reader = embeddingReader(store);
+  if (reader) {
+    const got = await reader.getEmbeddings(
+      scope,
+      withContent.map((b) => b.id),
+    );
+    for (const [id, v] of got) vectors.set(id, v);
+    return { vectors, source: 'store' };
+  }
+  if (!embedder || store.capabilities.vectorSearch === 'none') return { vectors, source: 'none' };
+  // The engine embeds `statement` with the same deterministic embedder, so this reproduces the stored vectors.
+  const batch = 256;
+  for (let i = 0; i < withContent.length; i += batch) {
+    const slice = withContent.slice(i, i + batch);
+    const vs = await embedder.embed(slice.map((b) => b.statement));
+    slice.forEach((b, j) => {
+      const v = vs[j];
+      if (v) vectors.set(b.id, v);
+    });
+  }
+  return { vectors, source: 'recomputed' };
+}
+
+/** Writes the export of a user (every namespace, or `--namespace`'s) to `output`. Returns the belief count. */
+export async function exportUser(ctx: CliContext, userId: string, output: CliOutput): Promise<number> {
+  const scopes: Scope[] =
+    ctx.namespace !== undefined
+      ? [ctx.scope(userId)]
+      : (await ctx.store.listScopes()).filter((s) => s.scope.userId === userId).map((s) => s.scope);
+  const parts: { beliefs: Belief[]; vectors: Map<string, Float32Array> }[] = [];
+  let source: ExportHeader['embedding']['source'] = 'none';
+  let dimensions: number | null = null;
+  for (const scope of scopes) {
+    // Oldest first, so a reader sees a belief before the one that supersedes it.
+    const beliefs = (
+      await listAll(ctx, scope, ['active', 'pending', 'superseded', 'retracted', 'forgotten'])
+    ).reverse();
+    const emb = await embeddingsFor(ctx.store, ctx.embedder, scope, beliefs);
+    if (emb.vectors.size > 0) source = emb.source;
+    for (const v of emb.vectors.values()) dimensions = v.length;
+    parts.push({ beliefs, vectors: emb.vectors });
+  }
+  const count = parts.reduce((n, p) => n + p.beliefs.length, 0);
+  const header: ExportHeader = {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exportedAt: new Date().toISOString(),
+    scope: { userId, namespace: ctx.namespace ?? null },
+    store: ctx.store.name,
+    embedding: {
+      dimensions,
+      source,
+      model:
+        source === 'recomputed'
+          ? (ctx.embedder?.model ?? null)
+          : source === 'store'
+            ? (ctx.embedder?.model ?? null)
+            : null,
+    },
+    beliefs: count,
+  };
+  await writeOut(output, headerLine(header));
+  for (const part of parts) {
+    for (const b of part.beliefs) await writeOut(output, beliefLine(b, part.vectors.get(b.id) ?? null));
+  }
+  return count;
+}
+
+export interface ParsedExport {
+  readonly header: ExportHeader;
+  readonly records: BeliefInsert[];
+}
+
+/**
+ * Reads and validates every line of an export file before anything is written. Throws `ExportFormatError` with
+ * the line number of the first bad line.
+ */
+export async function readExportFile(
+  io: CliIo,
+  path: string,
+  onProgress?: (done: number, total: number) => void,
+): Promise<ParsedExport> {
+  const input = path === '-' ? io.stdin : createReadStream(path, { encoding: 'utf8' });
+  const opened = new Promise<void>((resolve, reject) => {
+    if (path === '-') return resolve();
+    (input as NodeJS.ReadableStream).once('open', () => resolve());
+    (input as NodeJS.ReadableStream).once('error', reject);
+  });
+  try {
+    await opened;
+  } catch (err) {
+    throw new CliError(
+      'io',
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const rl = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  let header: ExportHeader | null = null;
+  const records: BeliefInsert[] = [];
+  const seen = new Map<string, number>();
+  let lineNo = 0;
+  let dims: number | null = null;
+  for await (const raw of rl) {
+    lineNo++;
+    if (lineNo === 1) {
+      header = parseHeader(raw.replace(/^\uFEFF/, ''), 1);
+      onProgress?.(0, header.beliefs);
+      continue;
+    }
+    if (raw.trim() === '') continue;
+    if (!header) throw new ExportFormatError(lineNo, 'missing header');
+    const rec = parseBeliefLine(raw, lineNo, header);
+    const prev = seen.get(rec.belief.id);
+    if (prev !== undefined)
+      throw new ExportFormatError(lineNo, `belief ${rec.belief.id} already appeared on line ${prev}`);
+    seen.set(rec.belief.id, lineNo);
+    if (rec.embedding) {
+      if (dims !== null && rec.embedding.length !== dims) {
+        throw new ExportFormatError(
+          lineNo,
+          `embedding has ${rec.embedding.length} dimensions, earlier lines have ${dims}`,
+        );
+      }
+      dims = rec.embedding.length;
+    }
+    records.push(rec);
+    onProgress?.(records.length, header.beliefs);
+  }
+  if (!header) throw new ExportFormatError(1, 'the file is empty (expected the mem01-export header)');
+  if (records.length !== header.beliefs) {
+    throw new ExportFormatError(
+      lineNo + 1,
+      `the header announces ${header.beliefs} beliefs but the file has ${records.length} (truncated or edited file)`,
+    );
+  }
+  return { header, records };
+}
+
+/** Imports validated records through the store (ids already present are skipped). */
+export async function importRecords(ctx: CliContext, parsed: ParsedExport, path: string): Promise<void> {
+  const bar =
+    ctx.io.stderr.isTTY && parsed.records.length > 0
+      ? new cliProgress.SingleBar(
+          {
+            stream: ctx.io.stderr as NodeJS.WritableStream,
+            format: 'writing  [{bar}] {value}/{total} beliefs',
+            clearOnComplete: false,
+          },
+          cliProgress.Presets.shades_classic,
+        )
+      : null;
+  bar?.start(parsed.records.length, 0);
+  let result: { inserted: number; skipped: number };
+  try {
+    // One call: the store applies it all-or-nothing.
+    result = await ctx.store.importBeliefs(parsed.records);
+    bar?.update(parsed.records.length);
+  } finally {
+    bar?.stop();
+  }
+  const users = new Set(parsed.records.map((r) => r.belief.scope.userId));
+  if (ctx.json) {
+    await printJson(ctx, { action: 'import', file: path, ...result, users: [...users] });
+    return;
+  }
+  await print(
+    ctx,
+    `imported ${path}: ${result.inserted} belief(s) added, ${result.skipped} already present (skipped) for user ${[...users].join(', ') || parsed.header.scope.userId}\n`,
+  );
+}
+
+/** A progress bar for the validation pass, on a terminal only. */
+export function validationProgress(io: CliIo): {
+  update: (done: number, total: number) => void;
+  stop: () => void;
+} {
+  if (!io.stderr.isTTY) return { update: () => {}, stop: () => {} };
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: io.stderr as NodeJS.WritableStream,
+      format: 'checking [{bar}] {value}/{total} lines',
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    update(done, total) {
+      if (!started) {
+        bar.start(total, done);
+        started = true;
+      } else bar.update(done);
+    },
+    stop() {
+      if (started) bar.stop();
+    },
+  };
+}

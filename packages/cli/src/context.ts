@@ -1,0 +1,115 @@
+/** Opens the selected store and an engine over it for one command, and closes both afterwards. */
+import {
+  type Embedder,
+  type Extractor,
+  type FullStore,
+  MemoryEngine,
+  normalizeScope,
+  type Scope,
+} from '@mem01/engine';
+import { UsageError } from './errors.js';
+import type { CliIo } from './io.js';
+import { describeTarget, resolveStoreTarget, type StoreTarget } from './store-target.js';
+
+/** Options every command shares (commander's global options). */
+export interface GlobalOptions {
+  readonly db?: string | undefined;
+  readonly store?: string | undefined;
+  readonly namespace?: string | undefined;
+  readonly json?: boolean | undefined;
+  readonly embedder?: string | undefined;
+}
+
+export interface CliContext {
+  readonly io: CliIo;
+  readonly json: boolean;
+  readonly namespace: string | undefined;
+  readonly target: StoreTarget;
+  /** Printable description of the target, without secrets. */
+  readonly where: string;
+  readonly store: FullStore;
+  readonly engine: MemoryEngine;
+  readonly embedder: Embedder | null;
+  /** The scope of `--user` in `--namespace`. */
+  scope(userId: string): Scope;
+}
+
+/** The CLI never extracts: turns queued by agents stay queued for their workers. */
+const INERT_EXTRACTOR: Extractor = {
+  name: 'mem01-cli-inert',
+  async extract() {
+    throw new Error('the mem01 CLI does not run extraction');
+  },
+};
+
+export type EmbedderChoice = 'local' | 'none';
+
+export function parseEmbedderChoice(value: string | undefined): EmbedderChoice {
+  const v = (value ?? 'local').trim().toLowerCase();
+  if (v !== 'local' && v !== 'none')
+    throw new UsageError(`--embedder must be "local" or "none", got ${JSON.stringify(value)}`);
+  return v;
+}
+
+/** The embedder recall and corrections use. It must be the one the data was written with. */
+export async function loadEmbedder(choice: EmbedderChoice): Promise<Embedder | null> {
+  if (choice === 'none') return null;
+  const local = await import('@mem01/local');
+  return local.createLocalEmbedder();
+}
+
+/** Opens a store for a target. Each adapter is imported only when used. */
+export async function openStore(
+  target: StoreTarget,
+  options: { dimensions?: number | undefined } = {},
+): Promise<FullStore> {
+  if (target.kind === 'sqlite') {
+    const { openSqliteStore } = await import('@mem01/store-sqlite');
+    return openSqliteStore({ path: target.path, dimensions: options.dimensions });
+  }
+  const { openPostgresStore } = await import('@mem01/store-postgres');
+  return openPostgresStore({ connectionString: target.connectionString });
+}
+
+export async function defaultSqlitePath(env: NodeJS.ProcessEnv): Promise<string> {
+  const mod = await import('@mem01/store-sqlite');
+  return mod.defaultSqlitePath(env);
+}
+
+/** Runs `fn` with an open store and engine; closes them whatever happens. */
+export async function withContext<T>(
+  io: CliIo,
+  opts: GlobalOptions,
+  fn: (ctx: CliContext) => Promise<T>,
+  extra: { readonly needsEmbedder?: boolean; readonly dimensions?: number | undefined } = {},
+): Promise<T> {
+  const target = resolveStoreTarget(opts, io.env);
+  const namespace = opts.namespace?.trim() ? opts.namespace : undefined;
+  const embedder =
+    extra.needsEmbedder === false ? null : await loadEmbedder(parseEmbedderChoice(opts.embedder));
+  const where = describeTarget(
+    target,
+    target.kind === 'sqlite' && !target.path ? await defaultSqlitePath(io.env) : '',
+  );
+  const store = await openStore(target, { dimensions: extra.dimensions ?? embedder?.dimensions });
+  const engine = new MemoryEngine({ store, extractor: INERT_EXTRACTOR, embedder, workerId: 'mem01-cli' });
+  const ctx: CliContext = {
+    io,
+    json: opts.json === true,
+    namespace,
+    target,
+    where,
+    store,
+    engine,
+    embedder,
+    scope(userId: string) {
+      return normalizeScope({ userId, namespace });
+    },
+  };
+  try {
+    return await fn(ctx);
+  } finally {
+    await engine.close().catch(() => {});
+    await store.close().catch(() => {});
+  }
+}

@@ -1,0 +1,40 @@
+/** CLI errors and exit codes. */
+import { Mem01Error, sanitize } from '@mem01/engine';
+
+/** Process exit codes of `mem01`. */
+export const EXIT = { ok: 0, runtime: 1, usage: 2 } as const;
+
+/** Wrong or missing arguments: exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** A runtime failure of the CLI itself (a bad export file, a refused operation): exit code 1. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** One line for stderr, never with secrets, and the exit code the error maps to. */
+export function describeForCli(err: unknown): { line: string; exitCode: number } {
+  if (err instanceof UsageError) return { line: `error: ${sanitize(err.message)}`, exitCode: EXIT.usage };
+  if (err instanceof CliError)
+    return { line: `error [${err.code}]: ${sanitize(err.message)}`, exitCode: EXIT.runtime };
+  if (err instanceof Mem01Error) {
+    return {
+      line: `error [${err.code}]: ${oneLine(sanitize(err.message))}`,
+      exitCode: err.code === 'invalid_input' ? EXIT.usage : EXIT.runtime,
+    };
+  }
+  if (err instanceof Error)
+    return { line: `error: ${oneLine(sanitize(err.message))}`, exitCode: EXIT.runtime };
+  return { line: `error: ${oneLine(sanitize(String(err)))}`, exitCode: EXIT.runtime };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}

@@ -1,0 +1,252 @@
+/**
+ * The mem01 export format: versioned JSON Lines. Line 1 is a header; every further line is one belief with its
+ * full lifecycle and provenance, and its embedding as base64 of little-endian Float32 (or null).
+ *
+ * ```
+ * {"format":"mem01-export","version":1,"exportedAt":"…","scope":{"userId":"u1","namespace":null},…,"beliefs":2}
+ * {"type":"belief","belief":{"id":"…","scope":{"userId":"u1","namespace":""},…},"embedding":"AAAgQQ…"}
+ * ```
+ */
+import {
+  BELIEF_KINDS,
+  BELIEF_SOURCES,
+  BELIEF_STATUSES,
+  type Belief,
+  type BeliefInsert,
+  bytesToVector,
+  type Evidence,
+  vectorToBytes,
+} from '@mem01/engine';
+
+export const EXPORT_FORMAT = 'mem01-export';
+export const EXPORT_VERSION = 1;
+
+export interface ExportHeader {
+  readonly format: typeof EXPORT_FORMAT;
+  readonly version: typeof EXPORT_VERSION;
+  readonly exportedAt: string;
+  /** The exported user; `namespace: null` means every namespace of the user. */
+  readonly scope: { readonly userId: string; readonly namespace: string | null };
+  /** The store the export was read from, e.g. `sqlite`. */
+  readonly store: string;
+  readonly embedding: {
+    /** Length of every embedding in the file, or null when none has one. */
+    readonly dimensions: number | null;
+    /** `store`: read back from the store; `recomputed`: embedded again with `model` (deterministic); `none`. */
+    readonly source: 'store' | 'recomputed' | 'none';
+    readonly model: string | null;
+  };
+  /** Number of belief lines that follow: a truncated file is detected. */
+  readonly beliefs: number;
+}
+
+export interface ExportLine {
+  readonly type: 'belief';
+  readonly belief: Belief;
+  readonly embedding: string | null;
+}
+
+/** A validation failure at one line of an export file. */
+export class ExportFormatError extends Error {
+  override readonly name = 'ExportFormatError';
+  readonly line: number;
+  constructor(line: number, message: string) {
+    super(`line ${line}: ${message}`);
+    this.line = line;
+  }
+}
+
+export function encodeEmbedding(v: Float32Array | null | undefined): string | null {
+  return v ? Buffer.from(vectorToBytes(v)).toString('base64') : null;
+}
+
+export function decodeEmbedding(text: string): Float32Array {
+  return bytesToVector(new Uint8Array(Buffer.from(text, 'base64')));
+}
+
+export function headerLine(header: ExportHeader): string {
+  return `${JSON.stringify(header)}\n`;
+}
+
+export function beliefLine(belief: Belief, embedding: Float32Array | null | undefined): string {
+  const line: ExportLine = { type: 'belief', belief, embedding: encodeEmbedding(embedding) };
+  return `${JSON.stringify(line)}\n`;
+}
+
+type Obj = Record<string, unknown>;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function isObj(v: unknown): v is Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function isIso(v: unknown): v is string {
+  return typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v));
+}
+
+function allowOnly(o: Obj, keys: readonly string[], where: string, fail: (m: string) => never): void {
+  for (const k of Object.keys(o)) if (!keys.includes(k)) fail(`unknown field ${where}${k}`);
+}
+
+const BELIEF_KEYS = [
+  'id',
+  'scope',
+  'kind',
+  'subject',
+  'attribute',
+  'value',
+  'statement',
+  'confidence',
+  'status',
+  'supersedes',
+  'supersededBy',
+  'version',
+  'validFrom',
+  'validTo',
+  'storedAt',
+  'updatedAt',
+  'invalidatedAt',
+  'evidence',
+  'source',
+] as const;
+
+/** Parses and checks the header (line 1). */
+export function parseHeader(text: string, lineNo = 1): ExportHeader {
+  const fail = (m: string): never => {
+    throw new ExportFormatError(lineNo, m);
+  };
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    fail('not valid JSON (expected the mem01-export header)');
+  }
+  if (!isObj(v)) return fail('the header must be a JSON object');
+  if (v.format !== EXPORT_FORMAT) fail(`not a mem01 export (format must be "${EXPORT_FORMAT}")`);
+  if (v.version !== EXPORT_VERSION) {
+    fail(
+      `unsupported export version ${JSON.stringify(v.version)}; this mem01 reads version ${EXPORT_VERSION}`,
+    );
+  }
+  if (!isIso(v.exportedAt)) fail('exportedAt must be an ISO-8601 date');
+  const scope = v.scope;
+  if (!isObj(scope) || typeof scope.userId !== 'string' || scope.userId === '')
+    fail('scope.userId must be a string');
+  const s = scope as Obj;
+  if (s.namespace !== null && typeof s.namespace !== 'string')
+    fail('scope.namespace must be a string or null');
+  if (typeof v.store !== 'string') fail('store must be a string');
+  const emb = v.embedding;
+  if (!isObj(emb)) return fail('embedding must be an object');
+  if (emb.dimensions !== null && !(Number.isInteger(emb.dimensions) && (emb.dimensions as number) > 0)) {
+    fail('embedding.dimensions must be a positive integer or null');
+  }
+  if (emb.source !== 'store' && emb.source !== 'recomputed' && emb.source !== 'none') {
+    fail('embedding.source must be "store", "recomputed" or "none"');
+  }
+  if (emb.model !== null && typeof emb.model !== 'string') fail('embedding.model must be a string or null');
+  if (!Number.isInteger(v.beliefs) || (v.beliefs as number) < 0)
+    fail('beliefs must be a non-negative integer');
+  return v as unknown as ExportHeader;
+}
+
+/** Parses and checks one belief line against the header. */
+export function parseBeliefLine(text: string, lineNo: number, header: ExportHeader): BeliefInsert {
+  const fail = (m: string): never => {
+    throw new ExportFormatError(lineNo, m);
+  };
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    fail(`not valid JSON (${(err as Error).message})`);
+  }
+  if (!isObj(v)) return fail('must be a JSON object');
+  allowOnly(v, ['type', 'belief', 'embedding'], '', fail);
+  if (v.type !== 'belief') fail(`type must be "belief", got ${JSON.stringify(v.type)}`);
+  const b = v.belief;
+  if (!isObj(b)) return fail('belief must be an object');
+  allowOnly(b, BELIEF_KEYS, 'belief.', fail);
+  const str = (k: string, opts: { empty?: boolean; nullable?: boolean } = {}) => {
+    const x = b[k];
+    if (x === null && opts.nullable) return;
+    if (typeof x !== 'string') fail(`belief.${k} must be a string${opts.nullable ? ' or null' : ''}`);
+    if (!opts.empty && (x as string).trim() === '') fail(`belief.${k} must not be empty`);
+  };
+  const iso = (k: string, nullable: boolean) => {
+    const x = b[k];
+    if (x === null && nullable) return;
+    if (!isIso(x)) fail(`belief.${k} must be an ISO-8601 date${nullable ? ' or null' : ''}`);
+  };
+  str('id');
+  const scope = b.scope;
+  if (!isObj(scope)) return fail('belief.scope must be an object');
+  allowOnly(scope, ['userId', 'namespace'], 'belief.scope.', fail);
+  if (typeof scope.userId !== 'string' || scope.userId === '') fail('belief.scope.userId must be a string');
+  if (scope.namespace !== undefined && typeof scope.namespace !== 'string') {
+    fail('belief.scope.namespace must be a string');
+  }
+  if (scope.userId !== header.scope.userId) {
+    fail(`belief.scope.userId ${JSON.stringify(scope.userId)} differs from the header's user`);
+  }
+  if (header.scope.namespace !== null && (scope.namespace ?? '') !== header.scope.namespace) {
+    fail(
+      `belief.scope.namespace ${JSON.stringify(scope.namespace ?? '')} differs from the header's namespace`,
+    );
+  }
+  if (!(BELIEF_KINDS as readonly unknown[]).includes(b.kind))
+    fail(`belief.kind ${JSON.stringify(b.kind)} is unknown`);
+  if (!(BELIEF_STATUSES as readonly unknown[]).includes(b.status)) {
+    fail(`belief.status ${JSON.stringify(b.status)} is unknown`);
+  }
+  if (!(BELIEF_SOURCES as readonly unknown[]).includes(b.source)) {
+    fail(`belief.source ${JSON.stringify(b.source)} is unknown`);
+  }
+  // A forgotten belief is a content-free tombstone: its content fields are empty.
+  const tomb = b.status === 'forgotten';
+  for (const k of ['subject', 'attribute', 'value', 'statement']) str(k, { empty: tomb });
+  if (typeof b.confidence !== 'number' || !(b.confidence >= 0 && b.confidence <= 1)) {
+    fail('belief.confidence must be a number between 0 and 1');
+  }
+  str('supersedes', { nullable: true });
+  str('supersededBy', { nullable: true });
+  if (!Number.isInteger(b.version) || (b.version as number) < 1)
+    fail('belief.version must be a positive integer');
+  iso('validFrom', true);
+  iso('validTo', true);
+  iso('storedAt', false);
+  iso('updatedAt', false);
+  iso('invalidatedAt', true);
+  if (!Array.isArray(b.evidence)) return fail('belief.evidence must be an array');
+  b.evidence.forEach((e: unknown, i: number) => {
+    checkEvidence(e, `belief.evidence[${i}]`, fail);
+  });
+  let embedding: Float32Array | null = null;
+  if (v.embedding !== null) {
+    if (typeof v.embedding !== 'string' || !BASE64.test(v.embedding)) {
+      fail('embedding must be a base64 string or null');
+    }
+    const bytes = Buffer.from(v.embedding as string, 'base64');
+    if (bytes.byteLength === 0 || bytes.byteLength % 4 !== 0)
+      fail('embedding is not a whole number of Float32 values');
+    embedding = decodeEmbedding(v.embedding as string);
+    if (header.embedding.dimensions !== null && embedding.length !== header.embedding.dimensions) {
+      fail(`embedding has ${embedding.length} dimensions, the header says ${header.embedding.dimensions}`);
+    }
+    for (const x of embedding) if (!Number.isFinite(x)) fail('embedding contains a non-finite value');
+  }
+  return { belief: b as unknown as Belief, embedding };
+}
+
+function checkEvidence(e: unknown, where: string, fail: (m: string) => never): asserts e is Evidence {
+  if (!isObj(e)) fail(`${where} must be an object`);
+  const o = e as Obj;
+  allowOnly(o, ['sessionId', 'position', 'role', 'quote', 'at', 'ref'], `${where}.`, fail);
+  if (typeof o.sessionId !== 'string' || o.sessionId === '') fail(`${where}.sessionId must be a string`);
+  if (!Number.isInteger(o.position) || (o.position as number) < 0)
+    fail(`${where}.position must be a non-negative integer`);
+  if (o.role !== 'user' && o.role !== 'assistant') fail(`${where}.role must be "user" or "assistant"`);
+  if (typeof o.quote !== 'string') fail(`${where}.quote must be a string`);
+  if (!isIso(o.at)) fail(`${where}.at must be an ISO-8601 date`);
+  if (o.ref !== undefined && typeof o.ref !== 'string') fail(`${where}.ref must be a string`);
+}

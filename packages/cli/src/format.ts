@@ -1,0 +1,35 @@
+/** Plain-text rendering for the terminal: tables, receipts and timelines. */
+import type { Belief, RecallSignals } from '@mem01/engine';
+
+/** A left-aligned table; cells are made single-line, columns padded to the widest cell. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const clean = (s: string) => s.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  const all = [headers.map(clean), ...rows.map((r) => r.map(clean))];
+  const widths = headers.map((_, i) => Math.max(...all.map((r) => [...(r[i] ?? '')].length)));
+  const line = (r: readonly string[]) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - [...c].length)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(all[0] ?? []), ...all.slice(1).map(line)].join('\n')}\n`;
+}
+
+/** Shortens text for a table cell. */
+export function clip(text: string, max: number): string {
+  const chars = [...text.replace(/\s+/g, ' ')];
+  return chars.length <= max ? chars.join('') : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+export function num(value: number | null, digits = 3): string {
+  return value === null ? '-' : value.toFixed(digits);
+}
+
+/** One belief as a short line: `id status kind subject.attribute = value`. */
+export function beliefKey(b: Belief): string {
+  return `${b.subject}.${b.attribute}`;
+}
+
+export function signalCells(s: RecallSignals | undefined): string[] {
+  if (!s) return ['-', '-', '-', '-', '-'];
+  return [num(s.lexical), num(s.vector), num(s.recency), num(s.confidence, 2), num(s.kind, 2)];
+}
