@@ -1,0 +1,131 @@
+import { type Kysely, sql } from 'kysely';
+import type { Migration, MigrationProvider } from 'kysely/migration';
+
+/** The schema version this code writes and understands. */
+export const POSTGRES_SCHEMA_VERSION = 1;
+
+/** How embeddings are stored: a pgvector `vector(dims)` column with HNSW, or `real[]` with exact cosine. */
+export type VectorMode = 'pgvector' | 'exact';
+
+export interface MigrationContext {
+  readonly schema: string;
+  readonly dimensions: number;
+  readonly mode: VectorMode;
+  /** Schema holding the `vector` extension's type and operators (pgvector mode). */
+  readonly extensionSchema: string | null;
+}
+
+/** The in-code migrations, applied by kysely's Migrator (which holds a Postgres advisory lock while migrating). */
+export function migrationProvider(ctx: MigrationContext): MigrationProvider {
+  return {
+    async getMigrations(): Promise<Record<string, Migration>> {
+      return { '0001_initial': { up: (db) => initial(db, ctx) } };
+    },
+  };
+}
+
+async function initial(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> {
+  const t = (name: string) => sql.id(ctx.schema, name);
+  const dims = sql.raw(String(ctx.dimensions));
+  const embeddingType =
+    ctx.mode === 'pgvector' ? sql`${sql.id(ctx.extensionSchema ?? 'public')}.vector(${dims})` : sql`real[]`;
+  const statements = [
+    sql`create table ${t('meta')} (key text primary key, value text not null)`,
+    sql`create table ${t('beliefs')} (
+      id text primary key,
+      user_id text not null,
+      namespace text not null default '',
+      kind text not null,
+      subject text not null,
+      attribute text not null,
+      value text not null,
+      statement text not null,
+      confidence double precision not null,
+      status text not null,
+      supersedes text,
+      superseded_by text,
+      version integer not null,
+      valid_from text,
+      valid_to text,
+      stored_at text not null,
+      updated_at text not null,
+      invalidated_at text,
+      evidence text not null default '[]',
+      source text not null,
+      embedding ${embeddingType},
+      tsv tsvector generated always as (
+        to_tsvector('english'::regconfig, statement || ' ' || value || ' ' || replace(subject, '_', ' ') || ' ' || replace(attribute, '_', ' '))
+      ) stored
+    )`,
+    sql`create index ${sql.id('beliefs_scope_status_id')} on ${t('beliefs')} (user_id, namespace, status, id desc)`,
+    sql`create unique index ${sql.id('beliefs_one_active_per_key')} on ${t('beliefs')} (user_id, namespace, subject, attribute) where status = 'active'`,
+    sql`create index ${sql.id('beliefs_tsv_gin')} on ${t('beliefs')} using gin (tsv)`,
+    sql`create index ${sql.id('beliefs_scope_stored')} on ${t('beliefs')} (user_id, namespace, stored_at, id)`,
+    sql`create table ${t('audit')} (
+      seq bigserial primary key,
+      at text not null,
+      user_id text not null,
+      namespace text not null,
+      belief_id text,
+      action text not null,
+      actor text not null
+    )`,
+    sql`create index ${sql.id('audit_scope_seq')} on ${t('audit')} (user_id, namespace, seq)`,
+    sql`create table ${t('outbox')} (
+      seq bigserial primary key,
+      id text not null unique,
+      user_id text not null,
+      namespace text not null,
+      session_id text not null,
+      position integer not null,
+      role text not null,
+      text text not null,
+      at text not null,
+      ref text,
+      idem_key text not null unique,
+      accepted_at text not null,
+      attempts integer not null default 0,
+      status text not null default 'queued',
+      last_error text,
+      claim_id text,
+      worker text,
+      lease_until timestamptz,
+      retry_at timestamptz
+    )`,
+    sql`create index ${sql.id('outbox_pending_user_seq')} on ${t('outbox')} (user_id, seq) where status in ('queued', 'claimed')`,
+    sql`create index ${sql.id('outbox_pending_seq')} on ${t('outbox')} (seq) where status in ('queued', 'claimed')`,
+    sql`create index ${sql.id('outbox_claim')} on ${t('outbox')} (claim_id) where claim_id is not null`,
+    sql`create table ${t('transcript_sessions')} (
+      session_id text primary key,
+      user_id text,
+      namespace text
+    )`,
+    sql`create index ${sql.id('transcript_sessions_user')} on ${t('transcript_sessions')} (user_id)`,
+    sql`create table ${t('transcript_items')} (
+      session_id text not null,
+      position integer not null,
+      item text not null,
+      primary key (session_id, position)
+    )`,
+    sql`create table ${t('transcript_operations')} (
+      session_id text not null,
+      operation_id text not null,
+      fingerprint text,
+      positions text not null,
+      primary key (session_id, operation_id)
+    )`,
+  ];
+  if (ctx.mode === 'pgvector') {
+    const ext = sql.id(ctx.extensionSchema ?? 'public');
+    statements.push(
+      sql`create index ${sql.id('beliefs_embedding_hnsw')} on ${t('beliefs')} using hnsw (embedding ${ext}.vector_cosine_ops)`,
+    );
+  }
+  statements.push(
+    sql`insert into ${t('meta')} (key, value) values
+      ('schema_version', '1'),
+      ('dimensions', ${String(ctx.dimensions)}),
+      ('vector_mode', ${ctx.mode})`,
+  );
+  for (const statement of statements) await statement.execute(db);
+}

@@ -1,0 +1,1542 @@
+import {
+  type AppendEnqueue,
+  type AuditEvent,
+  assertId,
+  assertText,
+  BELIEF_STATUSES,
+  type Belief,
+  type BeliefInsert,
+  type BeliefPatch,
+  type BeliefStatus,
+  CapabilityError,
+  type ClaimOptions,
+  type CommitRequest,
+  ConfigError,
+  CorruptStoreError,
+  DimensionMismatchError,
+  DuplicateActiveBeliefError,
+  type EraseReceipt,
+  type FullStore,
+  InvalidInputError,
+  idempotencyKey,
+  isoNow,
+  LeaseLostError,
+  type LexicalHit,
+  type ListOptions,
+  type Logger,
+  NotFoundError,
+  newId,
+  normalizeScope,
+  normalizeVector,
+  type OutboxBacklog,
+  type OutboxClaim,
+  type OutboxEntry,
+  type OutboxInput,
+  type Page,
+  SchemaTooNewError,
+  type Scope,
+  type ScopeSummary,
+  type SearchOptions,
+  type StoreCapabilities,
+  StoreError,
+  type StoreInfo,
+  sameScope,
+  sanitize,
+  stableJson,
+  type VectorHit,
+  VersionConflictError,
+} from '@mem01/engine';
+import { Kysely, PostgresDialect, type RawBuilder, sql, type Transaction } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import pg from 'pg';
+import pgvector from 'pgvector';
+import {
+  constraintOf,
+  detailOf,
+  isConnectionLoss,
+  isRetryableConflict,
+  sqlState,
+  toStoreError,
+} from './errors.js';
+import { migrationProvider, POSTGRES_SCHEMA_VERSION, type VectorMode } from './migrations.js';
+import { pgText, pgTextOrNull, searchTerms } from './text.js';
+
+export { POSTGRES_SCHEMA_VERSION } from './migrations.js';
+
+/** Options of {@link openPostgresStore}. Defaults are resolved in one place, {@link resolveOptions}. */
+export interface PostgresStoreOptions {
+  /** Connection string; default `process.env.DATABASE_URL`. Ignored when `pool` or `db` is given. */
+  readonly connectionString?: string | undefined;
+  /** A caller-owned pool. `close()` leaves it open. */
+  readonly pool?: pg.Pool | undefined;
+  /** A caller-owned Kysely instance on the PostgreSQL dialect. `close()` leaves it open. */
+  // biome-ignore lint/suspicious/noExplicitAny: the caller's database type is theirs; the store only runs raw SQL
+  readonly db?: Kysely<any> | undefined;
+  /** Schema holding the tables; default `mem01`. Lower-case letters, digits and `_`, at most 63 characters. */
+  readonly schema?: string | undefined;
+  /**
+   * Embedding dimension, fixed per store at its first migration and checked on every write and search.
+   * Default: the stored value, or 384 for a new store. A different value than the stored one is refused.
+   */
+  readonly dimensions?: number | undefined;
+  /**
+   * `auto` (default): create the `vector` extension when possible, else keep embeddings in `real[]` and search
+   * them by exact cosine (logging one warning). `pgvector`: require the extension. `exact`: never use it.
+   * An existing store keeps the mode it was created with.
+   */
+  readonly vector?: 'auto' | 'pgvector' | 'exact' | undefined;
+  /** `statement_timeout` for connections of a pool this store creates; default none. */
+  readonly statementTimeoutMs?: number | undefined;
+  /** How long to wait for a free connection of a pool this store creates; default 10 000 ms. */
+  readonly connectionTimeoutMs?: number | undefined;
+  /** Size of a pool this store creates; default 10. */
+  readonly maxConnections?: number | undefined;
+  /** Where warnings go (for example the fallback to exact cosine). Default: `console.warn` for warnings. */
+  readonly logger?: Logger | undefined;
+  /** Run migrations when opening; default true. With false, the schema must already be current. */
+  readonly migrate?: boolean | undefined;
+}
+
+interface ResolvedOptions {
+  readonly schema: string;
+  readonly dimensions: number | null;
+  readonly vector: 'auto' | 'pgvector' | 'exact';
+  readonly statementTimeoutMs: number | null;
+  readonly connectionTimeoutMs: number | null;
+  readonly logger: Logger;
+  readonly migrate: boolean;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const DEFAULT_DIMENSIONS = 384;
+const MAX_TEXT_BYTES = 1_000_000;
+const INSERT_CHUNK = 500;
+
+const defaultLogger: Logger = {
+  info: () => {},
+  warn: (message) => console.warn(message),
+};
+
+function positiveInt(value: unknown, field: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new InvalidInputError(field, `must be an integer between 1 and ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
+  const schema = options.schema ?? 'mem01';
+  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
+    throw new ConfigError(
+      `schema must match ${SCHEMA_NAME.source} (lower-case letters, digits, underscore), got ${JSON.stringify(schema)}`,
+    );
+  }
+  const vector = options.vector ?? 'auto';
+  if (vector !== 'auto' && vector !== 'pgvector' && vector !== 'exact') {
+    throw new ConfigError(`vector must be auto, pgvector or exact, got ${JSON.stringify(vector)}`);
+  }
+  return {
+    schema,
+    dimensions:
+      options.dimensions === undefined ? null : positiveInt(options.dimensions, 'dimensions', 16_000),
+    vector,
+    statementTimeoutMs:
+      options.statementTimeoutMs === undefined
+        ? null
+        : positiveInt(options.statementTimeoutMs, 'statementTimeoutMs'),
+    connectionTimeoutMs: options.connectionTimeoutMs ?? (options.pool || options.db ? null : 10_000),
+    logger: options.logger ?? defaultLogger,
+    migrate: options.migrate ?? true,
+  };
+}
+
+/**
+ * Opens (and by default migrates) a PostgreSQL store.
+ *
+ * @example
+ * const store = await openPostgresStore({ connectionString: 'postgres://localhost/app' });
+ */
+export async function openPostgresStore(options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const store = new PostgresStore(options);
+  try {
+    if (store.options.migrate) await store.migrate();
+    else await store.load();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}
+
+interface BeliefRow {
+  id: string;
+  user_id: string;
+  namespace: string;
+  kind: string;
+  subject: string;
+  attribute: string;
+  value: string;
+  statement: string;
+  confidence: number;
+  status: string;
+  supersedes: string | null;
+  superseded_by: string | null;
+  version: number;
+  valid_from: string | null;
+  valid_to: string | null;
+  stored_at: string;
+  updated_at: string;
+  invalidated_at: string | null;
+  evidence: string;
+  source: string;
+}
+
+interface OutboxRow {
+  seq: string;
+  id: string;
+  user_id: string;
+  namespace: string;
+  session_id: string;
+  position: number;
+  role: string;
+  text: string;
+  at: string;
+  ref: string | null;
+  idem_key: string;
+  accepted_at: string;
+  attempts: number;
+  status: string;
+  last_error: string | null;
+  claim_id: string | null;
+  worker: string | null;
+}
+
+const BELIEF_COLUMNS = sql.raw(
+  'id, user_id, namespace, kind, subject, attribute, value, statement, confidence, status, supersedes, superseded_by, version, valid_from, valid_to, stored_at, updated_at, invalidated_at, evidence, source',
+);
+
+function toBelief(r: BeliefRow): Belief {
+  return {
+    id: r.id,
+    scope: { userId: r.user_id, namespace: r.namespace },
+    kind: r.kind as Belief['kind'],
+    subject: r.subject,
+    attribute: r.attribute,
+    value: r.value,
+    statement: r.statement,
+    confidence: Number(r.confidence),
+    status: r.status as BeliefStatus,
+    supersedes: r.supersedes,
+    supersededBy: r.superseded_by,
+    version: Number(r.version),
+    validFrom: r.valid_from,
+    validTo: r.valid_to,
+    storedAt: r.stored_at,
+    updatedAt: r.updated_at,
+    invalidatedAt: r.invalidated_at,
+    evidence: JSON.parse(r.evidence) as Belief['evidence'],
+    source: r.source as Belief['source'],
+  };
+}
+
+function toEntry(r: OutboxRow): OutboxEntry {
+  return {
+    id: r.id,
+    scope: { userId: r.user_id, namespace: r.namespace },
+    sessionId: r.session_id,
+    position: Number(r.position),
+    role: r.role as OutboxEntry['role'],
+    text: r.text,
+    at: r.at,
+    ...(r.ref === null ? {} : { ref: r.ref }),
+    idempotencyKey: r.idem_key,
+    acceptedAt: r.accepted_at,
+    seq: Number(r.seq),
+    attempts: Number(r.attempts),
+    status: r.status as OutboxEntry['status'],
+    lastError: r.last_error,
+  };
+}
+
+function assertStatuses(statuses: readonly BeliefStatus[] | undefined): string[] {
+  const list = statuses ?? ['active'];
+  if (!Array.isArray(list) || list.length === 0)
+    throw new InvalidInputError('statuses', 'must be a non-empty array');
+  for (const s of list) {
+    if (!(BELIEF_STATUSES as readonly string[]).includes(s)) {
+      throw new InvalidInputError('statuses', `unknown status ${JSON.stringify(s)}`);
+    }
+  }
+  return [...list];
+}
+
+function assertIso(value: unknown, field: string): string {
+  if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
+    throw new InvalidInputError(field, 'must be an ISO-8601 timestamp');
+  }
+  return value;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Db = Kysely<unknown> | Transaction<unknown>;
+
+/**
+ * A mem01 store on PostgreSQL: beliefs with a generated `tsvector` (GIN) and pgvector HNSW or exact cosine,
+ * transcripts, and a durable outbox shared by worker processes on many hosts.
+ *
+ * Concurrency: every multi-statement write is one transaction; one active belief per key is a partial unique
+ * index; outbox claims lock the user's oldest pending entry with `FOR UPDATE SKIP LOCKED` and refuse users whose
+ * previous claim is still leased, so one user's turns are extracted in acceptance order across processes.
+ */
+export class PostgresStore implements FullStore {
+  readonly name = 'postgres';
+  /** @internal */
+  readonly options: ResolvedOptions;
+  readonly #db: Kysely<unknown>;
+  readonly #ownsDb: boolean;
+  #closed = false;
+  #loaded: {
+    dimensions: number;
+    mode: VectorMode;
+    extensionSchema: string | null;
+    iterativeScan: boolean;
+    schemaVersion: number;
+  } | null = null;
+
+  /** Use {@link openPostgresStore}; the constructor does no I/O. */
+  constructor(options: PostgresStoreOptions = {}) {
+    this.options = resolveOptions(options);
+    if (options.db) {
+      this.#db = options.db;
+      this.#ownsDb = false;
+    } else if (options.pool) {
+      // A Kysely over a caller's pool: never destroyed by us, since destroy() would end the pool.
+      this.#db = new Kysely({ dialect: new PostgresDialect({ pool: options.pool }) });
+      this.#ownsDb = false;
+    } else {
+      const connectionString = options.connectionString ?? process.env.DATABASE_URL;
+      if (!connectionString) {
+        throw new ConfigError(
+          'postgres: no connection string (pass connectionString, pool or db, or set DATABASE_URL)',
+        );
+      }
+      const pool = new pg.Pool({
+        connectionString,
+        max: options.maxConnections ?? 10,
+        connectionTimeoutMillis: this.options.connectionTimeoutMs ?? 0,
+        ...(this.options.statementTimeoutMs === null
+          ? {}
+          : { statement_timeout: this.options.statementTimeoutMs }),
+      });
+      // An idle client whose backend is terminated emits 'error'; without a listener that crashes the process.
+      pool.on('error', (err) =>
+        this.options.logger.warn(`mem01 postgres: idle connection error: ${sanitize(err.message)}`),
+      );
+      this.#db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+      this.#ownsDb = true;
+    }
+  }
+
+  /** The capabilities of the active vector mode (before `migrate`/`load`: as configured). */
+  get capabilities(): StoreCapabilities {
+    const mode = this.#loaded?.mode ?? (this.options.vector === 'exact' ? 'exact' : 'pgvector');
+    return {
+      vectorSearch: mode === 'pgvector' ? 'index' : 'exact',
+      vectorIndex: mode === 'pgvector' ? 'pgvector-hnsw' : 'exact-cosine',
+      lexicalIndex: 'tsvector-gin',
+      durableOutbox: true,
+      multiProcess: true,
+    };
+  }
+
+  /** The Kysely instance the store uses (for tests and tooling). */
+  get db(): Kysely<unknown> {
+    return this.#db;
+  }
+
+  get schema(): string {
+    return this.options.schema;
+  }
+
+  #t(name: string): RawBuilder<unknown> {
+    return sql`${sql.id(this.options.schema, name)}`;
+  }
+
+  #state() {
+    if (this.#closed) throw new StoreError('postgres store is closed');
+    if (!this.#loaded) throw new StoreError('postgres store is not migrated or loaded yet');
+    return this.#loaded;
+  }
+
+  /**
+   * Creates the schema and applies pending migrations. Safe to run from several processes at once: the
+   * preparation holds a transaction-scoped advisory lock and kysely's Migrator holds its own advisory lock.
+   * Throws `SchemaTooNewError` when the database was written by a newer version.
+   */
+  async migrate(): Promise<void> {
+    const o = this.options;
+    try {
+      const prep = await this.#db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${`mem01:migrate:${o.schema}`}))`.execute(trx);
+        await sql`create schema if not exists ${sql.id(o.schema)}`.execute(trx);
+        const meta = await this.#readMeta(trx);
+        let mode: VectorMode;
+        if (meta) {
+          mode = meta.mode;
+          if (o.vector === 'pgvector' && mode !== 'pgvector') {
+            throw new ConfigError(
+              `postgres schema ${o.schema} was created without pgvector (exact cosine); vector: 'pgvector' cannot be used with it`,
+            );
+          }
+        } else if (o.vector === 'exact') {
+          mode = 'exact';
+        } else {
+          mode = (await this.#ensureVectorExtension(trx)) ? 'pgvector' : 'exact';
+          if (mode === 'exact') {
+            if (o.vector === 'pgvector') {
+              throw new CapabilityError(this.name, 'the pgvector extension (CREATE EXTENSION vector failed)');
+            }
+            o.logger.warn(
+              `mem01 postgres: the pgvector extension is not available; embeddings are stored as real[] and searched by exact cosine (schema ${o.schema})`,
+            );
+          }
+        }
+        const extensionSchema = mode === 'pgvector' ? await this.#extensionSchema(trx) : null;
+        return { mode, extensionSchema, dimensions: meta?.dimensions ?? o.dimensions ?? DEFAULT_DIMENSIONS };
+      });
+      const migrator = new Migrator({
+        db: this.#db,
+        provider: migrationProvider({ schema: o.schema, ...prep }),
+        migrationTableSchema: o.schema,
+      });
+      const result = await migrator.migrateToLatest();
+      if (result.error) throw result.error;
+    } catch (err) {
+      throw toStoreError(err, 'migrate', this.#limits());
+    }
+    await this.load();
+  }
+
+  /** Reads the schema version, mode and dimensions of an already migrated schema. */
+  async load(): Promise<void> {
+    const o = this.options;
+    try {
+      const meta = await this.#readMeta(this.#db);
+      if (!meta)
+        throw new StoreError(`postgres schema ${o.schema} is not migrated (open with migrate: true)`);
+      if (meta.version < POSTGRES_SCHEMA_VERSION) {
+        throw new StoreError(
+          `postgres schema ${o.schema} has version ${meta.version}, older than ${POSTGRES_SCHEMA_VERSION}; run migrate()`,
+        );
+      }
+      if (o.dimensions !== null && o.dimensions !== meta.dimensions) {
+        throw new DimensionMismatchError(
+          meta.dimensions,
+          o.dimensions,
+          `postgres schema ${o.schema} dimensions`,
+        );
+      }
+      let iterativeScan = false;
+      let extensionSchema: string | null = null;
+      if (meta.mode === 'pgvector') {
+        const ext = await sql<{ extversion: string; ns: string }>`
+          select extversion, extnamespace::regnamespace::text as ns from pg_extension where extname = 'vector'`.execute(
+          this.#db,
+        );
+        const row = ext.rows[0];
+        if (!row)
+          throw new CorruptStoreError(
+            `postgres schema ${o.schema} uses pgvector but the extension is missing`,
+          );
+        extensionSchema = row.ns.replace(/^"|"$/g, '');
+        const [major = 0, minor = 0] = row.extversion.split('.').map(Number);
+        iterativeScan = major > 0 || minor >= 8;
+      }
+      this.#loaded = {
+        dimensions: meta.dimensions,
+        mode: meta.mode,
+        extensionSchema,
+        iterativeScan,
+        schemaVersion: meta.version,
+      };
+    } catch (err) {
+      throw toStoreError(err, 'load', this.#limits());
+    }
+  }
+
+  async #readMeta(db: Db): Promise<{ version: number; dimensions: number; mode: VectorMode } | null> {
+    const exists = await sql<{
+      t: string | null;
+    }>`select to_regclass(${`${this.options.schema}.meta`})::text as t`.execute(db);
+    if (!exists.rows[0]?.t) return null;
+    const rows = await sql<{ key: string; value: string }>`select key, value from ${this.#t('meta')}`.execute(
+      db,
+    );
+    const map = new Map(rows.rows.map((r) => [r.key, r.value]));
+    const version = Number(map.get('schema_version'));
+    const dimensions = Number(map.get('dimensions'));
+    const mode = map.get('vector_mode');
+    if (
+      !Number.isInteger(version) ||
+      !Number.isInteger(dimensions) ||
+      (mode !== 'pgvector' && mode !== 'exact')
+    ) {
+      throw new CorruptStoreError(`postgres schema ${this.options.schema}: unreadable meta table`);
+    }
+    if (version > POSTGRES_SCHEMA_VERSION) {
+      throw new SchemaTooNewError(`postgres schema ${this.options.schema}`, version, POSTGRES_SCHEMA_VERSION);
+    }
+    return { version, dimensions, mode };
+  }
+
+  async #ensureVectorExtension(trx: Transaction<unknown>): Promise<boolean> {
+    const present = await sql`select 1 from pg_extension where extname = 'vector'`.execute(trx);
+    if (present.rows.length > 0) return true;
+    await sql`savepoint mem01_vector`.execute(trx);
+    try {
+      await sql`select pg_advisory_xact_lock(hashtext('mem01:create-extension-vector'))`.execute(trx);
+      await sql`create extension if not exists vector`.execute(trx);
+      await sql`release savepoint mem01_vector`.execute(trx);
+      return true;
+    } catch {
+      await sql`rollback to savepoint mem01_vector`.execute(trx);
+      return false;
+    }
+  }
+
+  async #extensionSchema(db: Db): Promise<string> {
+    const r = await sql<{ ns: string }>`
+      select extnamespace::regnamespace::text as ns from pg_extension where extname = 'vector'`.execute(db);
+    return (r.rows[0]?.ns ?? 'public').replace(/^"|"$/g, '');
+  }
+
+  #limits() {
+    return {
+      statementTimeoutMs: this.options.statementTimeoutMs,
+      connectionTimeoutMs: this.options.connectionTimeoutMs,
+    };
+  }
+
+  /**
+   * Runs `fn`, retrying after a rolled-back conflict (serialization/deadlock) and, when `idempotent`, after a
+   * lost connection. Other driver errors become typed errors with a clear message.
+   */
+  async #run<T>(
+    operation: string,
+    fn: () => Promise<T>,
+    retry: { idempotent: boolean; applied?: () => Promise<boolean> } = { idempotent: false },
+  ): Promise<T> {
+    this.#state();
+    const attempts = 4;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const conflict = isRetryableConflict(err);
+        const lost = isConnectionLoss(err);
+        if (attempt < attempts && (conflict || (lost && (retry.idempotent || retry.applied)))) {
+          await sleep(25 * 2 ** attempt);
+          if (lost && retry.applied) {
+            // The commit may have reached the server before the connection broke: check before re-running it.
+            try {
+              if (await retry.applied()) return undefined as T;
+            } catch (checkErr) {
+              if (!isConnectionLoss(checkErr)) throw toStoreError(checkErr, operation, this.#limits());
+              continue;
+            }
+          }
+          continue;
+        }
+        throw toStoreError(err, operation, this.#limits());
+      }
+    }
+  }
+
+  #tx<T>(fn: (trx: Transaction<unknown>) => Promise<T>): Promise<T> {
+    return this.#db.transaction().execute(fn);
+  }
+
+  // ---------------------------------------------------------------- beliefs
+
+  #embeddingSql(embedding: Float32Array | null | undefined, where: string): RawBuilder<unknown> {
+    const state = this.#state();
+    if (embedding === null || embedding === undefined) return sql`null`;
+    if (!(embedding instanceof Float32Array)) throw new InvalidInputError(where, 'must be a Float32Array');
+    if (embedding.length !== state.dimensions)
+      throw new DimensionMismatchError(state.dimensions, embedding.length, where);
+    for (const x of embedding)
+      if (!Number.isFinite(x)) throw new InvalidInputError(where, 'must contain finite numbers');
+    if (state.mode === 'pgvector') {
+      return sql`${pgvector.toSql(Array.from(embedding))}::${sql.id(state.extensionSchema ?? 'public')}.vector`;
+    }
+    // Stored unit-length, so a dot product is the cosine similarity.
+    return sql`${Array.from(normalizeVector(embedding))}::real[]`;
+  }
+
+  #validateBelief(b: Belief, where: string): void {
+    if (b === null || typeof b !== 'object') throw new InvalidInputError(where, 'must be a belief');
+    assertId(b.id, `${where}.id`);
+    normalizeScope(b.scope);
+    if (!(BELIEF_STATUSES as readonly string[]).includes(b.status)) {
+      throw new InvalidInputError(`${where}.status`, `unknown status ${JSON.stringify(b.status)}`);
+    }
+    assertText(b.subject, `${where}.subject`, 1024, b.status === 'forgotten');
+    assertText(b.attribute, `${where}.attribute`, 1024, b.status === 'forgotten');
+    assertText(b.value, `${where}.value`, MAX_TEXT_BYTES, true);
+    assertText(b.statement, `${where}.statement`, MAX_TEXT_BYTES, true);
+    if (typeof b.confidence !== 'number' || !Number.isFinite(b.confidence)) {
+      throw new InvalidInputError(`${where}.confidence`, 'must be a finite number');
+    }
+    if (!Number.isInteger(b.version) || b.version < 1)
+      throw new InvalidInputError(`${where}.version`, 'must be >= 1');
+    if (!Array.isArray(b.evidence)) throw new InvalidInputError(`${where}.evidence`, 'must be an array');
+  }
+
+  #insertRows(inserts: readonly BeliefInsert[]): RawBuilder<unknown>[] {
+    return inserts.map(({ belief: b, embedding }, i) => {
+      const s = normalizeScope(b.scope);
+      return sql`(${b.id}, ${s.userId}, ${s.namespace}, ${b.kind}, ${pgText(b.subject)}, ${pgText(b.attribute)}, ${pgText(b.value)}, ${pgText(b.statement)}, ${b.confidence}, ${b.status}, ${b.supersedes}, ${b.supersededBy}, ${b.version}, ${b.validFrom}, ${b.validTo}, ${b.storedAt}, ${b.updatedAt}, ${b.invalidatedAt}, ${JSON.stringify(b.evidence)}, ${b.source}, ${this.#embeddingSql(embedding, `inserts[${i}].embedding`)})`;
+    });
+  }
+
+  async #insertBeliefs(trx: Transaction<unknown>, inserts: readonly BeliefInsert[]): Promise<void> {
+    for (let i = 0; i < inserts.length; i += INSERT_CHUNK) {
+      const chunk = inserts.slice(i, i + INSERT_CHUNK);
+      try {
+        await sql`insert into ${this.#t('beliefs')} (id, user_id, namespace, kind, subject, attribute, value, statement, confidence, status, supersedes, superseded_by, version, valid_from, valid_to, stored_at, updated_at, invalidated_at, evidence, source, embedding)
+          values ${sql.join(this.#insertRows(chunk))}`.execute(trx);
+      } catch (err) {
+        throw this.#uniqueError(err, chunk);
+      }
+    }
+  }
+
+  /** Maps a unique violation to the typed error the contract names. */
+  #uniqueError(err: unknown, inserts: readonly BeliefInsert[] = []): unknown {
+    if (sqlState(err) !== '23505') return err;
+    const constraint = constraintOf(err);
+    if (constraint === 'beliefs_one_active_per_key') {
+      const detail = detailOf(err);
+      const match = /=\((.*)\) already exists/s.exec(detail)?.[1] ?? '';
+      for (const { belief: b } of inserts) {
+        const s = normalizeScope(b.scope);
+        if (match === `${s.userId}, ${s.namespace}, ${pgText(b.subject)}, ${pgText(b.attribute)}`) {
+          return new DuplicateActiveBeliefError(b.subject, b.attribute, { cause: err });
+        }
+      }
+      const parts = match.split(', ');
+      const attribute = parts.at(-1) ?? 'unknown';
+      const subject = parts.at(-2) ?? 'unknown';
+      return new DuplicateActiveBeliefError(subject, attribute, { cause: err });
+    }
+    if (constraint === 'beliefs_pkey')
+      return new StoreError('postgres: a belief with this id already exists', { cause: err });
+    return err;
+  }
+
+  #patchSql(set: BeliefPatch): RawBuilder<unknown>[] {
+    const parts: RawBuilder<unknown>[] = [];
+    if (set.status !== undefined) {
+      if (!(BELIEF_STATUSES as readonly string[]).includes(set.status)) {
+        throw new InvalidInputError('set.status', `unknown status ${JSON.stringify(set.status)}`);
+      }
+      parts.push(sql`status = ${set.status}`);
+    }
+    if (set.supersededBy !== undefined) parts.push(sql`superseded_by = ${set.supersededBy}`);
+    if (set.invalidatedAt !== undefined) parts.push(sql`invalidated_at = ${set.invalidatedAt}`);
+    if (set.validTo !== undefined) parts.push(sql`valid_to = ${set.validTo}`);
+    if (set.confidence !== undefined) {
+      if (typeof set.confidence !== 'number' || !Number.isFinite(set.confidence)) {
+        throw new InvalidInputError('set.confidence', 'must be a finite number');
+      }
+      parts.push(sql`confidence = ${set.confidence}`);
+    }
+    if (set.evidence !== undefined) parts.push(sql`evidence = ${JSON.stringify(set.evidence)}`);
+    assertIso(set.updatedAt, 'set.updatedAt');
+    parts.push(sql`updated_at = ${set.updatedAt}`);
+    parts.push(sql`version = version + 1`);
+    return parts;
+  }
+
+  async commit(request: CommitRequest): Promise<void> {
+    const scope = normalizeScope(request.scope);
+    const inserts = request.inserts ?? [];
+    const updates = request.updates ?? [];
+    const audit = request.audit ?? [];
+    const activeKeys = new Set<string>();
+    inserts.forEach(({ belief }, i) => {
+      this.#validateBelief(belief, `inserts[${i}]`);
+      if (!sameScope(belief.scope, scope))
+        throw new InvalidInputError(`inserts[${i}].scope`, 'differs from the commit scope');
+      this.#embeddingSql(inserts[i]?.embedding, `inserts[${i}].embedding`);
+      if (belief.status === 'active') {
+        const key = `${belief.subject}\u0001${belief.attribute}`;
+        if (activeKeys.has(key)) throw new DuplicateActiveBeliefError(belief.subject, belief.attribute);
+        activeKeys.add(key);
+      }
+    });
+    const patches = updates.map((u, i) => {
+      assertId(u.id, `updates[${i}].id`);
+      if (!Number.isInteger(u.expectedVersion))
+        throw new InvalidInputError(`updates[${i}].expectedVersion`, 'must be an integer');
+      return this.#patchSql(u.set);
+    });
+    for (const [i, a] of audit.entries()) this.#validateAudit(a, scope, `audit[${i}]`);
+    const complete = request.complete;
+    if (complete) {
+      assertId(complete.claimId, 'complete.claimId');
+      for (const [i, id] of complete.entryIds.entries()) assertId(id, `complete.entryIds[${i}]`);
+    }
+
+    const firstInsert = inserts[0]?.belief.id;
+    await this.#run(
+      'commit',
+      () =>
+        this.#tx(async (trx) => {
+          if (complete && complete.entryIds.length > 0) {
+            const held = await sql<{ id: string }>`
+              select id from ${this.#t('outbox')}
+              where id = any(${[...complete.entryIds]}::text[]) and claim_id = ${complete.claimId} and status = 'claimed'
+              for update`.execute(trx);
+            if (held.rows.length !== new Set(complete.entryIds).size) throw new LeaseLostError();
+          }
+          for (const [i, u] of updates.entries()) {
+            let updated: { rows: unknown[] };
+            try {
+              updated = await sql`
+                update ${this.#t('beliefs')} set ${sql.join(patches[i] ?? [])}
+                where id = ${u.id} and user_id = ${scope.userId} and namespace = ${scope.namespace} and version = ${u.expectedVersion}
+                returning id`.execute(trx);
+            } catch (err) {
+              throw this.#uniqueError(err);
+            }
+            if (updated.rows.length === 0) {
+              const found = await sql<{ version: number }>`
+                select version from ${this.#t('beliefs')}
+                where id = ${u.id} and user_id = ${scope.userId} and namespace = ${scope.namespace}`.execute(
+                trx,
+              );
+              const row = found.rows[0];
+              if (!row) throw new NotFoundError(`belief ${u.id}`);
+              throw new VersionConflictError(u.id, u.expectedVersion, Number(row.version));
+            }
+          }
+          if (inserts.length > 0) await this.#insertBeliefs(trx, inserts);
+          await this.#insertAudit(trx, audit);
+          if (complete && complete.entryIds.length > 0) {
+            await sql`
+              update ${this.#t('outbox')} set status = 'done', text = '', claim_id = null, lease_until = null, retry_at = null
+              where id = any(${[...complete.entryIds]}::text[])`.execute(trx);
+          }
+        }),
+      {
+        idempotent: false,
+        ...(firstInsert === undefined
+          ? {}
+          : {
+              applied: async () => {
+                const r = await sql`select 1 from ${this.#t('beliefs')} where id = ${firstInsert}`.execute(
+                  this.#db,
+                );
+                return r.rows.length > 0;
+              },
+            }),
+      },
+    );
+  }
+
+  #validateAudit(a: AuditEvent, scope: Scope, where: string): void {
+    if (a === null || typeof a !== 'object') throw new InvalidInputError(where, 'must be an audit event');
+    if (!sameScope(a.scope, scope))
+      throw new InvalidInputError(`${where}.scope`, 'differs from the commit scope');
+    assertIso(a.at, `${where}.at`);
+    assertId(a.action, `${where}.action`);
+    assertId(a.actor, `${where}.actor`);
+  }
+
+  async #insertAudit(trx: Transaction<unknown>, audit: readonly AuditEvent[]): Promise<void> {
+    if (audit.length === 0) return;
+    const rows = audit.map((a) => {
+      const s = normalizeScope(a.scope);
+      return sql`(${a.at}, ${s.userId}, ${s.namespace}, ${a.beliefId}, ${a.action}, ${a.actor})`;
+    });
+    await sql`insert into ${this.#t('audit')} (at, user_id, namespace, belief_id, action, actor) values ${sql.join(rows)}`.execute(
+      trx,
+    );
+  }
+
+  async get(scope: Scope, id: string): Promise<Belief | null> {
+    const s = normalizeScope(scope);
+    assertId(id, 'id');
+    return this.#run(
+      'get',
+      async () => {
+        const r = await sql<BeliefRow>`select ${BELIEF_COLUMNS} from ${this.#t('beliefs')}
+          where id = ${id} and user_id = ${s.userId} and namespace = ${s.namespace}`.execute(this.#db);
+        const row = r.rows[0];
+        return row ? toBelief(row) : null;
+      },
+      { idempotent: true },
+    );
+  }
+
+  async getActiveByKeys(
+    scope: Scope,
+    keys: readonly { readonly subject: string; readonly attribute: string }[],
+  ): Promise<Belief[]> {
+    const s = normalizeScope(scope);
+    if (!Array.isArray(keys)) throw new InvalidInputError('keys', 'must be an array');
+    if (keys.length === 0) return [];
+    const subjects = keys.map((k, i) => {
+      assertText(k.subject, `keys[${i}].subject`, 1024);
+      return pgText(k.subject);
+    });
+    const attributes = keys.map((k, i) => {
+      assertText(k.attribute, `keys[${i}].attribute`, 1024);
+      return pgText(k.attribute);
+    });
+    return this.#run(
+      'getActiveByKeys',
+      async () => {
+        const r = await sql<BeliefRow>`select ${BELIEF_COLUMNS} from ${this.#t('beliefs')}
+          where user_id = ${s.userId} and namespace = ${s.namespace} and status = 'active'
+            and (subject, attribute) in (select * from unnest(${subjects}::text[], ${attributes}::text[]))
+          order by id desc`.execute(this.#db);
+        return r.rows.map(toBelief);
+      },
+      { idempotent: true },
+    );
+  }
+
+  async list(scope: Scope, options: ListOptions = {}): Promise<Page<Belief>> {
+    const s = normalizeScope(scope);
+    const statuses = assertStatuses(options.statuses);
+    const limit = options.limit === undefined ? 100 : positiveInt(options.limit, 'limit', 1000);
+    const cursor = options.cursor ?? null;
+    if (cursor !== null) assertId(cursor, 'cursor');
+    return this.#run(
+      'list',
+      async () => {
+        const r = await sql<BeliefRow>`select ${BELIEF_COLUMNS} from ${this.#t('beliefs')}
+          where user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[])
+            ${cursor === null ? sql`` : sql`and id < ${cursor}`}
+          order by id desc limit ${limit + 1}`.execute(this.#db);
+        const items = r.rows.slice(0, limit).map(toBelief);
+        return { items, nextCursor: r.rows.length > limit ? (items.at(-1)?.id ?? null) : null };
+      },
+      { idempotent: true },
+    );
+  }
+
+  async searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]> {
+    const s = normalizeScope(scope);
+    if (typeof query !== 'string') throw new InvalidInputError('query', 'must be a string');
+    const limit = positiveInt(options?.limit, 'limit', 10_000);
+    const statuses = assertStatuses(options.statuses);
+    const terms = searchTerms(query);
+    if (terms.length === 0) return [];
+    // OR of plainto_tsquery per word: each word is parsed as plain text, never as tsquery syntax.
+    const tsquery = sql`(${sql.join(
+      terms.map((t) => sql`plainto_tsquery('english'::regconfig, ${t})`),
+      sql` || `,
+    )})`;
+    return this.#run(
+      'searchLexical',
+      async () => {
+        const r = await sql<BeliefRow & { score: number }>`
+          select ${BELIEF_COLUMNS}, ts_rank_cd(tsv, qq.q) as score
+          from ${this.#t('beliefs')}, (select ${tsquery} as q) as qq
+          where user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[])
+            and tsv @@ qq.q
+          order by score desc, id desc limit ${limit}`.execute(this.#db);
+        return r.rows.map((row) => ({ belief: toBelief(row), score: Number(row.score) }));
+      },
+      { idempotent: true },
+    );
+  }
+
+  async searchVector(scope: Scope, vector: Float32Array, options: SearchOptions): Promise<VectorHit[]> {
+    const s = normalizeScope(scope);
+    const state = this.#state();
+    if (!(vector instanceof Float32Array)) throw new InvalidInputError('vector', 'must be a Float32Array');
+    if (vector.length !== state.dimensions)
+      throw new DimensionMismatchError(state.dimensions, vector.length, 'query vector');
+    for (const x of vector)
+      if (!Number.isFinite(x)) throw new InvalidInputError('vector', 'must contain finite numbers');
+    const limit = positiveInt(options?.limit, 'limit', 10_000);
+    const statuses = assertStatuses(options.statuses);
+    const scopeFilter = sql`user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[]) and embedding is not null`;
+    const toHits = (rows: (BeliefRow & { score: number | string | null })[]) =>
+      rows
+        .map((row) => {
+          const score = Number(row.score);
+          return { belief: toBelief(row), score: Number.isFinite(score) ? score : 0 };
+        })
+        .sort(
+          (a, b) => b.score - a.score || (a.belief.id < b.belief.id ? 1 : a.belief.id > b.belief.id ? -1 : 0),
+        );
+
+    if (state.mode === 'exact') {
+      const q = Array.from(normalizeVector(vector));
+      return this.#run(
+        'searchVector',
+        async () => {
+          const r = await sql<BeliefRow & { score: number }>`
+            select ${BELIEF_COLUMNS}, (select sum(x::float8 * y::float8) from unnest(embedding, ${q}::real[]) as u(x, y)) as score
+            from ${this.#t('beliefs')} where ${scopeFilter}
+            order by score desc nulls last, id desc limit ${limit}`.execute(this.#db);
+          return toHits(r.rows);
+        },
+        { idempotent: true },
+      );
+    }
+
+    const ext = sql.id(state.extensionSchema ?? 'public');
+    const q = sql`${pgvector.toSql(Array.from(vector))}::${ext}.vector`;
+    const distance = sql`embedding OPERATOR(${ext}.<=>) ${q}`;
+    return this.#run(
+      'searchVector',
+      async () => {
+        const hits = await this.#tx(async (trx) => {
+          // HNSW with a WHERE filter can stop early; iterative scans keep going until `limit` rows pass the filter.
+          await sql`select set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(40, limit * 2)))}, true)`.execute(
+            trx,
+          );
+          if (state.iterativeScan)
+            await sql`select set_config('hnsw.iterative_scan', 'strict_order', true)`.execute(trx);
+          const r = await sql<BeliefRow & { score: number }>`
+            select ${BELIEF_COLUMNS}, 1 - (${distance}) as score
+            from ${this.#t('beliefs')} where ${scopeFilter}
+            order by ${distance} limit ${limit}`.execute(trx);
+          return r.rows;
+        });
+        if (hits.length >= limit) return toHits(hits);
+        // Fewer than asked: either the scope has fewer embedded beliefs or the index scan gave up early. An exact
+        // scan over the scope's rows (the materialized CTE keeps the planner off the ANN index) settles it.
+        const exact = await sql<BeliefRow & { score: number }>`
+          with c as materialized (select ${BELIEF_COLUMNS}, embedding from ${this.#t('beliefs')} where ${scopeFilter})
+          select ${BELIEF_COLUMNS}, 1 - (${distance}) as score from c
+          order by ${distance}, id desc limit ${limit}`.execute(this.#db);
+        return toHits(exact.rows);
+      },
+      { idempotent: true },
+    );
+  }
+
+  async history(scope: Scope, options: { readonly id?: string | undefined } = {}): Promise<Belief[]> {
+    const s = normalizeScope(scope);
+    const id = options?.id;
+    if (id !== undefined) assertId(id, 'id');
+    return this.#run(
+      'history',
+      async () => {
+        if (id === undefined) {
+          const r = await sql<BeliefRow>`select ${BELIEF_COLUMNS} from ${this.#t('beliefs')}
+            where user_id = ${s.userId} and namespace = ${s.namespace} order by stored_at, id`.execute(
+            this.#db,
+          );
+          return r.rows.map(toBelief);
+        }
+        const found = new Map<string, Belief>();
+        const queried = new Set<string>();
+        let frontier = [id];
+        while (frontier.length > 0) {
+          for (const x of frontier) queried.add(x);
+          const r = await sql<BeliefRow>`select ${BELIEF_COLUMNS} from ${this.#t('beliefs')}
+            where user_id = ${s.userId} and namespace = ${s.namespace}
+              and (id = any(${frontier}::text[]) or supersedes = any(${frontier}::text[]) or superseded_by = any(${frontier}::text[]))`.execute(
+            this.#db,
+          );
+          const next = new Set<string>();
+          for (const row of r.rows) {
+            const b = toBelief(row);
+            found.set(b.id, b);
+            for (const link of [b.id, b.supersedes, b.supersededBy])
+              if (link && !queried.has(link)) next.add(link);
+          }
+          if (found.size === 0) return [];
+          frontier = [...next];
+        }
+        return [...found.values()].sort((a, b) =>
+          a.storedAt < b.storedAt ? -1 : a.storedAt > b.storedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+        );
+      },
+      { idempotent: true },
+    );
+  }
+
+  async forget(
+    scope: Scope,
+    id: string,
+    options: { readonly at: string; readonly expectedVersion?: number | undefined },
+  ): Promise<Belief> {
+    const s = normalizeScope(scope);
+    assertId(id, 'id');
+    const at = assertIso(options?.at, 'at');
+    const expected = options.expectedVersion;
+    if (expected !== undefined && !Number.isInteger(expected))
+      throw new InvalidInputError('expectedVersion', 'must be an integer');
+    return this.#run('forget', () =>
+      this.#tx(async (trx) => {
+        const r = await sql<BeliefRow>`select ${BELIEF_COLUMNS} from ${this.#t('beliefs')}
+          where id = ${id} and user_id = ${s.userId} and namespace = ${s.namespace} for update`.execute(trx);
+        const row = r.rows[0];
+        if (!row) throw new NotFoundError(`belief ${id}`);
+        const current = toBelief(row);
+        if (current.status === 'forgotten') return current;
+        if (expected !== undefined && expected !== current.version) {
+          throw new VersionConflictError(id, expected, current.version);
+        }
+        const updated = await sql<BeliefRow>`update ${this.#t('beliefs')}
+          set subject = '', attribute = '', value = '', statement = '', evidence = '[]', embedding = null,
+              status = 'forgotten', invalidated_at = ${at}, updated_at = ${at}, version = version + 1
+          where id = ${id} returning ${BELIEF_COLUMNS}`.execute(trx);
+        // The turns the belief came from may still sit in the outbox (dead entries keep their text).
+        const sessions = current.evidence.map((e) => e.sessionId);
+        const positions = current.evidence.map((e) => e.position);
+        if (sessions.length > 0) {
+          await sql`update ${this.#t('outbox')} set text = ''
+            where user_id = ${s.userId} and status in ('done', 'dead')
+              and (session_id, position) in (select * from unnest(${sessions}::text[], ${positions}::int[]))`.execute(
+            trx,
+          );
+        }
+        await this.#insertAudit(trx, [{ at, scope: s, beliefId: id, action: 'forget', actor: 'user' }]);
+        const out = updated.rows[0];
+        if (!out) throw new StoreError('postgres: forget updated no row');
+        return toBelief(out);
+      }),
+    );
+  }
+
+  async importBeliefs(records: readonly BeliefInsert[]): Promise<{ inserted: number; skipped: number }> {
+    if (!Array.isArray(records)) throw new InvalidInputError('records', 'must be an array');
+    const seen = new Set<string>();
+    const activeKeys = new Set<string>();
+    records.forEach((r, i) => {
+      this.#validateBelief(r.belief, `records[${i}].belief`);
+      this.#embeddingSql(r.embedding, `records[${i}].embedding`);
+      if (seen.has(r.belief.id)) throw new InvalidInputError(`records[${i}].belief.id`, 'appears twice');
+      seen.add(r.belief.id);
+      if (r.belief.status === 'active') {
+        const s = normalizeScope(r.belief.scope);
+        const key = stableJson([s.userId, s.namespace, r.belief.subject, r.belief.attribute]);
+        if (activeKeys.has(key)) throw new DuplicateActiveBeliefError(r.belief.subject, r.belief.attribute);
+        activeKeys.add(key);
+      }
+    });
+    if (records.length === 0) return { inserted: 0, skipped: 0 };
+    return this.#run(
+      'importBeliefs',
+      () =>
+        this.#tx(async (trx) => {
+          const ids = records.map((r) => r.belief.id);
+          const existing = new Set<string>();
+          for (let i = 0; i < ids.length; i += 10_000) {
+            const r = await sql<{ id: string }>`select id from ${this.#t('beliefs')}
+              where id = any(${ids.slice(i, i + 10_000)}::text[])`.execute(trx);
+            for (const row of r.rows) existing.add(row.id);
+          }
+          const fresh = records.filter((r) => !existing.has(r.belief.id));
+          await this.#insertBeliefs(trx, fresh);
+          return { inserted: fresh.length, skipped: records.length - fresh.length };
+        }),
+      // Re-running converges: ids already present are skipped.
+      { idempotent: true },
+    );
+  }
+
+  async eraseUser(userId: string): Promise<EraseReceipt> {
+    assertId(userId, 'userId');
+    return this.#run(
+      'eraseUser',
+      () =>
+        this.#tx(async (trx) => {
+          const count = async (q: RawBuilder<unknown>) =>
+            Number((await q.execute(trx)).numAffectedRows ?? 0n);
+          const beliefs = await count(sql`delete from ${this.#t('beliefs')} where user_id = ${userId}`);
+          const auditEvents = await count(sql`delete from ${this.#t('audit')} where user_id = ${userId}`);
+          const outboxEntries = await count(sql`delete from ${this.#t('outbox')} where user_id = ${userId}`);
+          const owned = sql`(select session_id from ${this.#t('transcript_sessions')} where user_id = ${userId})`;
+          const transcriptItems = await count(
+            sql`delete from ${this.#t('transcript_items')} where session_id in ${owned}`,
+          );
+          await sql`delete from ${this.#t('transcript_operations')} where session_id in ${owned}`.execute(
+            trx,
+          );
+          await sql`delete from ${this.#t('transcript_sessions')} where user_id = ${userId}`.execute(trx);
+          return { beliefs, outboxEntries, transcriptItems, auditEvents };
+        }),
+      { idempotent: true },
+    );
+  }
+
+  async listScopes(): Promise<ScopeSummary[]> {
+    return this.#run(
+      'listScopes',
+      async () => {
+        const r = await sql<{ user_id: string; namespace: string; status: string; n: string }>`
+          select user_id, namespace, status, count(*) as n from ${this.#t('beliefs')}
+          group by user_id, namespace, status`.execute(this.#db);
+        const map = new Map<string, { scope: Scope; counts: Record<BeliefStatus, number> }>();
+        for (const row of r.rows) {
+          const key = stableJson([row.user_id, row.namespace]);
+          let entry = map.get(key);
+          if (!entry) {
+            const counts = Object.fromEntries(BELIEF_STATUSES.map((st) => [st, 0])) as Record<
+              BeliefStatus,
+              number
+            >;
+            entry = { scope: { userId: row.user_id, namespace: row.namespace }, counts };
+            map.set(key, entry);
+          }
+          entry.counts[row.status as BeliefStatus] = Number(row.n);
+        }
+        const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+        return [...map.values()].sort(
+          (a, b) =>
+            cmp(a.scope.userId, b.scope.userId) || cmp(a.scope.namespace ?? '', b.scope.namespace ?? ''),
+        );
+      },
+      { idempotent: true },
+    );
+  }
+
+  async auditLog(
+    scope: Scope,
+    options: { readonly beliefId?: string; readonly limit?: number } = {},
+  ): Promise<AuditEvent[]> {
+    const s = normalizeScope(scope);
+    if (options.beliefId !== undefined) assertId(options.beliefId, 'beliefId');
+    const limit = options.limit === undefined ? 10_000 : positiveInt(options.limit, 'limit');
+    return this.#run(
+      'auditLog',
+      async () => {
+        const r = await sql<{ at: string; belief_id: string | null; action: string; actor: string }>`
+          select at, belief_id, action, actor from ${this.#t('audit')}
+          where user_id = ${s.userId} and namespace = ${s.namespace}
+            ${options.beliefId === undefined ? sql`` : sql`and belief_id = ${options.beliefId}`}
+          order by seq limit ${limit}`.execute(this.#db);
+        return r.rows.map((row) => ({
+          at: row.at,
+          scope: { userId: s.userId, namespace: s.namespace },
+          beliefId: row.belief_id,
+          action: row.action as AuditEvent['action'],
+          actor: row.actor,
+        }));
+      },
+      { idempotent: true },
+    );
+  }
+
+  async info(): Promise<StoreInfo> {
+    const state = this.#state();
+    const outbox = await this.backlog({ now: isoNow() });
+    return {
+      name: this.name,
+      schemaVersion: state.schemaVersion,
+      capabilities: this.capabilities,
+      dimensions: state.dimensions,
+      outbox,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownsDb) await this.#db.destroy();
+  }
+
+  // ---------------------------------------------------------------- outbox
+
+  #validateInput(e: OutboxInput, where: string): void {
+    if (e === null || typeof e !== 'object') throw new InvalidInputError(where, 'must be an object');
+    normalizeScope(e.scope);
+    assertId(e.sessionId, `${where}.sessionId`);
+    if (!Number.isInteger(e.position) || e.position < 0)
+      throw new InvalidInputError(`${where}.position`, 'must be an integer >= 0');
+    if (e.role !== 'user' && e.role !== 'assistant')
+      throw new InvalidInputError(`${where}.role`, 'must be user or assistant');
+    assertText(e.text, `${where}.text`, MAX_TEXT_BYTES);
+    assertIso(e.at, `${where}.at`);
+    if (e.ref !== undefined && typeof e.ref !== 'string')
+      throw new InvalidInputError(`${where}.ref`, 'must be a string');
+  }
+
+  async #insertOutbox(db: Db, entries: readonly OutboxInput[]): Promise<number> {
+    let accepted = 0;
+    const acceptedAt = isoNow();
+    for (let i = 0; i < entries.length; i += INSERT_CHUNK) {
+      const rows = entries.slice(i, i + INSERT_CHUNK).map((e) => {
+        const s = normalizeScope(e.scope);
+        return sql`(${newId()}, ${s.userId}, ${s.namespace}, ${e.sessionId}, ${e.position}, ${e.role}, ${pgText(e.text)}, ${e.at}, ${pgTextOrNull(e.ref)}, ${idempotencyKey(e.sessionId, e.position, e.text)}, ${acceptedAt})`;
+      });
+      const r =
+        await sql`insert into ${this.#t('outbox')} (id, user_id, namespace, session_id, position, role, text, at, ref, idem_key, accepted_at)
+        values ${sql.join(rows)} on conflict (idem_key) do nothing returning id`.execute(db);
+      accepted += r.rows.length;
+    }
+    return accepted;
+  }
+
+  async enqueue(entries: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }> {
+    if (!Array.isArray(entries)) throw new InvalidInputError('entries', 'must be an array');
+    for (const [i, e] of entries.entries()) this.#validateInput(e, `entries[${i}]`);
+    if (entries.length === 0) return { accepted: 0, duplicates: 0 };
+    // Idempotent by key, so a retry after a lost connection converges instead of duplicating.
+    const accepted = await this.#run('enqueue', () => this.#tx((trx) => this.#insertOutbox(trx, entries)), {
+      idempotent: true,
+    });
+    return { accepted, duplicates: entries.length - accepted };
+  }
+
+  async claim(options: ClaimOptions): Promise<OutboxClaim | null> {
+    assertId(options?.worker, 'worker');
+    const leaseMs = positiveInt(options.leaseMs, 'leaseMs');
+    const now = assertIso(options.now, 'now');
+    if (options.userId !== undefined) assertId(options.userId, 'userId');
+    const maxEntries = options.maxEntries === undefined ? 1 : positiveInt(options.maxEntries, 'maxEntries');
+    const maxChars =
+      options.maxChars === undefined ? Number.POSITIVE_INFINITY : positiveInt(options.maxChars, 'maxChars');
+    const leaseUntil = new Date(Date.parse(now) + leaseMs).toISOString();
+    const outbox = this.#t('outbox');
+    return this.#run(
+      'claim',
+      () =>
+        this.#tx(async (trx) => {
+          // The user's oldest pending entry ("head") is locked; a user whose previous claim is still leased is
+          // skipped, and SKIP LOCKED lets concurrent workers move on to other users instead of waiting.
+          const head = await sql<{ user_id: string }>`
+            select o.user_id from ${outbox} o
+            where o.status in ('queued', 'claimed')
+              ${options.userId === undefined ? sql`` : sql`and o.user_id = ${options.userId}`}
+              and ((o.status = 'queued' and (o.retry_at is null or o.retry_at <= ${now}::timestamptz))
+                or (o.status = 'claimed' and o.lease_until <= ${now}::timestamptz))
+              and o.seq = (select min(h.seq) from ${outbox} h where h.user_id = o.user_id and h.status in ('queued', 'claimed'))
+              and not exists (select 1 from ${outbox} l where l.user_id = o.user_id and l.status = 'claimed' and l.lease_until > ${now}::timestamptz)
+            order by o.seq limit 1
+            for update of o skip locked`.execute(trx);
+          const userId = head.rows[0]?.user_id;
+          if (userId === undefined) return null;
+          const pending = await sql<OutboxRow>`
+            select * from ${outbox} where user_id = ${userId} and status in ('queued', 'claimed')
+            order by seq limit ${maxEntries} for update`.execute(trx);
+          const first = pending.rows[0];
+          if (!first) return null;
+          const taken: OutboxRow[] = [];
+          let chars = 0;
+          for (const row of pending.rows) {
+            if (row.namespace !== first.namespace) break;
+            if (taken.length > 0 && chars + row.text.length > maxChars) break;
+            taken.push(row);
+            chars += row.text.length;
+          }
+          const claimId = newId();
+          await sql`update ${outbox} set status = 'claimed', claim_id = ${claimId}, worker = ${options.worker},
+              lease_until = ${leaseUntil}::timestamptz
+            where id = any(${taken.map((r) => r.id)}::text[])`.execute(trx);
+          return {
+            claimId,
+            worker: options.worker,
+            scope: { userId, namespace: first.namespace },
+            entries: taken.map((r) => toEntry({ ...r, status: 'claimed' })),
+            leaseUntil,
+          };
+        }),
+      { idempotent: false },
+    );
+  }
+
+  #claimIds(claim: OutboxClaim): string[] {
+    if (claim === null || typeof claim !== 'object') throw new InvalidInputError('claim', 'must be a claim');
+    assertId(claim.claimId, 'claim.claimId');
+    return claim.entries.map((e) => e.id);
+  }
+
+  async fail(
+    claim: OutboxClaim,
+    error: string,
+    options: { readonly maxAttempts: number; readonly retryAt?: string | undefined },
+  ): Promise<void> {
+    const ids = this.#claimIds(claim);
+    const maxAttempts = positiveInt(options?.maxAttempts, 'maxAttempts');
+    const retryAt = options.retryAt === undefined ? null : assertIso(options.retryAt, 'retryAt');
+    const message = pgText(sanitize(String(error))).slice(0, 2000);
+    await this.#run(
+      'fail',
+      async () => {
+        await sql`update ${this.#t('outbox')}
+          set attempts = attempts + 1, last_error = ${message},
+              status = case when attempts + 1 >= ${maxAttempts} then 'dead' else 'queued' end,
+              retry_at = ${retryAt}::timestamptz, claim_id = null, worker = null, lease_until = null
+          where claim_id = ${claim.claimId} and status = 'claimed' and id = any(${ids}::text[])`.execute(
+          this.#db,
+        );
+      },
+      { idempotent: true },
+    );
+  }
+
+  async release(
+    claim: OutboxClaim,
+    options: { readonly retryAt: string; readonly reason: string },
+  ): Promise<void> {
+    const ids = this.#claimIds(claim);
+    const retryAt = assertIso(options?.retryAt, 'retryAt');
+    const reason = pgText(sanitize(String(options.reason ?? ''))).slice(0, 2000);
+    await this.#run(
+      'release',
+      async () => {
+        await sql`update ${this.#t('outbox')}
+          set status = 'queued', last_error = ${reason}, retry_at = ${retryAt}::timestamptz,
+              claim_id = null, worker = null, lease_until = null
+          where claim_id = ${claim.claimId} and status = 'claimed' and id = any(${ids}::text[])`.execute(
+          this.#db,
+        );
+      },
+      { idempotent: true },
+    );
+  }
+
+  async backlog(options: {
+    readonly now: string;
+    readonly userId?: string | undefined;
+  }): Promise<OutboxBacklog> {
+    const now = assertIso(options?.now, 'now');
+    if (options.userId !== undefined) assertId(options.userId, 'userId');
+    return this.#run(
+      'backlog',
+      async () => {
+        const r = await sql<{ queued: string; claimed: string; dead: string; stale: string }>`
+          select count(*) filter (where status = 'queued') as queued,
+                 count(*) filter (where status = 'claimed') as claimed,
+                 count(*) filter (where status = 'dead') as dead,
+                 count(*) filter (where status = 'claimed' and lease_until <= ${now}::timestamptz) as stale
+          from ${this.#t('outbox')}
+          where status <> 'done' ${options.userId === undefined ? sql`` : sql`and user_id = ${options.userId}`}`.execute(
+          this.#db,
+        );
+        const row = r.rows[0];
+        return {
+          queued: Number(row?.queued ?? 0),
+          claimed: Number(row?.claimed ?? 0),
+          dead: Number(row?.dead ?? 0),
+          staleLeases: Number(row?.stale ?? 0),
+        };
+      },
+      { idempotent: true },
+    );
+  }
+
+  /** Every outbox entry of a user in acceptance order (diagnostics and tests). */
+  async outboxEntries(userId: string): Promise<OutboxEntry[]> {
+    assertId(userId, 'userId');
+    return this.#run(
+      'outboxEntries',
+      async () => {
+        const r =
+          await sql<OutboxRow>`select * from ${this.#t('outbox')} where user_id = ${userId} order by seq`.execute(
+            this.#db,
+          );
+        return r.rows.map(toEntry);
+      },
+      { idempotent: true },
+    );
+  }
+
+  // ---------------------------------------------------------------- transcripts
+
+  async appendItems(
+    sessionId: string,
+    items: readonly unknown[],
+    options: {
+      readonly owner?: Scope | undefined;
+      readonly operationId?: string | undefined;
+      readonly operationFingerprint?: string | undefined;
+      readonly replaceSuffix?: readonly unknown[] | undefined;
+      readonly enqueue?: readonly AppendEnqueue[] | undefined;
+    } = {},
+  ): Promise<{ readonly positions: readonly number[]; readonly duplicate: boolean }> {
+    assertId(sessionId, 'sessionId');
+    if (!Array.isArray(items)) throw new InvalidInputError('items', 'must be an array');
+    const encoded = items.map((item, i) => {
+      const json = item === undefined ? undefined : JSON.stringify(item);
+      if (json === undefined) throw new InvalidInputError(`items[${i}]`, 'must be JSON-serializable');
+      return json;
+    });
+    const owner = options.owner === undefined ? null : normalizeScope(options.owner);
+    if (options.operationId !== undefined) assertId(options.operationId, 'operationId');
+    const fingerprint = options.operationFingerprint ?? null;
+    if (fingerprint !== null && typeof fingerprint !== 'string') {
+      throw new InvalidInputError('operationFingerprint', 'must be a string');
+    }
+    const suffix = options.replaceSuffix;
+    if (suffix !== undefined && !Array.isArray(suffix))
+      throw new InvalidInputError('replaceSuffix', 'must be an array');
+    const enqueue = options.enqueue ?? [];
+    if (!Array.isArray(enqueue)) throw new InvalidInputError('enqueue', 'must be an array');
+    if (enqueue.length > 0 && owner === null)
+      throw new InvalidInputError('owner', 'is required to enqueue turns');
+    enqueue.forEach((e, i) => {
+      if (!Number.isInteger(e.index) || e.index < 0 || e.index >= items.length) {
+        throw new InvalidInputError(`enqueue[${i}].index`, 'must point at an appended item');
+      }
+      this.#validateInput(
+        {
+          scope: owner ?? { userId: 'x' },
+          sessionId,
+          position: 0,
+          role: e.role,
+          text: e.text,
+          at: e.at,
+          ref: e.ref,
+        },
+        `enqueue[${i}]`,
+      );
+    });
+    const operationId = options.operationId;
+    return this.#run(
+      'appendItems',
+      () =>
+        this.#tx(async (trx) => {
+          await sql`insert into ${this.#t('transcript_sessions')} (session_id, user_id, namespace)
+            values (${sessionId}, ${owner?.userId ?? null}, ${owner?.namespace ?? null}) on conflict (session_id) do nothing`.execute(
+            trx,
+          );
+          const session = await sql<{ user_id: string | null; namespace: string | null }>`
+            select user_id, namespace from ${this.#t('transcript_sessions')} where session_id = ${sessionId} for update`.execute(
+            trx,
+          );
+          const current = session.rows[0];
+          if (owner && current) {
+            if (current.user_id === null) {
+              await sql`update ${this.#t('transcript_sessions')} set user_id = ${owner.userId}, namespace = ${owner.namespace}
+                where session_id = ${sessionId}`.execute(trx);
+            } else if (current.user_id !== owner.userId) {
+              throw new InvalidInputError('owner', 'the session belongs to another user');
+            }
+          }
+          if (operationId !== undefined) {
+            const op = await sql<{ fingerprint: string | null; positions: string }>`
+              select fingerprint, positions from ${this.#t('transcript_operations')}
+              where session_id = ${sessionId} and operation_id = ${operationId}`.execute(trx);
+            const done = op.rows[0];
+            if (done) {
+              if (done.fingerprint !== fingerprint) {
+                throw new InvalidInputError(
+                  'operationId',
+                  'was already applied with a different fingerprint',
+                );
+              }
+              return { positions: JSON.parse(done.positions) as number[], duplicate: true };
+            }
+          }
+          if (suffix !== undefined && suffix.length > 0) {
+            const last = await sql<{ position: number; item: string }>`
+              select position, item from ${this.#t('transcript_items')} where session_id = ${sessionId}
+              order by position desc limit ${suffix.length}`.execute(trx);
+            const stored = last.rows.reverse();
+            const matches =
+              stored.length === suffix.length &&
+              stored.every((row, i) => stableJson(JSON.parse(row.item)) === stableJson(suffix[i]));
+            if (!matches)
+              throw new InvalidInputError('replaceSuffix', 'does not match the end of the session');
+            await sql`delete from ${this.#t('transcript_items')}
+              where session_id = ${sessionId} and position >= ${stored[0]?.position ?? 0}`.execute(trx);
+          }
+          const max = await sql<{ next: number }>`
+            select coalesce(max(position) + 1, 0) as next from ${this.#t('transcript_items')} where session_id = ${sessionId}`.execute(
+            trx,
+          );
+          const start = Number(max.rows[0]?.next ?? 0);
+          const positions = encoded.map((_, i) => start + i);
+          for (let i = 0; i < encoded.length; i += INSERT_CHUNK) {
+            const rows = encoded
+              .slice(i, i + INSERT_CHUNK)
+              .map((json, j) => sql`(${sessionId}, ${start + i + j}, ${json})`);
+            await sql`insert into ${this.#t('transcript_items')} (session_id, position, item) values ${sql.join(rows)}`.execute(
+              trx,
+            );
+          }
+          if (enqueue.length > 0 && owner) {
+            await this.#insertOutbox(
+              trx,
+              enqueue.map((e) => ({
+                scope: owner,
+                sessionId,
+                position: start + e.index,
+                role: e.role,
+                text: e.text,
+                at: e.at,
+                ref: e.ref,
+              })),
+            );
+          }
+          if (operationId !== undefined) {
+            await sql`insert into ${this.#t('transcript_operations')} (session_id, operation_id, fingerprint, positions)
+              values (${sessionId}, ${operationId}, ${fingerprint}, ${JSON.stringify(positions)})`.execute(
+              trx,
+            );
+          }
+          return { positions, duplicate: false };
+        }),
+      // With an operation id a retry after a lost connection is recognised as a duplicate.
+      { idempotent: operationId !== undefined },
+    );
+  }
+
+  async getItems(sessionId: string, limit?: number): Promise<unknown[]> {
+    assertId(sessionId, 'sessionId');
+    if (limit !== undefined && (typeof limit !== 'number' || Number.isNaN(limit))) {
+      throw new InvalidInputError('limit', 'must be a number');
+    }
+    if (limit !== undefined && limit <= 0) return [];
+    return this.#run(
+      'getItems',
+      async () => {
+        const r =
+          limit === undefined
+            ? await sql<{ item: string }>`select item from ${this.#t('transcript_items')}
+                where session_id = ${sessionId} order by position`.execute(this.#db)
+            : await sql<{
+                item: string;
+              }>`select item from (select position, item from ${this.#t('transcript_items')}
+                where session_id = ${sessionId} order by position desc limit ${Math.floor(limit)}) t order by position`.execute(
+                this.#db,
+              );
+        return r.rows.map((row) => JSON.parse(row.item) as unknown);
+      },
+      { idempotent: true },
+    );
+  }
+
+  async popItem(sessionId: string): Promise<unknown | undefined> {
+    assertId(sessionId, 'sessionId');
+    return this.#run('popItem', () =>
+      this.#tx(async (trx) => {
+        const r = await sql<{ item: string }>`delete from ${this.#t('transcript_items')}
+          where session_id = ${sessionId}
+            and position = (select max(position) from ${this.#t('transcript_items')} where session_id = ${sessionId})
+          returning item`.execute(trx);
+        const row = r.rows[0];
+        return row ? (JSON.parse(row.item) as unknown) : undefined;
+      }),
+    );
+  }
+
+  async clearSession(sessionId: string): Promise<void> {
+    assertId(sessionId, 'sessionId');
+    await this.#run(
+      'clearSession',
+      () =>
+        this.#tx(async (trx) => {
+          await sql`delete from ${this.#t('transcript_items')} where session_id = ${sessionId}`.execute(trx);
+          await sql`delete from ${this.#t('transcript_operations')} where session_id = ${sessionId}`.execute(
+            trx,
+          );
+        }),
+      { idempotent: true },
+    );
+  }
+}

@@ -1,0 +1,461 @@
+import {
+  type Belief,
+  createBelief,
+  DimensionMismatchError,
+  DuplicateActiveBeliefError,
+  InvalidInputError,
+  LeaseLostError,
+  NotFoundError,
+  SchemaTooNewError,
+  type Scope,
+  VersionConflictError,
+} from '@mem01/engine';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openPostgresStore, type PostgresStore } from '../src/index.js';
+import { StoreFactory, type Target, uniqueSchema } from './helpers.js';
+
+const DIMS = 4;
+const T0 = '2025-01-01T00:00:00.000Z';
+
+function at(i: number): string {
+  return new Date(Date.parse(T0) + i * 1000).toISOString();
+}
+
+function belief(
+  scope: Scope,
+  subject: string,
+  attribute: string,
+  value: string,
+  statement: string,
+  i = 0,
+): Belief {
+  return createBelief({
+    scope,
+    kind: 'fact',
+    subject,
+    attribute,
+    value,
+    statement,
+    confidence: 0.9,
+    source: 'manual',
+    at: at(i),
+  });
+}
+
+function vec(...xs: number[]): Float32Array {
+  return new Float32Array(xs);
+}
+
+const HOSTILE = [
+  "x'); drop table beliefs; --",
+  'a & b | !c :* (d) <-> e',
+  "'\\\\' || pg_sleep(1)",
+  '%_%',
+  'robert"; select 1; --',
+];
+
+describe.each<Target>(['real', 'pglite'])('postgres store on %s', (target) => {
+  const factory = new StoreFactory(target);
+  afterEach(async () => {
+    await factory.cleanup();
+  });
+  const open = (o: Parameters<StoreFactory['open']>[0] = {}) => factory.open({ dimensions: DIMS, ...o });
+
+  it('reports the vector mode the server supports and logs one warning in the fallback', async () => {
+    const warnings: string[] = [];
+    const store = await open({ logger: { info: () => {}, warn: (m) => warnings.push(m) } });
+    const info = await store.info();
+    expect(info.dimensions).toBe(DIMS);
+    expect(info.schemaVersion).toBe(1);
+    if (target === 'real') {
+      expect(store.capabilities).toMatchObject({ vectorSearch: 'exact', vectorIndex: 'exact-cosine' });
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/pgvector/);
+    } else {
+      expect(store.capabilities).toMatchObject({ vectorSearch: 'index', vectorIndex: 'pgvector-hnsw' });
+      expect(warnings).toHaveLength(0);
+    }
+    expect(store.capabilities).toMatchObject({
+      lexicalIndex: 'tsvector-gin',
+      durableOutbox: true,
+      multiProcess: true,
+    });
+  });
+
+  it('refuses a store opened with other dimensions than stored, and a newer schema version', async () => {
+    const store = await open();
+    const schema = factory.lastSchema!;
+    await expect(open({ schema, dimensions: 8 })).rejects.toBeInstanceOf(DimensionMismatchError);
+    await store.db.executeQuery({
+      sql: `update "${schema}".meta set value = '99' where key = 'schema_version'`,
+      parameters: [],
+      query: { kind: 'RawNode' } as never,
+      queryId: { queryId: 'x' },
+    });
+    const err = await open({ schema }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaTooNewError);
+    expect((err as Error).message).toMatch(/99/);
+    expect((err as Error).message).toMatch(/1/);
+  });
+
+  it('two stores migrating one fresh schema at once both succeed and migrate it once', async () => {
+    const schema = uniqueSchema('mig');
+    const [a, b, c] = await Promise.all([open({ schema }), open({ schema }), open({ schema })]);
+    const s = { userId: 'u1' };
+    await a!.commit({
+      scope: s,
+      inserts: [{ belief: belief(s, 'user', 'city', 'Oslo', 'The user lives in Oslo.') }],
+      updates: [],
+      audit: [],
+    });
+    expect((await b!.list(s)).items).toHaveLength(1);
+    expect((await c!.info()).schemaVersion).toBe(1);
+    const client = new pg.Client({ connectionString: factory.url });
+    await client.connect();
+    const r = await client.query(`select name from "${schema}".kysely_migration`);
+    await client.end();
+    expect(r.rows.map((x) => x.name)).toEqual(['0001_initial']);
+  });
+
+  it('commits atomically and enforces versions and one active belief per key, also across handles', async () => {
+    const store = await open();
+    const second = await open({ schema: factory.lastSchema! });
+    const s = { userId: 'alice', namespace: 'proj' };
+    const b1 = belief(s, 'user', 'home_city', 'Paris', 'The user lives in Paris.');
+    await store.commit({
+      scope: s,
+      inserts: [{ belief: b1, embedding: vec(1, 0, 0, 0) }],
+      updates: [],
+      audit: [{ at: T0, scope: s, beliefId: b1.id, action: 'add', actor: 'test' }],
+    });
+    expect(await store.get(s, b1.id)).toEqual(b1);
+    expect(await store.get({ userId: 'alice' }, b1.id)).toBeNull();
+    expect(await store.get({ userId: 'bob', namespace: 'proj' }, b1.id)).toBeNull();
+
+    const dup = belief(s, 'user', 'home_city', 'Rome', 'The user lives in Rome.');
+    await expect(
+      second.commit({ scope: s, inserts: [{ belief: dup }], updates: [], audit: [] }),
+    ).rejects.toBeInstanceOf(DuplicateActiveBeliefError);
+
+    // Racing supersessions from two handles: exactly one wins, the other gets a typed error; nothing half-done.
+    const race = (st: PostgresStore, value: string) => {
+      const nb = {
+        ...belief(s, 'user', 'home_city', value, `The user lives in ${value}.`, 1),
+        supersedes: b1.id,
+      };
+      return st.commit({
+        scope: s,
+        inserts: [{ belief: nb }],
+        updates: [
+          {
+            id: b1.id,
+            expectedVersion: 1,
+            set: { status: 'superseded', supersededBy: nb.id, invalidatedAt: at(1), updatedAt: at(1) },
+          },
+        ],
+        audit: [],
+      });
+    };
+    const results = await Promise.allSettled([race(store, 'Berlin'), race(second, 'Madrid')]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(failed.reason).toBeInstanceOf(VersionConflictError);
+    const active = await store.getActiveByKeys(s, [{ subject: 'user', attribute: 'home_city' }]);
+    expect(active).toHaveLength(1);
+    expect(['Berlin', 'Madrid']).toContain(active[0]!.value);
+    const chain = await store.history(s, { id: b1.id });
+    expect(chain.map((b) => b.value)).toEqual(['Paris', active[0]!.value]);
+    expect((await store.list(s, { statuses: ['active', 'superseded'] })).items).toHaveLength(2);
+
+    await expect(
+      store.commit({
+        scope: s,
+        inserts: [],
+        updates: [{ id: 'nope', expectedVersion: 1, set: { updatedAt: at(2) } }],
+        audit: [],
+      }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      store.commit({
+        scope: s,
+        inserts: [{ belief: belief(s, 'user', 'x', 'y', 'z'), embedding: vec(1, 2) }],
+        updates: [],
+        audit: [],
+      }),
+    ).rejects.toBeInstanceOf(DimensionMismatchError);
+    expect((await store.list(s, { statuses: ['active', 'superseded', 'pending'] })).items).toHaveLength(2);
+    expect(await store.auditLog(s)).toEqual([
+      {
+        at: T0,
+        scope: { userId: 'alice', namespace: 'proj' },
+        beliefId: b1.id,
+        action: 'add',
+        actor: 'test',
+      },
+    ]);
+  });
+
+  it('pages lists newest first and lists scopes sorted', async () => {
+    const store = await open();
+    const s = { userId: 'pager' };
+    const beliefs = Array.from({ length: 7 }, (_, i) =>
+      belief(s, 'user', `a${i}`, `v${i}`, `Statement ${i}.`, i),
+    );
+    await store.commit({ scope: s, inserts: beliefs.map((b) => ({ belief: b })), updates: [], audit: [] });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await store.list(s, { limit: 3, cursor });
+      seen.push(...page.items.map((b) => b.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(beliefs.map((b) => b.id).reverse());
+    await expect(store.list(s, { limit: 0 })).rejects.toBeInstanceOf(InvalidInputError);
+    await store.commit({
+      scope: { userId: 'a' },
+      inserts: [{ belief: belief({ userId: 'a' }, 'user', 'k', 'v', 'S.') }],
+      updates: [],
+      audit: [],
+    });
+    const scopes = await store.listScopes();
+    expect(scopes.map((x) => x.scope.userId)).toEqual(['a', 'pager']);
+    expect(scopes[1]!.counts.active).toBe(7);
+  });
+
+  it('searches lexically with OR semantics, literally, scope-filtered, for hostile input', async () => {
+    const store = await open();
+    const s = { userId: HOSTILE[0]! };
+    const other = { userId: 'other' };
+    const nul = 'The user\u0000s code is x&y|z!(a):*';
+    const rows = [
+      belief(s, 'user', 'pet', 'cat', 'The user has a cat named Tom.', 1),
+      belief(s, 'user', 'drink', 'coffee', 'The user drinks coffee every morning.', 2),
+      belief(s, 'user', 'code', 'secret', nul, 3),
+      ...HOSTILE.map((h, i) => belief(s, 'user', `h${i}`, h, `Hostile ${h}`, 4 + i)),
+    ];
+    await store.commit({ scope: s, inserts: rows.map((b) => ({ belief: b })), updates: [], audit: [] });
+    await store.commit({
+      scope: other,
+      inserts: [{ belief: belief(other, 'user', 'pet', 'cat', 'Other user has a cat.') }],
+      updates: [],
+      audit: [],
+    });
+
+    const hits = await store.searchLexical(s, 'cat OR tea? coffee!', { limit: 10 });
+    expect(hits.map((h) => h.belief.value).sort()).toEqual(['cat', 'coffee']);
+    expect(hits.every((h) => h.belief.scope.userId === s.userId && h.score > 0)).toBe(true);
+    // NUL is stored as U+FFFD, consistently for storage and queries.
+    const stored = await store.get(s, rows[2]!.id);
+    expect(stored!.statement).toBe('The user\uFFFDs code is x&y|z!(a):*');
+    expect((await store.searchLexical(s, 'code\u0000', { limit: 5 })).map((h) => h.belief.id)).toEqual([
+      rows[2]!.id,
+    ]);
+    for (const q of [...HOSTILE, '\u0000', '&|!:*()<->', "'", '\\', 'the a of', '', '   ', "' OR 1=1 --"]) {
+      const r = await store.searchLexical(s, q, { limit: 50 });
+      expect(r.every((h) => h.belief.scope.userId === s.userId)).toBe(true);
+    }
+    expect(await store.searchLexical(s, 'the of and', { limit: 5 })).toEqual([]);
+    expect((await store.searchLexical(s, 'drop table beliefs', { limit: 5 }))[0]!.belief.value).toBe(
+      HOSTILE[0],
+    );
+    expect(await store.searchLexical({ userId: "x' or '1'='1" }, 'cat', { limit: 5 })).toEqual([]);
+    const list = await store.list(s);
+    expect(list.items).toHaveLength(rows.length);
+  });
+
+  it('searches vectors best first within the scope only', async () => {
+    const store = await open();
+    const s = { userId: 'v' };
+    const o = { userId: 'w' };
+    const mk = (sc: Scope, k: string, v: Float32Array | null) => ({
+      belief: belief(sc, 'user', k, k, `About ${k}.`),
+      embedding: v,
+    });
+    const rows = [
+      mk(s, 'a', vec(1, 0, 0, 0)),
+      mk(s, 'b', vec(0.9, 0.1, 0, 0)),
+      mk(s, 'c', vec(0, 1, 0, 0)),
+      mk(s, 'd', null),
+    ];
+    await store.commit({ scope: s, inserts: rows, updates: [], audit: [] });
+    await store.commit({ scope: o, inserts: [mk(o, 'z', vec(1, 0, 0, 0))], updates: [], audit: [] });
+    const hits = await store.searchVector(s, vec(2, 0, 0, 0), { limit: 10 });
+    expect(hits.map((h) => h.belief.attribute)).toEqual(['a', 'b', 'c']);
+    expect(hits[0]!.score).toBeCloseTo(1, 5);
+    expect(hits[1]!.score).toBeCloseTo(0.9 / Math.sqrt(0.82), 5);
+    expect(hits[2]!.score).toBeCloseTo(0, 5);
+    expect((await store.searchVector(s, vec(0, 1, 0, 0), { limit: 1 }))[0]!.belief.attribute).toBe('c');
+    await expect(store.searchVector(s, vec(1, 0), { limit: 1 })).rejects.toBeInstanceOf(
+      DimensionMismatchError,
+    );
+    const forgotten = await store.forget(s, rows[0]!.belief.id, { at: at(9) });
+    expect(forgotten).toMatchObject({
+      status: 'forgotten',
+      statement: '',
+      value: '',
+      subject: '',
+      version: 2,
+    });
+    expect(
+      (await store.searchVector(s, vec(1, 0, 0, 0), { limit: 10, statuses: ['active', 'forgotten'] })).map(
+        (h) => h.belief.attribute,
+      ),
+    ).toEqual(['b', 'c']);
+    expect(await store.searchLexical(s, 'About a', { limit: 10, statuses: ['forgotten'] })).toEqual([]);
+    expect(await store.forget(s, rows[0]!.belief.id, { at: at(10) })).toEqual(forgotten);
+    await expect(store.forget(o, rows[1]!.belief.id, { at: at(10) })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      store.forget(s, rows[1]!.belief.id, { at: at(10), expectedVersion: 5 }),
+    ).rejects.toBeInstanceOf(VersionConflictError);
+  });
+
+  it('hands out outbox entries in order, one claim per user, with lease takeover and LeaseLostError', async () => {
+    const store = await open();
+    const second = await open({ schema: factory.lastSchema! });
+    const u1 = { userId: 'u1' };
+    const u2 = { userId: 'u2' };
+    const turn = (scope: Scope, position: number, text: string) => ({
+      scope,
+      sessionId: `s-${scope.userId}`,
+      position,
+      role: 'user' as const,
+      text,
+      at: at(position),
+    });
+    expect(await store.enqueue([turn(u1, 0, 'a'), turn(u1, 1, 'b'), turn(u2, 0, 'c')])).toEqual({
+      accepted: 3,
+      duplicates: 0,
+    });
+    expect(await second.enqueue([turn(u1, 0, 'a'), turn(u1, 2, 'd')])).toEqual({
+      accepted: 1,
+      duplicates: 1,
+    });
+    const now = at(100);
+    const c1 = await store.claim({ worker: 'w1', leaseMs: 10_000, now, maxEntries: 2 });
+    expect(c1!.scope.userId).toBe('u1');
+    expect(c1!.entries.map((e) => e.text)).toEqual(['a', 'b']);
+    // u1 is in flight: the other worker gets u2, then nothing.
+    const c2 = await second.claim({ worker: 'w2', leaseMs: 10_000, now });
+    expect(c2!.scope.userId).toBe('u2');
+    expect(await second.claim({ worker: 'w2', leaseMs: 10_000, now })).toBeNull();
+    expect(await store.backlog({ now })).toEqual({ queued: 1, claimed: 3, dead: 0, staleLeases: 0 });
+    // After the lease expires another worker takes u1 over; the old claim's commit is refused.
+    const later = at(200);
+    expect(await store.backlog({ now: later })).toMatchObject({ staleLeases: 3 });
+    const c3 = await second.claim({ worker: 'w2', leaseMs: 10_000, now: later, userId: 'u1', maxEntries: 5 });
+    expect(c3!.entries.map((e) => e.text)).toEqual(['a', 'b', 'd']);
+    await expect(
+      store.commit({
+        scope: u1,
+        inserts: [],
+        updates: [],
+        audit: [],
+        complete: { claimId: c1!.claimId, entryIds: c1!.entries.map((e) => e.id) },
+      }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    await second.commit({
+      scope: u1,
+      inserts: [],
+      updates: [],
+      audit: [],
+      complete: { claimId: c3!.claimId, entryIds: c3!.entries.map((e) => e.id) },
+    });
+    const entries = await store.outboxEntries('u1');
+    expect(entries.map((e) => [e.status, e.text])).toEqual([
+      ['done', ''],
+      ['done', ''],
+      ['done', ''],
+    ]);
+    // fail → retry later → dead after maxAttempts, and a dead entry no longer blocks the user.
+    await store.fail(c2!, 'boom sk-abcdefghijklmnop', { maxAttempts: 2, retryAt: at(300) });
+    expect(await store.claim({ worker: 'w', leaseMs: 1000, now: at(250) })).toBeNull();
+    const c4 = await store.claim({ worker: 'w', leaseMs: 1000, now: at(300) });
+    expect(c4!.entries[0]!.attempts).toBe(1);
+    expect(c4!.entries[0]!.lastError).toBe('boom ***');
+    await store.fail(c4!, 'again', { maxAttempts: 2 });
+    await store.enqueue([turn(u2, 1, 'e')]);
+    const c5 = await store.claim({ worker: 'w', leaseMs: 1000, now: at(301) });
+    expect(c5!.entries.map((e) => e.text)).toEqual(['e']);
+    await store.release(c5!, { retryAt: at(400), reason: 'budget' });
+    expect(await store.backlog({ now: at(301), userId: 'u2' })).toEqual({
+      queued: 1,
+      claimed: 0,
+      dead: 1,
+      staleLeases: 0,
+    });
+    await expect(store.enqueue([{ ...turn(u1, 0, 'x'), position: -1 }])).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
+  });
+
+  it('keeps transcripts with operation ids, suffix replacement and enqueue in one transaction', async () => {
+    const store = await open();
+    const owner = { userId: 'tu' };
+    const items = [
+      { role: 'user', content: 'hi\u0000 there' },
+      { role: 'assistant', content: 'hello' },
+    ];
+    const r1 = await store.appendItems('sess', items, {
+      owner,
+      operationId: 'op1',
+      operationFingerprint: 'f1',
+      enqueue: [{ index: 0, role: 'user', text: 'hi there', at: T0 }],
+    });
+    expect(r1).toEqual({ positions: [0, 1], duplicate: false });
+    expect(
+      await store.appendItems('sess', items, { owner, operationId: 'op1', operationFingerprint: 'f1' }),
+    ).toEqual({ positions: [0, 1], duplicate: true });
+    await expect(
+      store.appendItems('sess', items, { owner, operationId: 'op1', operationFingerprint: 'f2' }),
+    ).rejects.toBeInstanceOf(InvalidInputError);
+    expect(await store.getItems('sess')).toEqual(items);
+    await expect(
+      store.appendItems('sess', [{ x: 1 }], { replaceSuffix: [{ role: 'nope' }] }),
+    ).rejects.toBeInstanceOf(InvalidInputError);
+    expect(
+      await store.appendItems('sess', [{ x: 1 }], {
+        replaceSuffix: [{ content: 'hello', role: 'assistant' }],
+      }),
+    ).toEqual({ positions: [1], duplicate: false });
+    expect(await store.getItems('sess', 1)).toEqual([{ x: 1 }]);
+    expect(await store.popItem('sess')).toEqual({ x: 1 });
+    expect(await store.getItems('sess')).toEqual([items[0]]);
+    expect((await store.outboxEntries('tu')).map((e) => [e.position, e.text])).toEqual([[0, 'hi there']]);
+    await expect(store.appendItems('sess', [{}], { owner: { userId: 'intruder' } })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
+    const receipt = await store.eraseUser('tu');
+    expect(receipt).toMatchObject({ outboxEntries: 1, transcriptItems: 1 });
+    expect(await store.getItems('sess')).toEqual([]);
+    await store.appendItems('s2', [{ a: 1 }]);
+    await store.clearSession('s2');
+    expect(await store.popItem('s2')).toBeUndefined();
+  });
+
+  it('imports verbatim and skips ids already present', async () => {
+    const store = await open();
+    const s = { userId: 'imp' };
+    const recs = [
+      { belief: { ...belief(s, 'user', 'a', '1', 'One.'), version: 3 }, embedding: vec(0, 0, 1, 0) },
+      { belief: { ...belief(s, 'user', 'a', '0', 'Zero.'), status: 'superseded' as const } },
+    ];
+    expect(await store.importBeliefs(recs)).toEqual({ inserted: 2, skipped: 0 });
+    expect(await store.importBeliefs(recs)).toEqual({ inserted: 0, skipped: 2 });
+    expect(await store.get(s, recs[0]!.belief.id)).toEqual(recs[0]!.belief);
+    expect((await store.searchVector(s, vec(0, 0, 1, 0), { limit: 3 }))[0]!.belief.id).toBe(
+      recs[0]!.belief.id,
+    );
+    await expect(
+      store.importBeliefs([{ belief: belief(s, 'user', 'a', '2', 'Two.') }]),
+    ).rejects.toBeInstanceOf(DuplicateActiveBeliefError);
+  });
+});
+
+describe('options', () => {
+  it('rejects a malformed schema name before touching the database', async () => {
+    await expect(
+      openPostgresStore({ connectionString: 'postgres://127.0.0.1:1/x', schema: 'a"; drop' }),
+    ).rejects.toThrow(/schema must match/);
+  });
+});
