@@ -224,10 +224,13 @@ export function reconcile(
   const dropped: DroppedOperation[] = [];
   const touched = new Set<string>();
 
-  const current = (id: string): Belief | undefined => working.get(id) ?? state.byId.get(id);
+  // Every stored record the operations can reach, by id, as read.
+  const stored = new Map<string, Belief>(state.byId);
+  for (const b of state.activeByKey.values()) stored.set(b.id, b);
+  const current = (id: string): Belief | undefined => working.get(id) ?? stored.get(id);
   const put = (b: Belief): void => {
     if (!inserted.has(b.id) && !originalVersion.has(b.id)) {
-      const orig = state.byId.get(b.id) ?? [...state.activeByKey.values()].find((x) => x.id === b.id);
+      const orig = stored.get(b.id);
       if (orig) originalVersion.set(b.id, orig.version);
     }
     working.set(b.id, b);

@@ -22,9 +22,10 @@ const opts: ReconcileOptions = {
   requireGrounding: true,
 };
 
+// As the engine reads it: by id only what operations name by id; active beliefs by key.
 function state(...beliefs: Belief[]) {
   return {
-    byId: new Map(beliefs.map((b) => [b.id, b])),
+    byId: new Map(beliefs.filter((b) => b.status !== 'active').map((b) => [b.id, b])),
     activeByKey: new Map(
       beliefs.filter((b) => b.status === 'active').map((b) => [beliefKey(b.subject, b.attribute), b]),
     ),

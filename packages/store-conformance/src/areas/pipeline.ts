@@ -1,0 +1,359 @@
+/**
+ * The engine's write pipeline and read barrier, run on the store under test: FIFO per user, exactly-once
+ * extraction, races between engines, failure-open and strict modes, draining on close.
+ */
+import {
+  BudgetExceededError,
+  ClosedError,
+  type EngineStore,
+  ExtractionError,
+  type FullStore,
+  MemoryEngine,
+  type MemoryEngineOptions,
+  type Scope,
+  VersionConflictError,
+} from '@mem01/engine';
+import { KeyValueExtractor, scriptedExtractor, WordHashEmbedder } from '@mem01/engine/testing';
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import type { SuiteContext } from '../context.js';
+import { unique } from '../fixtures.js';
+
+const DIMS = 16;
+const AT = '2026-01-01T00:00:00.000Z';
+
+function engine(store: EngineStore, options: Partial<MemoryEngineOptions> = {}): MemoryEngine {
+  return new MemoryEngine({
+    store,
+    extractor: options.extractor ?? new KeyValueExtractor(),
+    embedder: options.embedder === undefined ? new WordHashEmbedder(DIMS) : options.embedder,
+    ...options,
+  });
+}
+
+function turnInput(
+  scope: Scope,
+  sessionId: string,
+  position: number,
+  text: string,
+  role: 'user' | 'assistant' = 'user',
+) {
+  return { scope, sessionId, position, role, text, at: AT };
+}
+
+async function activeValues(store: FullStore, scope: Scope, attribute: string): Promise<string[]> {
+  const page = await store.list(scope, { statuses: ['active'], limit: 1000 });
+  return page.items.filter((b) => b.attribute === attribute).map((b) => b.value);
+}
+
+export function pipelineTests(ctx: SuiteContext): void {
+  ctx.test('pipeline: accepted turns become recallable beliefs after the read barrier', async () => {
+    const store = await ctx.open(DIMS);
+    const e = engine(store);
+    const scope = { userId: unique('pu-') };
+    await e.accept([turnInput(scope, 's1', 0, 'home_city=NYC; rent=$2,400')]);
+    // No explicit flush: recall waits for the user's accepted writes.
+    const hits = await e.recall(scope, 'where is home city', { explain: true });
+    expect(hits.map((h) => h.belief.value)).toContain('NYC');
+    expect(hits[0]?.signals).toBeDefined();
+    await e.accept([turnInput(scope, 's2', 0, 'home_city=SF')]);
+    const values = (await e.recall(scope, 'home city')).map((h) => h.belief.value);
+    expect(values).toContain('SF');
+    expect(values).not.toContain('NYC');
+    const chain = await e.history(scope, { id: (await e.recall(scope, 'home city'))[0]!.belief.id });
+    expect(chain.map((b) => [b.value, b.status])).toEqual([
+      ['NYC', 'superseded'],
+      ['SF', 'active'],
+    ]);
+    await e.close();
+  });
+
+  ctx.test('pipeline: per-user FIFO and exactly-once extraction under random delays (property)', async () => {
+    const store = await ctx.open(DIMS);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.constantFrom('NYC', 'SF', 'LA', 'Oslo'), { minLength: 1, maxLength: 6 }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        fc.infiniteStream(fc.integer({ min: 0, max: 4 })),
+        async (perUser, delays) => {
+          const extractor = new KeyValueExtractor({ delayMs: () => delays.next().value });
+          const e = engine(store, { extractor, config: { concurrency: 2 } });
+          const scopes = perUser.map(() => ({ userId: unique('fifo-') }));
+          // Interleave users; never wait for extraction between accepts.
+          const accepted: Promise<unknown>[] = [];
+          const longest = Math.max(...perUser.map((v) => v.length));
+          for (let i = 0; i < longest; i++) {
+            perUser.forEach((values, u) => {
+              const v = values[i];
+              if (v !== undefined) {
+                accepted.push(
+                  e.accept([turnInput(scopes[u]!, `${scopes[u]!.userId}-s${i}`, 0, `city=${v}`)]),
+                );
+              }
+            });
+          }
+          await Promise.all(accepted);
+          await e.flush();
+          for (const [u, values] of perUser.entries()) {
+            const scope = scopes[u]!;
+            expect(await activeValues(store, scope, 'city')).toEqual([values.at(-1)]);
+            // The lifecycle is the acceptance order with repeats collapsed into confirmations.
+            const collapsed = values.filter((v, i) => i === 0 || v !== values[i - 1]);
+            const history = (await store.history(scope)).filter((b) => b.attribute === 'city');
+            expect(history.map((b) => b.value)).toEqual(collapsed);
+          }
+          expect(new Set(extractor.seen).size).toBe(extractor.seen.length);
+          expect(extractor.seen.length).toBe(perUser.flat().length);
+          await e.close();
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  ctx.test('pipeline: the read barrier sees every earlier accepted write (property)', async () => {
+    const store = await ctx.open(DIMS);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom('red', 'green', 'blue'), { minLength: 1, maxLength: 5 }),
+        fc.infiniteStream(fc.integer({ min: 0, max: 3 })),
+        async (values, delays) => {
+          const e = engine(store, {
+            extractor: new KeyValueExtractor({ delayMs: () => delays.next().value }),
+          });
+          const scope = { userId: unique('barrier-') };
+          for (const [i, v] of values.entries()) {
+            await e.accept([turnInput(scope, `${scope.userId}-s`, i, `colour=${v}`)]);
+            const seen = (await e.recall(scope, 'colour')).map((h) => h.belief.value);
+            expect(seen).toEqual([v]);
+          }
+          await e.close();
+        },
+      ),
+      { numRuns: 10 },
+    );
+  });
+
+  ctx.test('pipeline: a retried or duplicated batch converges (idempotency keys)', async () => {
+    const store = await ctx.open(DIMS);
+    const extractor = new KeyValueExtractor();
+    const e = engine(store, { extractor });
+    const scope = { userId: unique('dup-') };
+    const batch = [turnInput(scope, 's1', 0, 'pet=dog'), turnInput(scope, 's1', 1, 'ok', 'assistant')];
+    const results = await Promise.all([e.accept(batch), e.accept(batch), e.accept(batch)]);
+    expect(results.reduce((n, r) => n + r.accepted, 0)).toBe(2);
+    await e.flush(scope);
+    // The user turn was extracted once; an assistant turn alone is context and costs no extraction call.
+    expect(extractor.seen).toHaveLength(1);
+    expect(await activeValues(store, scope, 'pet')).toEqual(['dog']);
+    expect((await store.backlog({ now: AT, userId: scope.userId })).queued).toBe(0);
+    await e.close();
+  });
+
+  ctx.test('pipeline: different users progress independently', async () => {
+    const store = await ctx.open(DIMS);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const slowUser = { userId: unique('slow-') };
+    const extractor = new KeyValueExtractor();
+    const gated = {
+      name: 'gated',
+      async extract(req: Parameters<KeyValueExtractor['extract']>[0]) {
+        if (req.scope.userId === slowUser.userId) await gate;
+        return extractor.extract(req);
+      },
+    };
+    const e = engine(store, { extractor: gated, config: { concurrency: 2 } });
+    const fast = { userId: unique('fast-') };
+    await e.accept([turnInput(slowUser, 's', 0, 'a=1')]);
+    await e.accept([turnInput(fast, 's', 0, 'b=2')]);
+    await e.flush(fast);
+    expect(await activeValues(store, fast, 'b')).toEqual(['2']);
+    expect(await activeValues(store, slowUser, 'a')).toEqual([]);
+    release();
+    await e.flush(slowUser);
+    expect(await activeValues(store, slowUser, 'a')).toEqual(['1']);
+    await e.close();
+  });
+
+  ctx.test('pipeline: two engines racing on one key never leave two active beliefs', async () => {
+    const store = await ctx.open(DIMS);
+    const other = (await ctx.second()) ?? store;
+    const a = engine(store, { embedder: null });
+    const b = engine(other, { embedder: null });
+    const scope = { userId: unique('race-') };
+    const writes = Array.from({ length: 8 }, (_, i) =>
+      (i % 2 ? a : b).remember(scope, { kind: 'fact', attribute: 'city', value: `c${i}` }),
+    );
+    await Promise.all(writes);
+    expect(await activeValues(store, scope, 'city')).toHaveLength(1);
+    const history = (await store.history(scope)).filter((x) => x.attribute === 'city');
+    expect(history).toHaveLength(8);
+    expect(history.filter((x) => x.status === 'superseded')).toHaveLength(7);
+    await a.close();
+    await b.close();
+  });
+
+  ctx.test(
+    'pipeline: failure-open records a sanitized lastError, reads go on, the turn is retried',
+    async () => {
+      const store = await ctx.open(DIMS);
+      let fail = true;
+      const extractor = new KeyValueExtractor({
+        failWhen: () =>
+          fail ? new Error('provider down, key sk-test-abcdefghijklmnopqrstuvwxyz') : undefined,
+      });
+      const e = engine(store, { extractor });
+      const scope = { userId: unique('open-') };
+      await e.accept([turnInput(scope, 's', 0, 'city=Rome')]);
+      await e.flush(scope);
+      expect(e.lastError(scope)).toMatch(/provider down/);
+      expect(e.lastError(scope)).not.toContain('sk-test-abcdefghijklmnopqrstuvwxyz');
+      expect(await e.recall(scope, 'city')).toEqual([]);
+      fail = false;
+      await e.flush(scope);
+      expect(e.lastError(scope)).toBeNull();
+      expect(await activeValues(store, scope, 'city')).toEqual(['Rome']);
+      await e.close();
+    },
+  );
+
+  ctx.test('pipeline: strict mode raises the failure at the next barrier of that user, once', async () => {
+    const store = await ctx.open(DIMS);
+    const e = engine(store, {
+      extractor: scriptedExtractor(() => ({ operations: [{ op: 'add', kind: 'nonsense' }] })),
+      config: { strict: true },
+    });
+    const scope = { userId: unique('strict-') };
+    const other = { userId: unique('strict-other-') };
+    await e.accept([turnInput(scope, 's', 0, 'x=1')]);
+    await expect(e.recall(scope, 'x')).rejects.toBeInstanceOf(ExtractionError);
+    await expect(e.recall(other, 'x')).resolves.toEqual([]);
+    await expect(e.recall(scope, 'x')).resolves.toEqual([]);
+    expect(e.lastError(scope)).toMatch(/extraction_invalid/);
+    // Nothing was written by the invalid output.
+    expect((await store.list(scope, { statuses: ['active', 'pending'] })).items).toEqual([]);
+    await e.close();
+  });
+
+  ctx.test('pipeline: a spent budget leaves the turn queued and says so', async () => {
+    const store = await ctx.open(DIMS);
+    const events: string[] = [];
+    const e = engine(store, {
+      extractor: scriptedExtractor(() => {
+        throw new BudgetExceededError('LLM calls per user per hour spent; turn stays queued');
+      }),
+    });
+    e.on((ev) => events.push(ev.type));
+    const scope = { userId: unique('budget-') };
+    await e.accept([turnInput(scope, 's', 0, 'x=1')]);
+    await e.flush(scope);
+    expect(events).toContain('deferred');
+    expect(e.lastError(scope)).toMatch(/budget/i);
+    const backlog = await store.backlog({ now: AT, userId: scope.userId });
+    expect(backlog.queued).toBe(1);
+    await e.close();
+  });
+
+  ctx.test('pipeline: close drains accepted writes, then refuses calls', async () => {
+    const store = await ctx.open(DIMS);
+    const extractor = new KeyValueExtractor({ delayMs: () => 2 });
+    const e = engine(store, { extractor });
+    const scope = { userId: unique('close-') };
+    for (let i = 0; i < 5; i++) await e.accept([turnInput(scope, 's', i, `k${i}=v${i}`)]);
+    await e.close();
+    expect(extractor.seen).toHaveLength(5);
+    await expect(e.accept([turnInput(scope, 's', 9, 'z=1')])).rejects.toBeInstanceOf(ClosedError);
+  });
+
+  ctx.test('pipeline: resume processes turns left queued by a previous engine exactly once', async () => {
+    const store = await ctx.open(DIMS);
+    const scope = { userId: unique('resume-') };
+    await store.enqueue([turnInput(scope, 's', 0, 'a=1'), turnInput(scope, 's', 1, 'b=2')]);
+    // A claim whose worker died: its lease expires and resume takes it over.
+    const dead = await store.claim({
+      worker: 'dead',
+      leaseMs: 1,
+      now: '2020-01-01T00:00:00.000Z',
+      userId: scope.userId,
+    });
+    expect(dead).not.toBeNull();
+    const extractor = new KeyValueExtractor();
+    const e = engine(store, { extractor });
+    await e.resume();
+    expect(extractor.seen).toHaveLength(2);
+    expect(await activeValues(store, scope, 'a')).toEqual(['1']);
+    await expect(
+      store.commit({
+        scope,
+        inserts: [],
+        updates: [],
+        audit: [],
+        complete: { claimId: dead!.claimId, entryIds: [dead!.entries[0]!.id] },
+      }),
+    ).rejects.toMatchObject({ code: 'lease_lost' });
+    await e.close();
+  });
+
+  ctx.test(
+    'pipeline: correct, forget, pending approve/reject and retract follow the engine rules',
+    async () => {
+      const store = await ctx.open(DIMS);
+      const e = engine(store, { extractor: new KeyValueExtractor({ confidence: 0.3 }) });
+      const scope = { userId: unique('ops-') };
+      const city = await e.remember(scope, { kind: 'fact', attribute: 'city', value: 'NYC' });
+      const corrected = await e.correct(scope, city.id, 'Brooklyn');
+      expect(corrected).toMatchObject({
+        value: 'Brooklyn',
+        confidence: 1,
+        source: 'correction',
+        supersedes: city.id,
+      });
+      expect((await e.history(scope, { id: city.id })).map((b) => b.status)).toEqual([
+        'superseded',
+        'active',
+      ]);
+      await expect(e.correct(scope, corrected.id, 'Queens', { expectedVersion: 7 })).rejects.toBeInstanceOf(
+        VersionConflictError,
+      );
+
+      // Low-confidence extraction is pending: not recalled until approved.
+      await e.accept([turnInput(scope, 's', 0, 'city=Queens')]);
+      expect((await e.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['Brooklyn']);
+      const [pending] = (await e.list(scope, { statuses: ['pending'] })).items;
+      expect(pending?.value).toBe('Queens');
+      await e.approve(scope, pending!.id);
+      expect((await e.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['Queens']);
+
+      const forgotten = await e.forget(scope, pending!.id);
+      expect(forgotten.status).toBe('forgotten');
+      expect(await e.recall(scope, 'Queens')).toEqual([]);
+
+      const pet = await e.remember(scope, { kind: 'fact', attribute: 'pet', value: 'cat' });
+      await e.retract(scope, pet.id);
+      expect(await e.recall(scope, 'pet cat')).toEqual([]);
+      await e.close();
+    },
+  );
+
+  ctx.test('pipeline: recall never crosses scopes', async () => {
+    const store = await ctx.open(DIMS);
+    const e = engine(store);
+    const alice = { userId: unique('alice-') };
+    const bob = { userId: unique('bob-') };
+    const aliceNs = { userId: alice.userId, namespace: 'project-x' };
+    await e.accept([turnInput(alice, 's', 0, 'secret=alpha')]);
+    await e.accept([turnInput(aliceNs, 's2', 0, 'secret=beta')]);
+    await e.accept([turnInput(bob, 's3', 0, 'hobby=chess')]);
+    await e.flush();
+    expect((await e.recall(alice, 'secret alpha beta')).map((h) => h.belief.value)).toEqual(['alpha']);
+    expect((await e.recall(aliceNs, 'secret alpha beta')).map((h) => h.belief.value)).toEqual(['beta']);
+    expect((await e.recall(bob, 'secret alpha beta')).map((h) => h.belief.value)).not.toContain('alpha');
+    expect((await e.recall(bob, 'secret alpha beta')).map((h) => h.belief.value)).not.toContain('beta');
+    await e.close();
+  });
+}
