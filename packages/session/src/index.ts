@@ -1,1 +1,38 @@
-export {};
+/**
+ * `mem01session`: long-term, belief-based memory for the OpenAI Agents SDK for TypeScript. A `Session` whose
+ * textual turns feed a per-user belief memory, plus per-run hooks that recall it into the model input.
+ *
+ * @example
+ * import { Runner } from '@openai/agents';
+ * import { memSession } from 'mem01session';
+ * const session = memSession('conversation-7', { userId: 'user-123' });
+ * try {
+ *   await new Runner().run(agent, 'Where do I live?', { session, ...session.runConfig() });
+ * } finally {
+ *   await session.close();
+ * }
+ * @packageDocumentation
+ */
+export { AUTHORITY_POLICY, MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine';
+export { RunConfigReusedError } from './errors.js';
+export {
+  getMemoryContext,
+  type MemoryContextOptions,
+  type MemoryHelperOptions,
+  type MemoryInstructionsOptions,
+  memoryInstructions,
+  type SaveTurnOptions,
+  type SearchMemoriesOptions,
+  saveTurn,
+  searchMemories,
+} from './helpers.js';
+export {
+  type MemoryHistoryOptions,
+  MemSession,
+  type MemSessionOptions,
+  memSession,
+} from './mem-session.js';
+export { createMemoryTools, type MemoryToolsOptions } from './memory-tools.js';
+export type { MemoryRuntimeOptions, RuntimeDescription } from './resolve-runtime.js';
+export type { MemoryRunConfig } from './run-hooks.js';
+export { closeSharedRuntimes, sharedRuntimeCount } from './runtime-registry.js';

@@ -1,0 +1,217 @@
+/**
+ * Entry points for agents that do not use the session hooks: dynamic instructions, context and search
+ * helpers, and saving a turn by hand.
+ */
+import {
+  AUTHORITY_POLICY,
+  type AppendEnqueue,
+  type Belief,
+  type ContextBlock,
+  InvalidInputError,
+  normalizeScope,
+  renderContextBlock,
+  type Scope,
+  type ScoredBelief,
+  assertId,
+} from '@mem01/engine';
+import type { Agent, RunContext } from '@openai/agents';
+import { turnOf } from './items.js';
+import type { MemSession } from './mem-session.js';
+import { MAX_QUERY_CHARS, recallBlock } from './recall-block.js';
+import { type MemoryRuntimeOptions, type Runtime, resolveRuntime } from './resolve-runtime.js';
+import { pinnedRuntime } from './runtime-registry.js';
+
+/**
+ * Whose memory and which runtime. With `session`, its runtime (and, unless given, its user and namespace) is
+ * used; otherwise the runtime options choose one, shared with sessions of identical settings and held until
+ * `closeSharedRuntimes()`.
+ */
+export interface MemoryHelperOptions extends MemoryRuntimeOptions {
+  readonly userId?: string | undefined;
+  readonly namespace?: string | undefined;
+  readonly session?: MemSession | undefined;
+}
+
+/** @internal */
+export async function helperRuntime(options: MemoryHelperOptions): Promise<{ runtime: Runtime; scope: Scope }> {
+  if (!options || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
+  if (options.session) {
+    const scope =
+      options.userId === undefined
+        ? options.session.scope
+        : normalizeScope({ userId: options.userId, namespace: options.namespace });
+    return { runtime: await options.session.runtime(), scope };
+  }
+  const scope = normalizeScope({ userId: options.userId, namespace: options.namespace });
+  return { runtime: await pinnedRuntime(resolveRuntime(options)), scope };
+}
+
+/** Options of {@link getMemoryContext}. */
+export interface MemoryContextOptions extends MemoryHelperOptions {
+  /** What to recall for; empty for a profile of the newest beliefs. */
+  readonly query: string;
+  /** Block size in UTF-8 bytes. Default: the runtime's `budgetBytes` (800). */
+  readonly budgetBytes?: number | undefined;
+}
+
+/** The bounded memory block for a query, as the hooks would inject it (after the user's accepted writes). */
+export async function getMemoryContext(
+  options: MemoryContextOptions,
+): Promise<Pick<ContextBlock, 'text' | 'bytes' | 'beliefs' | 'omitted'>> {
+  if (typeof options?.query !== 'string') throw new InvalidInputError('query', 'must be a string');
+  const { runtime, scope } = await helperRuntime(options);
+  const block = await recallBlock(runtime, scope, options.query, {
+    budgetBytes: options.budgetBytes,
+    purpose: 'context',
+  });
+  return { text: block.text, bytes: block.bytes, beliefs: block.beliefs, omitted: block.omitted };
+}
+
+/** Options of {@link searchMemories}. */
+export interface SearchMemoriesOptions extends MemoryHelperOptions {
+  readonly query: string;
+  /** At most this many. Default 8. */
+  readonly limit?: number | undefined;
+}
+
+/** The user's active beliefs most relevant to `query`, best first, with scores. */
+export async function searchMemories(options: SearchMemoriesOptions): Promise<ScoredBelief[]> {
+  if (typeof options?.query !== 'string') throw new InvalidInputError('query', 'must be a string');
+  const { runtime, scope } = await helperRuntime(options);
+  return runtime.engine.recall(scope, options.query.slice(0, MAX_QUERY_CHARS), { limit: options.limit });
+}
+
+/** Options of {@link saveTurn}. */
+export interface SaveTurnOptions extends MemoryHelperOptions {
+  /** The conversation the turn belongs to (its transcript). */
+  readonly sessionId: string;
+  /** What the user said. */
+  readonly user?: string | undefined;
+  /** What the assistant answered (context for extraction, never evidence about the user). */
+  readonly assistant?: string | undefined;
+}
+
+/**
+ * Saves one turn without the session hooks: appends it to the conversation's transcript and accepts its
+ * text for extraction in the same transaction. Resolves once accepted, not once extracted.
+ */
+export async function saveTurn(options: SaveTurnOptions): Promise<{ positions: readonly number[]; accepted: number }> {
+  assertId(options?.sessionId, 'sessionId');
+  const items: unknown[] = [];
+  if (options.user !== undefined) {
+    if (typeof options.user !== 'string') throw new InvalidInputError('user', 'must be a string');
+    items.push({ role: 'user', content: options.user });
+  }
+  if (options.assistant !== undefined) {
+    if (typeof options.assistant !== 'string') throw new InvalidInputError('assistant', 'must be a string');
+    items.push({
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: options.assistant }],
+    });
+  }
+  if (items.length === 0) throw new InvalidInputError('user', 'give `user`, `assistant` or both');
+  const { runtime, scope } = await helperRuntime(options);
+  const at = new Date().toISOString();
+  const enqueue: AppendEnqueue[] = [];
+  items.forEach((item, index) => {
+    const turn = turnOf(item);
+    if (!turn) return;
+    runtime.engine.checkInput({ scope, sessionId: options.sessionId, position: 0, ...turn, at });
+    enqueue.push({ index, ...turn, at });
+  });
+  if (runtime.atomicEnqueue) {
+    const result = await runtime.transcript.appendItems(options.sessionId, items, { owner: scope, enqueue });
+    if (enqueue.length > 0) runtime.engine.schedule(scope.userId);
+    return { positions: result.positions, accepted: enqueue.length };
+  }
+  const result = await runtime.transcript.appendItems(options.sessionId, items, { owner: scope });
+  const accepted = await runtime.engine.accept(
+    enqueue.map((e) => ({
+      scope,
+      sessionId: options.sessionId,
+      position: result.positions[e.index] ?? 0,
+      role: e.role,
+      text: e.text,
+      at,
+    })),
+  );
+  return { positions: result.positions, accepted: accepted.accepted };
+}
+
+/** Options of {@link memoryInstructions}. */
+export interface MemoryInstructionsOptions extends MemoryHelperOptions {
+  /**
+   * `profile`: the newest active beliefs; `query`: recall for the run's input; `full`: both. The query is
+   * `query(runContext)` when given, else the latest user text of `session`'s current run, else
+   * `runContext.context` when it is a string or has a string `input`/`query` field; otherwise a profile.
+   */
+  readonly mode: 'profile' | 'query' | 'full';
+  readonly query?: ((runContext: RunContext<unknown>) => string | undefined) | undefined;
+  readonly budgetBytes?: number | undefined;
+}
+
+type Instructions<TContext> = (
+  runContext: RunContext<TContext>,
+  agent: Agent<TContext, any>,
+) => Promise<string>;
+
+/**
+ * Dynamic agent instructions: `base` followed by the recalled memory block and the authority policy.
+ * A recall failure degrades to `base` alone (the failure is logged through the runtime's logger).
+ */
+export function memoryInstructions<TContext = unknown>(
+  base: string | ((runContext: RunContext<TContext>, agent: Agent<TContext, any>) => string | Promise<string>),
+  options: MemoryInstructionsOptions,
+): Instructions<TContext> {
+  if (!options || !['profile', 'query', 'full'].includes(options.mode)) {
+    throw new InvalidInputError('mode', 'must be profile, query or full');
+  }
+  if (!options.session) normalizeScope({ userId: options.userId, namespace: options.namespace });
+  return async (runContext, agent) => {
+    const baseText = typeof base === 'function' ? await base(runContext, agent) : base;
+    let runtime: Runtime | undefined;
+    try {
+      const resolved = await helperRuntime(options);
+      runtime = resolved.runtime;
+      const budget = options.budgetBytes ?? runtime.budgetBytes;
+      const beliefs: Belief[] = [];
+      const seen = new Set<string>();
+      const add = (list: readonly Belief[]) => {
+        for (const b of list) {
+          if (!seen.has(b.id)) {
+            seen.add(b.id);
+            beliefs.push(b);
+          }
+        }
+      };
+      const query = options.mode === 'profile' ? '' : queryOf(options, runContext as RunContext<unknown>);
+      const recall = async (q: string, purpose: string) =>
+        add((await recallBlock(runtime as Runtime, resolved.scope, q, { budgetBytes: budget, purpose })).beliefs);
+      if (query) await recall(query, 'instructions');
+      if (options.mode !== 'query' || !query) await recall('', 'profile');
+      if (beliefs.length === 0) return baseText;
+      const block = renderContextBlock(beliefs, budget);
+      return `${baseText}\n\n${block.text}\n\n${AUTHORITY_POLICY}`;
+    } catch (err) {
+      runtime?.logger?.warn(`mem01: memory instructions fell back to the base instructions: ${String((err as Error)?.message ?? err)}`);
+      return baseText;
+    }
+  };
+}
+
+function queryOf(options: MemoryInstructionsOptions, runContext: RunContext<unknown>): string {
+  const fromFn = options.query?.(runContext);
+  if (typeof fromFn === 'string') return fromFn;
+  const fromSession = options.session?.latestQuery;
+  if (fromSession) return fromSession;
+  const ctx = runContext?.context as unknown;
+  if (typeof ctx === 'string') return ctx;
+  if (ctx && typeof ctx === 'object') {
+    const rec = ctx as Record<string, unknown>;
+    if (typeof rec.input === 'string') return rec.input;
+    if (typeof rec.query === 'string') return rec.query;
+  }
+  return '';
+}

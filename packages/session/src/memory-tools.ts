@@ -1,0 +1,117 @@
+/**
+ * Memory tools for agents: add, search, list, update and delete the user's beliefs. Every failure comes back
+ * to the model as a short string; nothing is thrown into the run.
+ */
+import { BELIEF_KINDS, type Belief, canonicalKey, describeError, neutralise, normalizeScope } from '@mem01/engine';
+import { type FunctionTool, tool } from '@openai/agents';
+import { z } from 'zod';
+import { type MemoryHelperOptions, helperRuntime } from './helpers.js';
+
+/** Options of {@link createMemoryTools}. */
+export interface MemoryToolsOptions extends MemoryHelperOptions {
+  /** Only `search_memories` and `list_memories`. Default false. */
+  readonly readOnly?: boolean | undefined;
+}
+
+const KINDS = BELIEF_KINDS.filter((k) => k !== 'episode') as unknown as [string, ...string[]];
+
+function line(b: Belief): string {
+  return `${b.id} [${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}] ${neutralise(b.statement)}`;
+}
+
+async function safely(fn: () => Promise<string>): Promise<string> {
+  try {
+    return await fn();
+  } catch (err) {
+    return `memory error: ${describeError(err).slice(0, 200)}`;
+  }
+}
+
+/**
+ * Tools over one user's memory (`userId` + `namespace`, or `session`'s). With `readOnly`, only search and list.
+ *
+ * @example
+ * const agent = new Agent({ name: 'a', tools: createMemoryTools({ userId: 'u1', readOnly: true }) });
+ */
+// biome-ignore lint/suspicious/noExplicitAny: tools of different parameter types in one list
+export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any, any, any>[] {
+  // Fail fast on a bad scope, at creation rather than inside a run.
+  if (!options?.session) normalizeScope({ userId: options?.userId, namespace: options?.namespace });
+  const search = tool({
+    name: 'search_memories',
+    description: "Search the user's long-term memory for notes relevant to a query. Returns one note per line.",
+    parameters: z.object({
+      query: z.string().describe('What to look for, in plain words'),
+      limit: z.number().int().min(1).max(50).nullable().describe('Most notes to return (default 8)'),
+    }),
+    execute: ({ query, limit }) =>
+      safely(async () => {
+        const { runtime, scope } = await helperRuntime(options);
+        const hits = await runtime.engine.recall(scope, query.slice(0, 4000), { limit: limit ?? 8 });
+        return hits.length === 0 ? 'no matching memories' : hits.map((h) => line(h.belief)).join('\n');
+      }),
+  });
+  const list = tool({
+    name: 'list_memories',
+    description: "List the user's newest remembered notes. Returns one note per line with its id.",
+    parameters: z.object({
+      limit: z.number().int().min(1).max(100).nullable().describe('Most notes to return (default 20)'),
+    }),
+    execute: ({ limit }) =>
+      safely(async () => {
+        const { runtime, scope } = await helperRuntime(options);
+        const page = await runtime.engine.list(scope, { statuses: ['active', 'pending'], limit: limit ?? 20 });
+        return page.items.length === 0 ? 'no memories' : page.items.map(line).join('\n');
+      }),
+  });
+  if (options?.readOnly) return [search, list];
+  const add = tool({
+    name: 'add_memory',
+    description:
+      'Remember a durable fact about the user that they stated. A new value for the same attribute replaces the old one.',
+    parameters: z.object({
+      kind: z.enum(KINDS).describe('What sort of note this is'),
+      attribute: z.string().min(1).max(100).describe('Short snake_case key the note is about, e.g. home_city'),
+      value: z.string().min(1).max(2000).describe('The value, e.g. San Francisco'),
+      statement: z.string().min(1).max(2000).describe('One sentence, e.g. "The user lives in San Francisco."'),
+    }),
+    execute: ({ kind, attribute, value, statement }) =>
+      safely(async () => {
+        const { runtime, scope } = await helperRuntime(options);
+        const b = await runtime.engine.remember(scope, {
+          kind: kind as Belief['kind'],
+          attribute: canonicalKey(attribute),
+          value,
+          statement,
+          source: 'tool',
+        });
+        return `remembered ${b.id}`;
+      }),
+  });
+  const update = tool({
+    name: 'update_memory',
+    description: 'Correct a remembered note by id (from search or list) with the new text.',
+    parameters: z.object({
+      id: z.string().min(1).max(100),
+      text: z.string().min(1).max(2000).describe('The corrected note'),
+    }),
+    execute: ({ id, text }) =>
+      safely(async () => {
+        const { runtime, scope } = await helperRuntime(options);
+        const b = await runtime.engine.correct(scope, id, text);
+        return `updated: ${id} is replaced by ${b.id}`;
+      }),
+  });
+  const del = tool({
+    name: 'delete_memory',
+    description: 'Forget a remembered note by id (from search or list). Its content is erased.',
+    parameters: z.object({ id: z.string().min(1).max(100) }),
+    execute: ({ id }) =>
+      safely(async () => {
+        const { runtime, scope } = await helperRuntime(options);
+        await runtime.engine.forget(scope, id);
+        return `forgotten ${id}`;
+      }),
+  });
+  return [add, search, list, update, del];
+}

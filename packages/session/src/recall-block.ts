@@ -1,0 +1,60 @@
+/**
+ * One recall rendered as the memory block, inside a custom span of the SDK trace. The span carries counts,
+ * bytes and timing, never belief text or the query.
+ */
+import type { Belief, Scope } from '@mem01/engine';
+import { withCustomSpan } from '@openai/agents';
+import type { Runtime } from './resolve-runtime.js';
+
+/** Longest query sent to recall; longer user messages are cut (the head carries the question). */
+export const MAX_QUERY_CHARS = 4000;
+
+export interface RecalledBlock {
+  /** The rendered block (always present; it says so when nothing was recalled). */
+  readonly text: string;
+  readonly bytes: number;
+  readonly beliefs: readonly Belief[];
+  readonly omitted: number;
+  readonly ms: number;
+}
+
+/** Recalls for `query` (a profile of the newest beliefs when empty) and renders the bounded block. */
+export async function recallBlock(
+  runtime: Runtime,
+  scope: Scope,
+  query: string,
+  options: { readonly budgetBytes?: number | undefined; readonly purpose?: string } = {},
+): Promise<RecalledBlock> {
+  return withCustomSpan(
+    async (span) => {
+      const started = performance.now();
+      const data: Record<string, unknown> = {
+        purpose: options.purpose ?? 'run',
+        queryChars: query.length,
+      };
+      span.spanData.data = data;
+      try {
+        const ctx = await runtime.engine.context(scope, query.slice(0, MAX_QUERY_CHARS), {
+          budgetBytes: options.budgetBytes ?? runtime.budgetBytes,
+        });
+        const ms = performance.now() - started;
+        Object.assign(data, {
+          recalled: ctx.recalled.length,
+          injected: ctx.beliefs.length,
+          omitted: ctx.omitted,
+          bytes: ctx.bytes,
+          ms: Math.round(ms * 1000) / 1000,
+        });
+        return { text: ctx.text, bytes: ctx.bytes, beliefs: ctx.beliefs, omitted: ctx.omitted, ms };
+      } catch (err) {
+        Object.assign(data, {
+          failed: true,
+          errorCode: (err as { code?: unknown } | null)?.code ?? 'unknown',
+          ms: Math.round((performance.now() - started) * 1000) / 1000,
+        });
+        throw err;
+      }
+    },
+    { data: { name: 'mem01.recall' } },
+  );
+}

@@ -1,0 +1,325 @@
+/**
+ * Every default of mem01session is resolved here, once: which store, transcript, extractor and embedder a
+ * session runs on, and the fingerprint sessions with identical settings share a runtime by.
+ */
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ConfigError,
+  type Embedder,
+  type EngineStore,
+  type Extractor,
+  type FullStore,
+  type Logger,
+  MemoryEngine,
+  type TranscriptStore,
+} from '@mem01/engine';
+import { InjectedBlocks } from './items.js';
+
+/** Options that choose the runtime (store, extractor, embedder, engine settings). */
+export interface MemoryRuntimeOptions {
+  /**
+   * Where beliefs and the outbox live. A `FullStore` (every mem01 store) also holds the transcript, so a turn
+   * is stored and accepted for extraction in one transaction. Default: Postgres when `DATABASE_URL` is set,
+   * else one SQLite file at `defaultSqlitePath()` (`~/.mem01/memory.db`). Stays the caller's to close.
+   */
+  readonly store?: FullStore | EngineStore | undefined;
+  /** Where the raw SDK items live. Default: `store` when it is a `FullStore`. Stays the caller's to close. */
+  readonly transcript?: TranscriptStore | undefined;
+  /** Default: `@mem01/openai` when `OPENAI_API_KEY` is set, else the offline `@mem01/local` extractor. */
+  readonly extractor?: Extractor | undefined;
+  /**
+   * Default: the OpenAI embedder when `OPENAI_API_KEY` is set, else the offline local embedder (384-d).
+   * `null`: lexical recall only.
+   */
+  readonly embedder?: Embedder | null | undefined;
+  /** Raise memory failures instead of degrading to no memory. Default false (failure-open). */
+  readonly strict?: boolean | undefined;
+  /** Size of the injected memory block in UTF-8 bytes. Default 800. */
+  readonly budgetBytes?: number | undefined;
+  /** Environment to read defaults from. Default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Where notices and warnings go. Default: the one-line notice goes to stderr; the engine stays silent. */
+  readonly logger?: Logger | undefined;
+}
+
+/** What a runtime is built on, without secrets. */
+export interface RuntimeDescription {
+  readonly store: string;
+  readonly extractor: string;
+  readonly embedder: string | null;
+  readonly strict: boolean;
+  readonly budgetBytes: number;
+}
+
+/** One store + engine, shared by every session with identical settings. */
+export interface Runtime {
+  readonly engine: MemoryEngine;
+  readonly store: EngineStore;
+  readonly transcript: TranscriptStore;
+  /** The transcript is the store: a turn is appended and enqueued in one transaction. */
+  readonly atomicEnqueue: boolean;
+  /** Block texts this runtime injected; the synthetic item is recognised by them. */
+  readonly injected: InjectedBlocks;
+  readonly budgetBytes: number;
+  readonly logger: Logger | undefined;
+  readonly description: RuntimeDescription;
+  /** Drains accepted writes, then closes what this package opened. */
+  close(): Promise<void>;
+}
+
+/** The resolved settings: a fingerprint to share by and a way to open the runtime. */
+export interface RuntimeSpec {
+  /** Hash of the settings (object identities, paths, a hash of credentials); never contains a secret. */
+  readonly key: string;
+  open(): Promise<Runtime>;
+}
+
+const DEFAULT_BUDGET_BYTES = 800;
+let noticeShown = false;
+
+/** Resolves options and environment into a runtime spec. Synchronous and I/O-free; opening happens later. */
+export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec {
+  const env = options.env ?? process.env;
+  const apiKey = nonEmpty(env.OPENAI_API_KEY);
+  const baseURL = nonEmpty(env.OPENAI_BASE_URL);
+  const databaseUrl = nonEmpty(env.DATABASE_URL);
+  const strict = options.strict ?? false;
+  const budgetBytes = options.budgetBytes ?? DEFAULT_BUDGET_BYTES;
+  if (typeof strict !== 'boolean') throw new ConfigError('strict must be a boolean');
+  if (!Number.isInteger(budgetBytes) || budgetBytes < 1) {
+    throw new ConfigError('budgetBytes must be a positive integer');
+  }
+  if (options.store !== undefined && !isEngineStore(options.store)) {
+    throw new ConfigError('store must implement the mem01 EngineStore port (commit, enqueue, claim, ...)');
+  }
+  if (options.transcript !== undefined && !isTranscriptStore(options.transcript)) {
+    throw new ConfigError('transcript must implement the mem01 TranscriptStore port (appendItems, getItems, ...)');
+  }
+  if (options.store && !options.transcript && !isTranscriptStore(options.store)) {
+    throw new ConfigError(
+      'store keeps no transcript: pass `transcript` too, or a store that implements TranscriptStore',
+    );
+  }
+  const credential = apiKey ? `openai:${fingerprint(`${baseURL ?? ''}\u0000${apiKey}`)}` : 'local';
+  // The same rule as store-sqlite's defaultSqlitePath(), computed here without loading the driver.
+  const sqlitePath = databaseUrl ? null : join(nonEmpty(env.MEM01_HOME)?.trim() ?? join(homedir(), '.mem01'), 'memory.db');
+  const key = fingerprint(
+    JSON.stringify({
+      store: options.store
+        ? `object:${objectId(options.store)}`
+        : databaseUrl
+          ? `postgres:${fingerprint(databaseUrl)}`
+          : `sqlite:${sqlitePath}`,
+      transcript: options.transcript ? `object:${objectId(options.transcript)}` : 'store',
+      extractor: options.extractor ? `object:${objectId(options.extractor)}` : credential,
+      embedder:
+        options.embedder === null
+          ? 'none'
+          : options.embedder
+            ? `object:${objectId(options.embedder)}`
+            : credential,
+      logger: options.logger ? `object:${objectId(options.logger)}` : 'default',
+      strict,
+      budgetBytes,
+    }),
+  );
+
+  return {
+    key,
+    async open(): Promise<Runtime> {
+      const owned: Array<() => Promise<void>> = [];
+      const closeOwned = async () => {
+        for (const close of owned.reverse()) await close().catch(() => undefined);
+      };
+      try {
+        if (!apiKey && (options.extractor === undefined || options.embedder === undefined)) {
+          showNotice(options.logger);
+        }
+        let embedder: Embedder | null;
+        let embedderName: string | null;
+        if (options.embedder !== undefined) {
+          embedder = options.embedder;
+          embedderName = embedder ? embedder.model : null;
+        } else if (apiKey) {
+          const openai = await import('@mem01/openai');
+          const created = openai.createOpenAIEmbedder({ env });
+          embedder = created;
+          embedderName = `openai:${created.model}`;
+        } else {
+          embedder = (await loadLocal()).embedder;
+          embedderName = `local:${embedder.model}`;
+        }
+        let extractor: Extractor;
+        if (options.extractor) {
+          extractor = options.extractor;
+        } else if (apiKey) {
+          const openai = await import('@mem01/openai');
+          extractor = openai.createOpenAIExtractor({ env });
+        } else {
+          extractor = (await loadLocal()).extractor;
+        }
+        let store: EngineStore;
+        let storeName: string;
+        if (options.store) {
+          store = options.store;
+          storeName = store.name;
+        } else if (databaseUrl) {
+          const pg = await loadOptionalPeer<PostgresModule>(
+            '@mem01/store-postgres',
+            'DATABASE_URL is set, so mem01session stores memory in PostgreSQL, but @mem01/store-postgres is not installed: run `npm i @mem01/store-postgres` (or unset DATABASE_URL to use the local SQLite file)',
+          );
+          const opened = await pg.openPostgresStore({
+            connectionString: databaseUrl,
+            ...(embedder ? { dimensions: embedder.dimensions } : {}),
+            ...(options.logger ? { logger: options.logger } : {}),
+          });
+          owned.push(() => opened.close());
+          store = opened;
+          storeName = 'postgres';
+        } else {
+          const sqlite = (await import('@mem01/store-sqlite')) as unknown as SqliteModule;
+          const path = sqlite.defaultSqlitePath(env as NodeJS.ProcessEnv);
+          const opened = await sqlite.openSqliteStore({
+            path,
+            ...(embedder ? { dimensions: embedder.dimensions } : {}),
+          });
+          owned.push(() => opened.close());
+          store = opened;
+          storeName = 'sqlite';
+        }
+        const transcript = options.transcript ?? (store as FullStore);
+        const engine = new MemoryEngine({
+          store,
+          extractor,
+          embedder,
+          config: { strict, budgetBytes },
+          logger: options.logger,
+        });
+        // Turns accepted before a crash are still queued in a durable store: process them in the background.
+        const resumed = engine.resume().catch((err: unknown) => {
+          options.logger?.warn(`mem01: resuming queued extraction failed: ${String(err)}`);
+        });
+        let closing: Promise<void> | null = null;
+        return {
+          engine,
+          store,
+          transcript,
+          atomicEnqueue: (transcript as unknown) === (store as unknown),
+          injected: new InjectedBlocks(),
+          budgetBytes,
+          logger: options.logger,
+          description: { store: storeName, extractor: extractor.name, embedder: embedderName, strict, budgetBytes },
+          close() {
+            closing ??= (async () => {
+              await resumed;
+              await engine.close();
+              await closeOwned();
+            })();
+            return closing;
+          },
+        };
+      } catch (err) {
+        await closeOwned();
+        throw err;
+      }
+    },
+  };
+}
+
+interface PostgresModule {
+  openPostgresStore(options: {
+    connectionString: string;
+    dimensions?: number;
+    logger?: Logger;
+  }): Promise<FullStore>;
+}
+
+interface SqliteModule {
+  defaultSqlitePath(env?: NodeJS.ProcessEnv): string;
+  openSqliteStore(options: { path?: string; dimensions?: number }): FullStore | Promise<FullStore>;
+}
+
+async function loadLocal(): Promise<{ extractor: Extractor; embedder: Embedder }> {
+  const local = await import('@mem01/local');
+  return { extractor: local.createLocalExtractor(), embedder: local.createLocalEmbedder() };
+}
+
+/**
+ * Imports an optional peer dependency. When it is not installed, throws a `ConfigError` with `hint` (what to
+ * install); other failures propagate.
+ */
+export async function loadOptionalPeer<T>(specifier: string, hint: string): Promise<T> {
+  try {
+    return (await import(/* @vite-ignore */ specifier)) as T;
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    const message = err instanceof Error ? err.message : String(err);
+    if (
+      code === 'ERR_MODULE_NOT_FOUND' ||
+      code === 'MODULE_NOT_FOUND' ||
+      /cannot find (module|package)|failed to (load|resolve)/i.test(message)
+    ) {
+      throw new ConfigError(hint, { cause: err });
+    }
+    throw err;
+  }
+}
+
+function showNotice(logger: Logger | undefined): void {
+  if (noticeShown) return;
+  noticeShown = true;
+  const line =
+    'mem01: OPENAI_API_KEY is not set; using the offline extractor and embedder from @mem01/local (set OPENAI_API_KEY for model-based extraction).';
+  if (logger) logger.info(line);
+  else process.stderr.write(`${line}\n`);
+}
+
+/** For tests: lets the once-per-process notice show again. */
+export function resetNoticeForTests(): void {
+  noticeShown = false;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+function fingerprint(text: string): string {
+  return createHash('sha256').update(`mem01session\u0000${text}`).digest('hex').slice(0, 16);
+}
+
+const ids = new WeakMap<object, number>();
+let nextId = 1;
+function objectId(o: object): number {
+  let id = ids.get(o);
+  if (id === undefined) {
+    id = nextId++;
+    ids.set(o, id);
+  }
+  return id;
+}
+
+function isEngineStore(value: unknown): value is EngineStore {
+  const s = value as Partial<EngineStore> | null;
+  return (
+    !!s &&
+    typeof s === 'object' &&
+    typeof s.commit === 'function' &&
+    typeof s.enqueue === 'function' &&
+    typeof s.claim === 'function' &&
+    typeof s.searchLexical === 'function'
+  );
+}
+
+function isTranscriptStore(value: unknown): value is TranscriptStore {
+  const s = value as Partial<TranscriptStore> | null;
+  return (
+    !!s &&
+    typeof s === 'object' &&
+    typeof s.appendItems === 'function' &&
+    typeof s.getItems === 'function' &&
+    typeof s.popItem === 'function' &&
+    typeof s.clearSession === 'function'
+  );
+}

@@ -1,0 +1,104 @@
+/**
+ * The per-run hooks: `sessionInputCallback` captures the recall query, `callModelInputFilter` recalls once per
+ * run and adds the memory block and the authority policy to every model call of that run.
+ */
+import { AUTHORITY_POLICY, type Scope } from '@mem01/engine';
+import type { AgentInputItem, CallModelInputFilter, ModelInputData, SessionInputCallback } from '@openai/agents';
+import { RunConfigReusedError } from './errors.js';
+import { latestUserIndex, latestUserText, memoryItem } from './items.js';
+import { type RecalledBlock, recallBlock } from './recall-block.js';
+import type { Runtime } from './resolve-runtime.js';
+
+/** The run options `session.runConfig()` returns; spread them into `Runner.run` options. */
+export interface MemoryRunConfig {
+  /** Merges history and new input as the SDK does by default, and captures the latest user text. */
+  readonly sessionInputCallback: SessionInputCallback;
+  /** Adds the recalled memory block and the authority policy before each model call of the run. */
+  readonly callModelInputFilter: CallModelInputFilter;
+}
+
+/** What the hooks need from the session. */
+export interface RunHookHost {
+  readonly scope: Scope;
+  readonly strict: boolean;
+  runtime(): Promise<Runtime>;
+  /** Records a failure (sanitized) for `lastMemoryError`. */
+  recordError(err: unknown): void;
+  recordSuccess(): void;
+  /** Remembers the query of the latest run, for `memoryInstructions` in `query` mode. */
+  noteQuery(query: string): void;
+}
+
+type Outcome = { readonly ok: true; readonly block: RecalledBlock | null } | { readonly ok: false; readonly error: unknown };
+
+/** Builds a fresh pair of hooks bound to one run. */
+export function createRunConfig(host: RunHookHost): MemoryRunConfig {
+  let started = false;
+  let query: string | null = null;
+  let recall: Promise<Outcome> | null = null;
+
+  const startRecall = (q: string): Promise<Outcome> => {
+    recall ??= (async (): Promise<Outcome> => {
+      try {
+        const runtime = await host.runtime();
+        const block = await recallBlock(runtime, host.scope, q);
+        host.recordSuccess();
+        if (block.beliefs.length === 0) return { ok: true, block: null };
+        runtime.injected.add(block.text);
+        return { ok: true, block };
+      } catch (error) {
+        host.recordError(error);
+        return { ok: false, error };
+      }
+    })();
+    return recall;
+  };
+
+  const sessionInputCallback: SessionInputCallback = (history, newItems) => {
+    if (started) throw new RunConfigReusedError();
+    started = true;
+    query = latestUserText(newItems) ?? latestUserText(history) ?? '';
+    host.noteQuery(query);
+    // Recall starts now, so it overlaps the rest of the SDK's run preparation.
+    void startRecall(query);
+    return [...history, ...newItems];
+  };
+
+  const callModelInputFilter: CallModelInputFilter = async ({ modelData }) => {
+    const runtime = await host.runtime();
+    const isInjected = (item: unknown) => runtime.injected.isInjected(item);
+    if (!started) {
+      // No session: the SDK skips sessionInputCallback, so the query comes from the model input.
+      started = true;
+      query = latestUserText(modelData.input, isInjected) ?? '';
+      host.noteQuery(query);
+    }
+    const outcome = await startRecall(query ?? '');
+    if (!outcome.ok) {
+      if (host.strict) throw outcome.error;
+      return modelData;
+    }
+    if (!outcome.block) return modelData;
+    return withMemory(modelData, outcome.block.text, isInjected);
+  };
+
+  return { sessionInputCallback, callModelInputFilter };
+}
+
+/**
+ * The model input with the memory item placed right before the latest user message (earlier copies
+ * removed), and the authority policy appended to the caller's instructions.
+ */
+export function withMemory(
+  modelData: ModelInputData,
+  blockText: string,
+  isInjected: (item: unknown) => boolean,
+): ModelInputData {
+  const input = modelData.input.filter((item) => !isInjected(item));
+  const at = latestUserIndex(input);
+  const item = memoryItem(blockText) as AgentInputItem;
+  if (at === -1) input.unshift(item);
+  else input.splice(at, 0, item);
+  const base = modelData.instructions?.trim() ? `${modelData.instructions}\n\n` : '';
+  return { ...modelData, input, instructions: `${base}${AUTHORITY_POLICY}` };
+}
