@@ -43,6 +43,9 @@ export function findDates(text: string, at: string): DateMention[] {
   for (const r of results) {
     // Bare numbers and times of day are not the dates the rules care about ("I'm 34", "at 5").
     if (!/[a-z]/i.test(r.text)) continue;
+    // Times of day alone ("400 a" read as 4:00 am in "$2,400 a month") are not dates.
+    const dated = (['day', 'month', 'weekday', 'year'] as const).some((c) => r.start.isCertain(c));
+    if (!dated && (r.start.isCertain('hour') || /^\d/.test(r.text))) continue;
     const start = r.start.date();
     const monthOnly =
       r.start.isCertain('month') && !r.start.isCertain('day') && !r.start.isCertain('weekday');

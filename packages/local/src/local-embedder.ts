@@ -123,7 +123,7 @@ export class LocalEmbedder implements Embedder {
 }
 
 /** Measured on the fixture pairs in local-embedder.test.ts; see README. */
-export const DEFAULT_MIN_SIMILARITY = 0.25;
+export const DEFAULT_MIN_SIMILARITY = 0.2;
 
 /** Creates a {@link LocalEmbedder}. */
 export function createLocalEmbedder(options?: LocalEmbedderOptions): LocalEmbedder {

@@ -56,12 +56,13 @@ interface Rule {
 const who = (subject: string): string =>
   subject === 'user' ? 'The user' : `The user's ${subject.replace(/_/g, ' ')}`;
 
-function text(groups: Groups, name: string, ctx: RuleContext): string {
+function text(groups: Groups, name: string, ctx: RuleContext, cut = true): string {
   const v = groups[name];
   if (!v?.found) return '';
   return cleanValue(
     v.text(),
     ctx.dates.map((d): Span => ({ text: d.text, start: d.index })),
+    cut,
   );
 }
 
@@ -110,7 +111,7 @@ function employer(subject: string, raw: string, ctx: RuleContext, started: boole
     const occ = cleanValue(asRole[2] ?? '');
     if (occ) out.push(occupationIntent(subject, occ));
   }
-  emp = limitWords(emp, 6);
+  emp = limitWords(cleanValue(emp), 6);
   if (!emp || JOB_WORDS.test(emp)) return out.length ? out : null;
   if (/^(myself|my own)$/i.test(emp)) emp = 'self-employed';
   const d = started ? firstDate(ctx) : undefined;
@@ -303,7 +304,7 @@ const THIRD_PERSON: readonly Rule[] = [
       '^(just|recently|now)? (works|is working|started) (at|for) [<v>.+]',
       '^(just|recently)? joined [<v>.+]',
     ],
-    build: (g, ctx) => employer('?', text(g, 'v', ctx), ctx, false),
+    build: (g, ctx) => employer('?', text(g, 'v', ctx, false), ctx, false),
   },
   {
     name: 'rel.home',
@@ -534,8 +535,10 @@ export const RULES: readonly Rule[] = [
   {
     name: 'work.left',
     patterns: [
-      '^i (have)? (just)? (quit|left|resigned from|retired from) [<v>.*]',
-      '^i (got|was|have been) (fired|laid off|let go) (from)? [<v>.*]',
+      '^i (have)? (just)? (quit|left|resigned from|retired from) [<v>.+]',
+      '^i (have)? (just)? (quit|resigned|retired)$',
+      '^i (got|was|have been) (fired|laid off|let go) (from|by) [<v>.+]',
+      '^i (got|was|have been) (fired|laid off|let go)',
       '^i (do not|no longer|dont) work (at|for) [<v>.+]',
       '^i am (no longer|not) (working|employed)? (at|with|for) [<v>.+]',
     ],
@@ -578,7 +581,7 @@ export const RULES: readonly Rule[] = [
       '^i am (employed|hired) (at|by) [<v>.+]',
       '^my (employer|company) is [<v>.+]',
     ],
-    build: (g, ctx) => employer('user', text(g, 'v', ctx), ctx, false),
+    build: (g, ctx) => employer('user', text(g, 'v', ctx, false), ctx, false),
   },
   {
     name: 'work.started',
@@ -588,7 +591,7 @@ export const RULES: readonly Rule[] = [
       '^i (have)? (just|recently)? (got|landed|accepted|have) (a|an|the)? (new)? (job|position|role|offer) (at|with|from) [<v>.+]',
       '^i (have)? (just)? (got|was|been) hired (at|by) [<v>.+]',
     ],
-    build: (g, ctx) => employer('user', text(g, 'v', ctx), ctx, true),
+    build: (g, ctx) => employer('user', text(g, 'v', ctx, false), ctx, true),
   },
   {
     name: 'occupation.not',

@@ -121,7 +121,15 @@ export function clausesOf(sentence: Span): Clause[] {
   return groups.map((g) => {
     const raw = sentence.text.slice(g.start, g.end);
     const lead = stripLeadIns(raw);
-    const core = (g.inherit ? `I ${lead.rest}` : lead.rest).replace(/[.!?…]+$/u, '').trim();
+    const core = (g.inherit ? `I ${lead.rest}` : lead.rest)
+      .replace(/[.!?…]+$/u, '')
+      // Adverbs between the subject and the verb ("I probably want", "I really like") would break every
+      // pattern; the hedge among them is already recorded.
+      .replace(
+        /^(i|we)\s+(?:(?:probably|maybe|possibly|perhaps|definitely|really|actually|honestly|truly|totally)\s+)+/i,
+        '$1 ',
+      )
+      .trim();
     return {
       core,
       span: { text: raw, start: sentence.start + g.start },
@@ -175,11 +183,11 @@ const TRAILING_CUT =
   /\s+(?:because|since|when|where|which|who|whom|but|and then|after|before|until|with my|with our|for (?:work|school|a|the|my|our)|from (?!the)[A-Za-z]|so that|which is|who is|as (?:a|an)\b).*$/i;
 
 /** Cleans a captured value: cuts trailing clauses, removes dates and filler adverbs, strips punctuation. */
-export function cleanValue(raw: string, dates: readonly Span[] = []): string {
+export function cleanValue(raw: string, dates: readonly Span[] = [], cut = true): string {
   let v = raw;
   for (const d of dates) v = v.split(d.text).join(' ');
   v = v.replace(/\s+/g, ' ').trim();
-  v = v.replace(TRAILING_CUT, '');
+  if (cut) v = v.replace(TRAILING_CUT, '');
   for (let i = 0; i < 4; i++) {
     const before = v;
     v = v
