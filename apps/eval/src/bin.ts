@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+/** Entry point of `pnpm eval:locomo`. */
+import { CommanderError } from 'commander';
+import { parseArgs, runCli } from './cli.js';
+
+try {
+  await runCli(parseArgs(process.argv.slice(2)));
+} catch (err) {
+  if (err instanceof CommanderError) {
+    if (err.exitCode !== 0) console.error(err.message);
+    process.exitCode = err.exitCode;
+  } else {
+    console.error(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,289 @@
+/**
+ * The LoCoMo retrieval protocol: ingest every conversation through the engine's real write path, recall once per
+ * question, score the provenance of what came back.
+ */
+import {
+  BELIEF_KINDS,
+  type Belief,
+  type BeliefKind,
+  type Embedder,
+  type EngineConfigInput,
+  type EngineStore,
+  type Extractor,
+  MemoryEngine,
+  type OutboxInput,
+  type Scope,
+} from '@mem01/engine';
+import type { Conversation, DataReport, LocomoData, Session, Turn } from './locomo-data.js';
+import { type Breakdown, breakdown, percentile, type QuestionScore, scoreQuestion } from './metrics.js';
+
+/**
+ * How a LoCoMo turn becomes an engine turn. Both LoCoMo speakers are people talking about themselves, so every
+ * turn is accepted with role `user` (assistant turns are context only and never evidence), and the speaker's name
+ * is written into the text so a belief or episode says whose it is.
+ * - `speaker`: `Caroline: I went to the support group yesterday.`
+ * - `date-speaker`: `[8 May, 2023] Caroline: …`, like the BM25 reference's session-date prefix.
+ * - `raw`: the turn text alone.
+ * A shared image adds ` [shares a photo: <caption>]` (the caption is part of what the dataset's speakers saw).
+ */
+export type TurnFormat = 'speaker' | 'date-speaker' | 'raw';
+
+export const TURN_FORMATS: readonly TurnFormat[] = ['speaker', 'date-speaker', 'raw'];
+
+/** The engine text of one turn under a format. */
+export function turnText(turn: Turn, session: Session, format: TurnFormat): string {
+  const photo = turn.imageCaption ? ` [shares a photo: ${turn.imageCaption}]` : '';
+  const body = `${turn.text}${photo}`.trim() || '(no text)';
+  if (format === 'raw') return body;
+  const spoken = `${turn.speaker}: ${body}`;
+  if (format === 'speaker') return spoken;
+  return `[${session.dateText.replace(/^.*\bon\s+/i, '') || session.at.slice(0, 10)}] ${spoken}`;
+}
+
+/**
+ * Which clock the engine runs on while ingesting.
+ * - `wall`: the real clock; `storedAt` is the ingestion time, so every belief looks equally fresh.
+ * - `session`: the clock reads each session's date while that session is ingested and the day after the last
+ *   session at question time, so `storedAt` (and recency) follow the conversation's own timeline.
+ */
+export type ClockMode = 'wall' | 'session';
+
+/** The parts of a system under test. The runner does not close them. */
+export interface EvalSystem {
+  readonly store: EngineStore;
+  readonly extractor: Extractor;
+  readonly embedder: Embedder | null;
+}
+
+export interface EvalOptions {
+  readonly data: LocomoData;
+  readonly system: EvalSystem;
+  readonly ks: readonly number[];
+  /** Keep user turns as episodes and recall them (the default recall); false: beliefs only. */
+  readonly episodic: boolean;
+  readonly turnFormat?: TurnFormat | undefined;
+  readonly clock?: ClockMode | undefined;
+  /** Engine config overrides (ranking weights, candidateLimit, …); `episodic` is set from {@link episodic}. */
+  readonly engineConfig?: EngineConfigInput | undefined;
+  /** Prefix of each conversation's user id, so several runs can share a database. */
+  readonly userPrefix?: string | undefined;
+  readonly onProgress?: ((event: ProgressEvent) => void) | undefined;
+}
+
+export type ProgressEvent =
+  | { readonly phase: 'ingest'; readonly conversation: string; readonly turns: number }
+  | { readonly phase: 'recall'; readonly conversation: string; readonly questions: number };
+
+export interface ConversationStats {
+  readonly sampleId: string;
+  readonly sessions: number;
+  readonly turns: number;
+  readonly questions: number;
+  readonly ingestMs: number;
+  /** Active memories per kind after ingestion. */
+  readonly activeByKind: Readonly<Partial<Record<BeliefKind, number>>>;
+}
+
+export interface EvalResult {
+  readonly label: string;
+  readonly episodic: boolean;
+  readonly turnFormat: TurnFormat;
+  readonly clock: ClockMode;
+  readonly ks: readonly number[];
+  readonly data: DataReport;
+  readonly scores: Breakdown;
+  readonly ingest: {
+    readonly totalMs: number;
+    readonly turns: number;
+    readonly msPerTurn: number;
+    readonly failures: number;
+    readonly extractionCalls: number;
+    readonly llmCalls: number;
+    readonly activeMemories: number;
+    readonly activeByKind: Readonly<Partial<Record<BeliefKind, number>>>;
+  };
+  readonly recall: {
+    readonly queries: number;
+    readonly p50Ms: number;
+    readonly p95Ms: number;
+    readonly meanMs: number;
+    /** Fraction of returned memories (at the largest k) that are episodes. */
+    readonly episodeShare: number;
+    /** Mean number of memories returned per query (at most the largest k). */
+    readonly meanReturned: number;
+  };
+  readonly conversations: readonly ConversationStats[];
+}
+
+const NON_EPISODE_KINDS = BELIEF_KINDS.filter((k) => k !== 'episode');
+
+/** The dialogue ids a recalled memory's provenance covers. */
+export function provenance(belief: Belief): string[] {
+  const refs = new Set<string>();
+  for (const e of belief.evidence) if (e.ref) refs.add(e.ref);
+  return [...refs];
+}
+
+/** Runs the protocol on one system. */
+export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
+  const { data, system, ks } = options;
+  if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) {
+    throw new RangeError('ks must be integers between 1 and 1000');
+  }
+  const format = options.turnFormat ?? 'speaker';
+  const clockMode = options.clock ?? 'wall';
+  const maxK = Math.max(...ks);
+  let clockAt: number | null = null;
+  const engine = new MemoryEngine({
+    store: system.store,
+    extractor: system.extractor,
+    embedder: system.embedder,
+    config: { ...options.engineConfig, episodic: options.episodic },
+    clock: () => (clockAt === null ? new Date() : new Date(clockAt)),
+  });
+  let failures = 0;
+  const off = engine.on((e) => {
+    if (e.type === 'error') failures++;
+  });
+  const scores: QuestionScore[] = [];
+  const latencies: number[] = [];
+  let returned = 0;
+  let episodesReturned = 0;
+  const perConversation: ConversationStats[] = [];
+  const prefix = options.userPrefix ?? 'locomo';
+  try {
+    for (const conv of data.conversations) {
+      const scope: Scope = { userId: `${prefix}:${conv.sampleId}` };
+      const turns = conv.sessions.reduce((n, s) => n + s.turns.length, 0);
+      const started = performance.now();
+      await ingest(engine, scope, conv, format, clockMode, (t) => {
+        clockAt = t;
+      });
+      const ingestMs = performance.now() - started;
+      options.onProgress?.({ phase: 'ingest', conversation: conv.sampleId, turns });
+
+      const activeByKind = await countActive(engine, scope);
+      for (const q of conv.questions) {
+        const t0 = performance.now();
+        const hits = await engine.recall(scope, q.question, {
+          limit: maxK,
+          ...(options.episodic ? {} : { kinds: NON_EPISODE_KINDS }),
+        });
+        latencies.push(performance.now() - t0);
+        returned += hits.length;
+        episodesReturned += hits.filter((h) => h.belief.kind === 'episode').length;
+        scores.push(
+          scoreQuestion(
+            hits.map((h) => provenance(h.belief)),
+            q.evidence,
+            ks,
+            q.category,
+          ),
+        );
+      }
+      options.onProgress?.({
+        phase: 'recall',
+        conversation: conv.sampleId,
+        questions: conv.questions.length,
+      });
+      clockAt = null;
+      perConversation.push({
+        sampleId: conv.sampleId,
+        sessions: conv.sessions.length,
+        turns,
+        questions: conv.questions.length,
+        ingestMs,
+        activeByKind,
+      });
+    }
+  } finally {
+    off();
+    await engine.close();
+  }
+  const stats = engine.stats();
+  const activeByKind: Partial<Record<BeliefKind, number>> = {};
+  for (const c of perConversation) {
+    for (const [k, n] of Object.entries(c.activeByKind) as [BeliefKind, number][]) {
+      activeByKind[k] = (activeByKind[k] ?? 0) + n;
+    }
+  }
+  const totalMs = perConversation.reduce((n, c) => n + c.ingestMs, 0);
+  const turns = perConversation.reduce((n, c) => n + c.turns, 0);
+  return {
+    label: options.episodic ? 'mem01 default (beliefs + episodes)' : 'mem01 beliefs only',
+    episodic: options.episodic,
+    turnFormat: format,
+    clock: clockMode,
+    ks: [...ks],
+    data: data.report,
+    scores: breakdown(scores, ks),
+    ingest: {
+      totalMs,
+      turns,
+      msPerTurn: turns === 0 ? 0 : totalMs / turns,
+      failures,
+      extractionCalls: stats.extractionCalls,
+      llmCalls: stats.llmCalls,
+      activeMemories: Object.values(activeByKind).reduce((n, v) => n + (v ?? 0), 0),
+      activeByKind,
+    },
+    recall: {
+      queries: latencies.length,
+      p50Ms: percentile(latencies, 50),
+      p95Ms: percentile(latencies, 95),
+      meanMs: latencies.length === 0 ? 0 : latencies.reduce((a, b) => a + b, 0) / latencies.length,
+      episodeShare: returned === 0 ? 0 : episodesReturned / returned,
+      meanReturned: latencies.length === 0 ? 0 : returned / latencies.length,
+    },
+    conversations: perConversation,
+  };
+}
+
+/**
+ * Accepts every turn of a conversation in session order, each with its session date as `at` and its dialogue id
+ * as `ref`, and waits for extraction. With the session clock, each session is flushed before the next so the
+ * engine's clock can follow the conversation's dates.
+ */
+async function ingest(
+  engine: MemoryEngine,
+  scope: Scope,
+  conv: Conversation,
+  format: TurnFormat,
+  clockMode: ClockMode,
+  setClock: (t: number | null) => void,
+): Promise<void> {
+  const inputsOf = (session: Session): OutboxInput[] =>
+    session.turns.map((turn, position) => ({
+      scope,
+      sessionId: `${conv.sampleId}:session_${session.index}`,
+      position,
+      role: 'user' as const,
+      text: turnText(turn, session, format),
+      at: session.at,
+      ref: turn.diaId,
+    }));
+  if (clockMode === 'wall') {
+    await engine.accept(conv.sessions.flatMap(inputsOf));
+    await engine.flush(scope);
+    return;
+  }
+  let last = 0;
+  for (const session of conv.sessions) {
+    last = Math.max(last, Date.parse(session.at));
+    setClock(Date.parse(session.at));
+    await engine.accept(inputsOf(session));
+    await engine.flush(scope);
+  }
+  setClock(last + 86_400_000);
+}
+
+async function countActive(engine: MemoryEngine, scope: Scope): Promise<Partial<Record<BeliefKind, number>>> {
+  const counts: Partial<Record<BeliefKind, number>> = {};
+  let cursor: string | null = null;
+  do {
+    const page = await engine.list(scope, { statuses: ['active'], limit: 1000, cursor });
+    for (const b of page.items) counts[b.kind] = (counts[b.kind] ?? 0) + 1;
+    cursor = page.nextCursor;
+  } while (cursor);
+  return counts;
+}

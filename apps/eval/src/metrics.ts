@@ -1,0 +1,135 @@
+/**
+ * Scoring: pure functions from ranked provenance to recall@k, all-evidence hit@k and MRR, aggregated per
+ * category. A returned memory counts as a hit for each evidence turn its provenance covers.
+ */
+
+/** The scores of one question. */
+export interface QuestionScore {
+  readonly category: number;
+  /** Per k: the fraction of the question's evidence turns covered by the top k memories. */
+  readonly recall: Readonly<Record<number, number>>;
+  /** Per k: 1 when the top k cover every evidence turn, else 0. */
+  readonly allHit: Readonly<Record<number, number>>;
+  /** 1 / rank of the first memory covering any evidence turn (within the largest k), else 0. */
+  readonly reciprocalRank: number;
+  /** Per k: distinct turns the top k memories cover (beliefs can cover several; a turn-level retriever covers k). */
+  readonly turnsCovered: Readonly<Record<number, number>>;
+}
+
+/**
+ * Scores one question. `ranked` holds, best first, the dialogue ids each returned memory's provenance covers;
+ * `evidence` the question's (non-empty) evidence ids. Ranks beyond the largest k are ignored.
+ */
+export function scoreQuestion(
+  ranked: readonly (readonly string[])[],
+  evidence: readonly string[],
+  ks: readonly number[],
+  category: number,
+): QuestionScore {
+  if (evidence.length === 0) throw new RangeError('evidence must not be empty');
+  if (ks.length === 0) throw new RangeError('ks must not be empty');
+  const want = new Set(evidence);
+  const maxK = Math.max(...ks);
+  const firstFound = new Map<string, number>();
+  const covered = new Set<string>();
+  const coveredAt: number[] = [];
+  let rr = 0;
+  ranked.slice(0, maxK).forEach((refs, i) => {
+    let hit = false;
+    for (const ref of refs) {
+      covered.add(ref);
+      if (want.has(ref)) {
+        hit = true;
+        if (!firstFound.has(ref)) firstFound.set(ref, i + 1);
+      }
+    }
+    if (hit && rr === 0) rr = 1 / (i + 1);
+    coveredAt.push(covered.size);
+  });
+  const recall: Record<number, number> = {};
+  const allHit: Record<number, number> = {};
+  const turnsCovered: Record<number, number> = {};
+  for (const k of ks) {
+    let found = 0;
+    for (const rank of firstFound.values()) if (rank <= k) found++;
+    recall[k] = found / want.size;
+    allHit[k] = found === want.size ? 1 : 0;
+    turnsCovered[k] = coveredAt[Math.min(k, coveredAt.length) - 1] ?? 0;
+  }
+  return { category, recall, allHit, reciprocalRank: rr, turnsCovered };
+}
+
+/** Averages over a group of questions. */
+export interface Aggregate {
+  readonly questions: number;
+  readonly recall: Readonly<Record<number, number>>;
+  readonly allHit: Readonly<Record<number, number>>;
+  readonly mrr: number;
+  readonly turnsCovered: Readonly<Record<number, number>>;
+}
+
+/** Means of the scores; an empty group has zero questions and zero means. */
+export function aggregate(scores: readonly QuestionScore[], ks: readonly number[]): Aggregate {
+  const n = scores.length;
+  const mean = (f: (s: QuestionScore) => number): number =>
+    n === 0 ? 0 : scores.reduce((sum, s) => sum + f(s), 0) / n;
+  const perK = (f: (s: QuestionScore, k: number) => number): Record<number, number> =>
+    Object.fromEntries(ks.map((k) => [k, mean((s) => f(s, k))]));
+  return {
+    questions: n,
+    recall: perK((s, k) => s.recall[k] ?? 0),
+    allHit: perK((s, k) => s.allHit[k] ?? 0),
+    mrr: mean((s) => s.reciprocalRank),
+    turnsCovered: perK((s, k) => s.turnsCovered[k] ?? 0),
+  };
+}
+
+/** LoCoMo's category numbers (per its evaluation code and issue 29). */
+export const CATEGORY_NAMES: Readonly<Record<number, string>> = {
+  1: 'multi-hop',
+  2: 'temporal',
+  3: 'open-domain',
+  4: 'single-hop',
+  5: 'adversarial',
+};
+
+/** The adversarial category: its answer is not in the conversation (the evidence still is). */
+export const ADVERSARIAL = 5;
+
+export function categoryName(category: number): string {
+  return CATEGORY_NAMES[category] ?? `category ${category}`;
+}
+
+/** Aggregates per category (sorted by number) plus `all` and `allButAdversarial`. */
+export interface Breakdown {
+  readonly byCategory: Readonly<Record<string, Aggregate>>;
+  readonly allButAdversarial: Aggregate;
+  readonly all: Aggregate;
+}
+
+export function breakdown(scores: readonly QuestionScore[], ks: readonly number[]): Breakdown {
+  const cats = [...new Set(scores.map((s) => s.category))].sort((a, b) => a - b);
+  const byCategory: Record<string, Aggregate> = {};
+  for (const c of cats) {
+    byCategory[String(c)] = aggregate(
+      scores.filter((s) => s.category === c),
+      ks,
+    );
+  }
+  return {
+    byCategory,
+    allButAdversarial: aggregate(
+      scores.filter((s) => s.category !== ADVERSARIAL),
+      ks,
+    ),
+    all: aggregate(scores, ks),
+  };
+}
+
+/** Nearest-rank percentile (p in 0..100) of a sample; 0 for an empty sample. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
+}
