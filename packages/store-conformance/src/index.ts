@@ -1,1 +1,6 @@
-export {};
+/**
+ * `@mem01/store-conformance` (private): the one vitest suite that every mem01 store runs.
+ * @packageDocumentation
+ */
+export type { ConformanceHarness, ConformanceOptions } from './context.js';
+export { CONFORMANCE_AREAS, runStoreConformance } from './run-store-conformance.js';

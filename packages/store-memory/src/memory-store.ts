@@ -11,18 +11,19 @@ import {
   type ClaimOptions,
   ClosedError,
   type CommitRequest,
+  contentHash,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
   type EraseReceipt,
   type FullStore,
-  idempotencyKey,
   InvalidInputError,
+  idempotencyKey,
   isoNow,
+  LeaseLostError,
   type LexicalHit,
   type ListOptions,
-  LeaseLostError,
-  newId,
   NotFoundError,
+  newId,
   normalizeVector,
   type OutboxBacklog,
   type OutboxClaim,
@@ -32,16 +33,15 @@ import {
   type Scope,
   type ScopeSummary,
   type SearchOptions,
-  StoreError,
   type StoreCapabilities,
+  StoreError,
   type StoreInfo,
   sanitize,
   stableJson,
-  contentHash,
-  typeOf,
   type TurnRole,
-  VersionConflictError,
+  typeOf,
   type VectorHit,
+  VersionConflictError,
 } from '@mem01/engine';
 import { LexicalIndex } from './lexical-index.js';
 import {
@@ -210,7 +210,8 @@ export class InMemoryStore implements FullStore {
 
   async commit(request: CommitRequest): Promise<void> {
     this.assertOpen();
-    if (request === null || typeof request !== 'object') throw new InvalidInputError('request', 'must be an object');
+    if (request === null || typeof request !== 'object')
+      throw new InvalidInputError('request', 'must be an object');
     const scope = canonicalScope(request.scope);
     const sk = scopeKey(scope);
     const inserts = this.validateInserts(request.inserts, 'inserts');
@@ -232,10 +233,14 @@ export class InMemoryStore implements FullStore {
     // Updates apply first (as a database applies them before inserting), each against the running state.
     const next = new Map<string, Belief>();
     request.updates.forEach((u: BeliefUpdate, i) => {
-      if (u === null || typeof u !== 'object') throw new InvalidInputError(`updates[${i}]`, 'must be an object');
+      if (u === null || typeof u !== 'object')
+        throw new InvalidInputError(`updates[${i}]`, 'must be an object');
       assertId(u.id, `updates[${i}].id`);
       if (typeof u.expectedVersion !== 'number' || !Number.isInteger(u.expectedVersion)) {
-        throw new InvalidInputError(`updates[${i}].expectedVersion`, `must be an integer, got ${typeOf(u.expectedVersion)}`);
+        throw new InvalidInputError(
+          `updates[${i}].expectedVersion`,
+          `must be an integer, got ${typeOf(u.expectedVersion)}`,
+        );
       }
       const patch = validatePatch(u.set, `updates[${i}].set`);
       const row = this.rows.get(u.id);
@@ -336,7 +341,8 @@ export class InMemoryStore implements FullStore {
   async searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]> {
     this.assertOpen();
     const state = this.scopes.get(scopeKey(canonicalScope(scope)));
-    if (typeof query !== 'string') throw new InvalidInputError('query', `must be a string, got ${typeOf(query)}`);
+    if (typeof query !== 'string')
+      throw new InvalidInputError('query', `must be a string, got ${typeOf(query)}`);
     const { limit, statuses } = this.searchOptions(options);
     if (!state || limit === 0) return [];
     const scores = state.lexical.score(query, (row) => statuses.has(row.belief.status));
@@ -399,7 +405,13 @@ export class InMemoryStore implements FullStore {
     }
     return rows
       .sort((a, b) =>
-        a.storedAt === b.storedAt ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : ms(a.storedAt) - ms(b.storedAt),
+        a.storedAt === b.storedAt
+          ? a.id < b.id
+            ? -1
+            : a.id > b.id
+              ? 1
+              : 0
+          : ms(a.storedAt) - ms(b.storedAt),
       )
       .map(cloneBelief);
   }
@@ -412,10 +424,14 @@ export class InMemoryStore implements FullStore {
     this.assertOpen();
     const sk = scopeKey(canonicalScope(scope));
     assertId(id, 'id');
-    if (options === null || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
     assertTimestamp(options.at, 'at');
     if (options.expectedVersion !== undefined && !Number.isInteger(options.expectedVersion)) {
-      throw new InvalidInputError('expectedVersion', `must be an integer, got ${String(options.expectedVersion)}`);
+      throw new InvalidInputError(
+        'expectedVersion',
+        `must be an integer, got ${String(options.expectedVersion)}`,
+      );
     }
     const row = this.rows.get(id);
     if (!row || row.scope.key !== sk) throw new NotFoundError(`belief ${id}`);
@@ -462,7 +478,8 @@ export class InMemoryStore implements FullStore {
       byScope.set(sk, [...(byScope.get(sk) ?? []), r.belief]);
     }
     for (const [sk, beliefs] of byScope) this.checkActiveUnique(sk, [], beliefs);
-    for (const r of fresh) this.insertRow(this.scopeState(r.belief.scope as CanonicalScope), r.belief, r.embedding);
+    for (const r of fresh)
+      this.insertRow(this.scopeState(r.belief.scope as CanonicalScope), r.belief, r.embedding);
     return { inserted: fresh.length, skipped: all.length - fresh.length };
   }
 
@@ -513,7 +530,8 @@ export class InMemoryStore implements FullStore {
     this.assertOpen();
     const state = this.scopes.get(scopeKey(canonicalScope(scope)));
     if (options.beliefId !== undefined) assertId(options.beliefId, 'beliefId');
-    const limit = options.limit === undefined ? Number.POSITIVE_INFINITY : assertLimit(options.limit, 'limit', 1e9);
+    const limit =
+      options.limit === undefined ? Number.POSITIVE_INFINITY : assertLimit(options.limit, 'limit', 1e9);
     if (!state) return [];
     const out: AuditEvent[] = [];
     for (const a of state.audit) {
@@ -550,20 +568,25 @@ export class InMemoryStore implements FullStore {
 
   async claim(options: ClaimOptions): Promise<OutboxClaim | null> {
     this.assertOpen();
-    if (options === null || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
     assertId(options.worker, 'worker');
     if (typeof options.leaseMs !== 'number' || !Number.isFinite(options.leaseMs) || options.leaseMs <= 0) {
       throw new InvalidInputError('leaseMs', `must be a positive number, got ${String(options.leaseMs)}`);
     }
     assertTimestamp(options.now, 'now');
     if (options.userId !== undefined) assertId(options.userId, 'userId');
-    const maxEntries = options.maxEntries === undefined ? 1 : assertLimit(options.maxEntries, 'maxEntries', 1e6);
+    const maxEntries =
+      options.maxEntries === undefined ? 1 : assertLimit(options.maxEntries, 'maxEntries', 1e6);
     if (maxEntries < 1) throw new InvalidInputError('maxEntries', 'must be at least 1');
     if (
       options.maxChars !== undefined &&
       (typeof options.maxChars !== 'number' || Number.isNaN(options.maxChars) || options.maxChars < 0)
     ) {
-      throw new InvalidInputError('maxChars', `must be a non-negative number, got ${String(options.maxChars)}`);
+      throw new InvalidInputError(
+        'maxChars',
+        `must be a non-negative number, got ${String(options.maxChars)}`,
+      );
     }
     const now = ms(options.now);
 
@@ -622,9 +645,17 @@ export class InMemoryStore implements FullStore {
   ): Promise<void> {
     this.assertOpen();
     const held = this.claimedBy(claim);
-    if (typeof error !== 'string') throw new InvalidInputError('error', `must be a string, got ${typeOf(error)}`);
-    if (typeof options?.maxAttempts !== 'number' || !Number.isInteger(options.maxAttempts) || options.maxAttempts < 1) {
-      throw new InvalidInputError('maxAttempts', `must be a positive integer, got ${String(options?.maxAttempts)}`);
+    if (typeof error !== 'string')
+      throw new InvalidInputError('error', `must be a string, got ${typeOf(error)}`);
+    if (
+      typeof options?.maxAttempts !== 'number' ||
+      !Number.isInteger(options.maxAttempts) ||
+      options.maxAttempts < 1
+    ) {
+      throw new InvalidInputError(
+        'maxAttempts',
+        `must be a positive integer, got ${String(options?.maxAttempts)}`,
+      );
     }
     if (options.retryAt !== undefined) assertTimestamp(options.retryAt, 'retryAt');
     if (!held) return;
@@ -640,16 +671,23 @@ export class InMemoryStore implements FullStore {
     }
   }
 
-  async release(claim: OutboxClaim, options: { readonly retryAt: string; readonly reason: string }): Promise<void> {
+  async release(
+    claim: OutboxClaim,
+    options: { readonly retryAt: string; readonly reason: string },
+  ): Promise<void> {
     this.assertOpen();
     const held = this.claimedBy(claim);
-    if (options === null || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
     assertTimestamp(options.retryAt, 'retryAt');
     if (!held) return;
     for (const e of held) this.requeue(e, ms(options.retryAt));
   }
 
-  async backlog(options: { readonly now: string; readonly userId?: string | undefined }): Promise<OutboxBacklog> {
+  async backlog(options: {
+    readonly now: string;
+    readonly userId?: string | undefined;
+  }): Promise<OutboxBacklog> {
     this.assertOpen();
     assertTimestamp(options?.now, 'now');
     if (options.userId !== undefined) assertId(options.userId, 'userId');
@@ -684,9 +722,13 @@ export class InMemoryStore implements FullStore {
     const enqueue = options.enqueue ?? [];
     if (!Array.isArray(enqueue)) throw new InvalidInputError('enqueue', 'must be an array');
     enqueue.forEach((e, i) => {
-      if (e === null || typeof e !== 'object') throw new InvalidInputError(`enqueue[${i}]`, 'must be an object');
+      if (e === null || typeof e !== 'object')
+        throw new InvalidInputError(`enqueue[${i}]`, 'must be an object');
       if (!Number.isInteger(e.index) || e.index < 0 || e.index >= items.length) {
-        throw new InvalidInputError(`enqueue[${i}].index`, `must index the appended items, got ${String(e.index)}`);
+        throw new InvalidInputError(
+          `enqueue[${i}].index`,
+          `must index the appended items, got ${String(e.index)}`,
+        );
       }
     });
 
@@ -718,7 +760,8 @@ export class InMemoryStore implements FullStore {
         suffix.length <= current.length &&
         suffix.every(
           (item, i) =>
-            stableJson(JSON.parse(current[current.length - suffix.length + i]!) as unknown) === stableJson(item),
+            stableJson(JSON.parse(current[current.length - suffix.length + i]!) as unknown) ===
+            stableJson(item),
         );
       if (!ok) throw new InvalidInputError('replaceSuffix', 'does not match the end of the session');
       keep = current.length - suffix.length;
@@ -745,7 +788,8 @@ export class InMemoryStore implements FullStore {
     if (owner && !target.owner) target.owner = owner;
     target.items.length = keep;
     target.items.push(...serialized);
-    if (options.operationId !== undefined) target.operations.set(options.operationId, { fingerprint, positions });
+    if (options.operationId !== undefined)
+      target.operations.set(options.operationId, { fingerprint, positions });
     this.acceptEntries(turns);
     return { positions: [...positions], duplicate: false };
   }
@@ -782,7 +826,8 @@ export class InMemoryStore implements FullStore {
   }
 
   private searchOptions(options: SearchOptions): { limit: number; statuses: ReadonlySet<BeliefStatus> } {
-    if (options === null || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
     return {
       limit: assertLimit(options.limit, 'limit'),
       statuses: new Set(assertStatuses(options.statuses, 'statuses')),
@@ -793,9 +838,11 @@ export class InMemoryStore implements FullStore {
     records: unknown,
     field: string,
   ): { belief: Belief; embedding: Float32Array | null }[] {
-    if (!Array.isArray(records)) throw new InvalidInputError(field, `must be an array, got ${typeOf(records)}`);
+    if (!Array.isArray(records))
+      throw new InvalidInputError(field, `must be an array, got ${typeOf(records)}`);
     return records.map((r: unknown, i) => {
-      if (r === null || typeof r !== 'object') throw new InvalidInputError(`${field}[${i}]`, 'must be an object');
+      if (r === null || typeof r !== 'object')
+        throw new InvalidInputError(`${field}[${i}]`, 'must be an object');
       const rec = r as BeliefInsert;
       return {
         belief: validateBelief(rec.belief, `${field}[${i}].belief`),
@@ -833,7 +880,7 @@ export class InMemoryStore implements FullStore {
       }
       return set;
     };
-    for (const { before, after } of updated) {
+    for (const { before } of updated) {
       if (before.status === 'active') holder(keyOf(before.subject, before.attribute)).delete(before.id);
     }
     for (const { after } of updated) {
@@ -852,13 +899,15 @@ export class InMemoryStore implements FullStore {
 
   private heldEntries(complete: CommitRequest['complete']): Entry[] {
     if (complete === undefined) return [];
-    if (complete === null || typeof complete !== 'object') throw new InvalidInputError('complete', 'must be an object');
+    if (complete === null || typeof complete !== 'object')
+      throw new InvalidInputError('complete', 'must be an object');
     assertId(complete.claimId, 'complete.claimId');
-    if (!Array.isArray(complete.entryIds)) throw new InvalidInputError('complete.entryIds', 'must be an array');
+    if (!Array.isArray(complete.entryIds))
+      throw new InvalidInputError('complete.entryIds', 'must be an array');
     return complete.entryIds.map((id, i) => {
       assertId(id, `complete.entryIds[${i}]`);
       const e = this.entries.get(id);
-      if (!e || e.status !== 'claimed' || e.claimId !== complete.claimId) throw new LeaseLostError();
+      if (e?.status !== 'claimed' || e.claimId !== complete.claimId) throw new LeaseLostError();
       return e;
     });
   }
@@ -959,13 +1008,14 @@ export class InMemoryStore implements FullStore {
   }
 
   private claimedBy(claim: OutboxClaim): Entry[] | null {
-    if (claim === null || typeof claim !== 'object') throw new InvalidInputError('claim', 'must be an object');
+    if (claim === null || typeof claim !== 'object')
+      throw new InvalidInputError('claim', 'must be an object');
     assertId(claim.claimId, 'claim.claimId');
     if (!Array.isArray(claim.entries)) throw new InvalidInputError('claim.entries', 'must be an array');
     const held: Entry[] = [];
     for (const c of claim.entries) {
       const e = this.entries.get(c?.id);
-      if (!e || e.status !== 'claimed' || e.claimId !== claim.claimId) return null;
+      if (e?.status !== 'claimed' || e.claimId !== claim.claimId) return null;
       held.push(e);
     }
     return held;
@@ -995,7 +1045,8 @@ export class InMemoryStore implements FullStore {
     let claimed = 0;
     let dead = 0;
     let staleLeases = 0;
-    const lists = userId === undefined ? [...this.entriesByUser.values()] : [this.entriesByUser.get(userId) ?? []];
+    const lists =
+      userId === undefined ? [...this.entriesByUser.values()] : [this.entriesByUser.get(userId) ?? []];
     for (const list of lists) {
       for (const e of list) {
         if (e.status === 'queued') queued++;
@@ -1069,7 +1120,8 @@ function serializeItem(item: unknown, field: string): string {
   } catch (err) {
     throw new InvalidInputError(field, 'must be JSON-serializable', { cause: err });
   }
-  if (json === undefined) throw new InvalidInputError(field, `must be JSON-serializable, got ${typeOf(item)}`);
+  if (json === undefined)
+    throw new InvalidInputError(field, `must be JSON-serializable, got ${typeOf(item)}`);
   return json;
 }
 
@@ -1100,7 +1152,8 @@ function encodeCursor(id: string): string {
 }
 
 function decodeCursor(cursor: unknown): string {
-  if (typeof cursor !== 'string') throw new InvalidInputError('cursor', `must be a string, got ${typeOf(cursor)}`);
+  if (typeof cursor !== 'string')
+    throw new InvalidInputError('cursor', `must be a string, got ${typeOf(cursor)}`);
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { before?: unknown };
     assertId(parsed.before, 'cursor');

@@ -43,8 +43,10 @@ export function canonicalScope(scope: unknown): CanonicalScope {
 }
 
 export function assertTimestamp(value: unknown, field: string): asserts value is string {
-  if (typeof value !== 'string') throw new InvalidInputError(field, `must be an ISO-8601 string, got ${typeOf(value)}`);
-  if (Number.isNaN(Date.parse(value))) throw new InvalidInputError(field, 'is not a valid ISO-8601 timestamp');
+  if (typeof value !== 'string')
+    throw new InvalidInputError(field, `must be an ISO-8601 string, got ${typeOf(value)}`);
+  if (Number.isNaN(Date.parse(value)))
+    throw new InvalidInputError(field, 'is not a valid ISO-8601 timestamp');
 }
 
 function assertNullableTimestamp(value: unknown, field: string): asserts value is string | null {
@@ -55,9 +57,16 @@ function assertNullableId(value: unknown, field: string): asserts value is strin
   if (value !== null) assertId(value, field);
 }
 
-function assertOneOf<T extends string>(value: unknown, allowed: readonly T[], field: string): asserts value is T {
+function assertOneOf<T extends string>(
+  value: unknown,
+  allowed: readonly T[],
+  field: string,
+): asserts value is T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw new InvalidInputError(field, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(value) ?? 'undefined'}`);
+    throw new InvalidInputError(
+      field,
+      `must be one of ${allowed.join(', ')}, got ${JSON.stringify(value) ?? 'undefined'}`,
+    );
   }
 }
 
@@ -104,7 +113,8 @@ export function validateBelief(value: unknown, field: string): Belief {
   const b = value as Record<string, unknown>;
   assertId(b.id, `${field}.id`);
   const scope = canonicalScope(b.scope);
-  if (!isBeliefKind(b.kind)) throw new InvalidInputError(`${field}.kind`, `unknown kind ${JSON.stringify(b.kind)}`);
+  if (!isBeliefKind(b.kind))
+    throw new InvalidInputError(`${field}.kind`, `unknown kind ${JSON.stringify(b.kind)}`);
   assertOneOf(b.status, BELIEF_STATUSES, `${field}.status`);
   // A forgotten tombstone has no content; every other belief needs its key and text.
   const tombstone = b.status === 'forgotten';
@@ -153,7 +163,8 @@ export function validatePatch(value: unknown, field: string): BeliefPatch {
   const p = value as Record<string, unknown>;
   assertTimestamp(p.updatedAt, `${field}.updatedAt`);
   if (p.status !== undefined) assertOneOf(p.status, BELIEF_STATUSES, `${field}.status`);
-  if (p.status === 'forgotten') throw new InvalidInputError(`${field}.status`, 'use forget() to forget a belief');
+  if (p.status === 'forgotten')
+    throw new InvalidInputError(`${field}.status`, 'use forget() to forget a belief');
   if (p.supersededBy !== undefined) assertNullableId(p.supersededBy, `${field}.supersededBy`);
   if (p.invalidatedAt !== undefined) assertNullableTimestamp(p.invalidatedAt, `${field}.invalidatedAt`);
   if (p.validTo !== undefined) assertNullableTimestamp(p.validTo, `${field}.validTo`);
@@ -192,7 +203,8 @@ export function validateAudit(value: unknown, field: string): AuditEvent {
 
 export function validateEmbedding(value: unknown, field: string): Float32Array | null {
   if (value === undefined || value === null) return null;
-  if (!(value instanceof Float32Array)) throw new InvalidInputError(field, `must be a Float32Array, got ${typeOf(value)}`);
+  if (!(value instanceof Float32Array))
+    throw new InvalidInputError(field, `must be a Float32Array, got ${typeOf(value)}`);
   for (let i = 0; i < value.length; i++) {
     if (!Number.isFinite(value[i])) throw new InvalidInputError(field, 'must contain only finite numbers');
   }

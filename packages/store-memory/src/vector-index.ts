@@ -60,7 +60,11 @@ export class VectorIndex<Doc> {
   }
 
   /** Calls `visit(doc, cosine)` for every accepted row; `unitQuery` must be normalised. */
-  scan(unitQuery: Float32Array, accept: (doc: Doc) => boolean, visit: (doc: Doc, score: number) => void): void {
+  scan(
+    unitQuery: Float32Array,
+    accept: (doc: Doc) => boolean,
+    visit: (doc: Doc, score: number) => void,
+  ): void {
     const d = this.dimensions;
     const data = this.data;
     const docs = this.docs;

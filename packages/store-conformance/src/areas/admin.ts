@@ -1,0 +1,287 @@
+import {
+  type Belief,
+  type BeliefInsert,
+  DimensionMismatchError,
+  DuplicateActiveBeliefError,
+  InvalidInputError,
+} from '@mem01/engine';
+import { expect } from 'vitest';
+import type { SuiteContext } from '../context.js';
+import {
+  audit,
+  belief,
+  FAR_FUTURE,
+  hitIds,
+  ids,
+  insertAll,
+  listAll,
+  rejects,
+  sortDesc,
+  t,
+  turn,
+  unique,
+  vec,
+} from '../fixtures.js';
+
+/** An exported-looking belief: later version, lifecycle links, evidence, source `import`. */
+function exported(b: Belief, patch: Partial<Belief>): Belief {
+  return { ...b, source: 'import', ...patch };
+}
+
+export function importTests(ctx: SuiteContext): void {
+  ctx.test('importBeliefs restores records verbatim and a repeated import is a no-op', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const project = { userId: scope.userId, namespace: 'p' };
+    const oldId = belief(scope).id;
+    const newer = belief(scope, {
+      attribute: 'home_city',
+      value: 'Kyoto',
+      statement: 'The user lives in Kyoto.',
+      supersedes: oldId,
+      at: t(20),
+      evidence: [
+        { sessionId: 'old-session', position: 3, role: 'user', quote: 'Kyoto now', at: t(19), ref: 'd1' },
+      ],
+    });
+    const old = exported(belief(scope, { attribute: 'home_city', value: 'Nara', at: t(1), id: oldId }), {
+      status: 'superseded',
+      supersededBy: newer.id,
+      invalidatedAt: t(20),
+      updatedAt: t(20),
+      version: 3,
+    });
+    const tomb = exported(belief(project, { at: t(2) }), {
+      subject: '',
+      attribute: '',
+      value: '',
+      statement: '',
+      status: 'forgotten',
+      version: 2,
+      invalidatedAt: t(4),
+    });
+    const records: BeliefInsert[] = [
+      { belief: old },
+      { belief: newer, embedding: vec(0, 1, 0, 0) },
+      { belief: tomb },
+    ];
+    expect(await store.importBeliefs(records)).toEqual({ inserted: 3, skipped: 0 });
+    expect(await store.get(scope, old.id)).toEqual(old);
+    expect(await store.get(scope, newer.id)).toEqual(newer);
+    expect(await store.get(project, tomb.id)).toEqual(tomb);
+    expect(ids(await store.history(scope, { id: newer.id }))).toEqual([old.id, newer.id]);
+    if (store.capabilities.vectorSearch !== 'none') {
+      expect(hitIds(await store.searchVector(scope, vec(0, 1, 0, 0), { limit: 5 }))).toEqual([newer.id]);
+    }
+    expect(hitIds(await store.searchLexical(scope, 'kyoto', { limit: 5 }))).toEqual([newer.id]);
+    expect(await store.importBeliefs(records)).toEqual({ inserted: 0, skipped: 3 });
+    expect(ids(await listAll(store, scope))).toEqual(sortDesc([old.id, newer.id]));
+    const extra = exported(belief(scope, { attribute: 'pet' }), {});
+    expect(await store.importBeliefs([...records, { belief: extra }])).toEqual({ inserted: 1, skipped: 3 });
+  });
+
+  ctx.test('importBeliefs is all-or-nothing', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const existing = belief(scope, { attribute: 'employer', value: 'Acme' });
+    await insertAll(store, scope, [existing]);
+    const good = belief(scope, { attribute: 'pet', value: 'cat' });
+    const cases: [BeliefInsert[], abstract new (...args: never[]) => Error][] = [
+      [[{ belief: good }, { belief: { ...belief(scope), confidence: Number.NaN } }], InvalidInputError],
+      [[{ belief: good }, { belief: { ...belief(scope), scope: { userId: '' } } }], InvalidInputError],
+      [
+        [{ belief: good }, { belief: belief(scope, { attribute: 'employer', value: 'Globex' }) }],
+        DuplicateActiveBeliefError,
+      ],
+      [
+        [
+          { belief: good },
+          { belief: belief(scope, { attribute: 'x' }) },
+          { belief: belief(scope, { attribute: 'x' }) },
+        ],
+        DuplicateActiveBeliefError,
+      ],
+      [
+        [
+          { belief: good, embedding: vec(1, 0, 0, 0) },
+          { belief: belief(scope), embedding: vec(1, 0) },
+        ],
+        DimensionMismatchError,
+      ],
+    ];
+    for (const [records, errorClass] of cases) {
+      await rejects(store.importBeliefs(records), errorClass as never);
+      expect(await store.get(scope, good.id)).toBeNull();
+      expect(ids(await listAll(store, scope))).toEqual([existing.id]);
+    }
+    expect(await store.importBeliefs([{ belief: good }])).toEqual({ inserted: 1, skipped: 0 });
+  });
+}
+
+export function eraseTests(ctx: SuiteContext): void {
+  ctx.test('eraseUser deletes everything of the user in every namespace and nothing else', async () => {
+    const store = await ctx.open();
+    const user = unique('user-');
+    const home = { userId: user };
+    const work = { userId: user, namespace: 'work' };
+    const keeper = { userId: unique('user-') };
+    const b1 = belief(home, { statement: 'The user likes herons.', value: 'herons' });
+    const b2 = belief(home, { status: 'pending' });
+    const b3 = belief(work);
+    await insertAll(store, home, [{ belief: b1, embedding: vec(1, 0, 0, 0) }, b2]);
+    await insertAll(store, work, [b3]);
+    const kept = belief(keeper, { statement: 'The user likes herons too.', value: 'herons' });
+    await insertAll(store, keeper, [{ belief: kept, embedding: vec(1, 0, 0, 0) }]);
+    const session = unique('s-');
+    const keeperSession = unique('s-');
+    await store.appendItems(
+      session,
+      [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ],
+      {
+        owner: home,
+        enqueue: [{ index: 0, role: 'user', text: 'hi', at: t(0) }],
+      },
+    );
+    await store.appendItems(session, [{ role: 'user', content: 'more' }]);
+    await store.enqueue([turn(work, unique('s-'), 0, 'work turn')]);
+    await store.appendItems(keeperSession, [{ role: 'user', content: 'mine' }], {
+      owner: keeper,
+      enqueue: [{ index: 0, role: 'user', text: 'mine', at: t(0) }],
+    });
+
+    const receipt = await store.eraseUser(user);
+    expect(receipt).toEqual({ beliefs: 3, outboxEntries: 2, transcriptItems: 3, auditEvents: 3 });
+    for (const scope of [home, work]) {
+      expect(await listAll(store, scope)).toEqual([]);
+      expect(await store.history(scope)).toEqual([]);
+      expect(await store.auditLog(scope)).toEqual([]);
+      expect(await store.searchLexical(scope, 'herons', { limit: 5 })).toEqual([]);
+      if (store.capabilities.vectorSearch !== 'none') {
+        expect(await store.searchVector(scope, vec(1, 0, 0, 0), { limit: 5 })).toEqual([]);
+      }
+    }
+    expect(await store.get(home, b1.id)).toBeNull();
+    expect(await store.getItems(session)).toEqual([]);
+    expect(await store.backlog({ now: t(1), userId: user })).toEqual({
+      queued: 0,
+      claimed: 0,
+      dead: 0,
+      staleLeases: 0,
+    });
+    expect(await store.claim({ worker: 'w', leaseMs: 1000, now: FAR_FUTURE, userId: user })).toBeNull();
+    expect((await store.listScopes()).map((s) => s.scope.userId)).toEqual([keeper.userId]);
+    // The other user is intact.
+    expect(await store.get(keeper, kept.id)).toEqual(kept);
+    expect(hitIds(await store.searchLexical(keeper, 'herons', { limit: 5 }))).toEqual([kept.id]);
+    expect(await store.getItems(keeperSession)).toEqual([{ role: 'user', content: 'mine' }]);
+    const claim = await store.claim({ worker: 'w', leaseMs: 1000, now: t(1) });
+    expect(claim?.entries.map((e) => e.text)).toEqual(['mine']);
+    // Erasing again finds nothing; the erased turns can be accepted again.
+    expect(await store.eraseUser(user)).toEqual({
+      beliefs: 0,
+      outboxEntries: 0,
+      transcriptItems: 0,
+      auditEvents: 0,
+    });
+    expect(await store.enqueue([turn(work, 'again', 0, 'work turn')])).toEqual({
+      accepted: 1,
+      duplicates: 0,
+    });
+  });
+
+  ctx.test('listScopes counts beliefs by status, sorted by userId then namespace', async () => {
+    const store = await ctx.open();
+    expect(await store.listScopes()).toEqual([]);
+    const a = { userId: 'conf-a' };
+    const ax = { userId: 'conf-a', namespace: 'x' };
+    const b = { userId: 'conf-b' };
+    await insertAll(store, b, [belief(b)]);
+    await insertAll(store, ax, [belief(ax, { status: 'pending' }), belief(ax, { status: 'retracted' })]);
+    const a1 = belief(a, { attribute: 'k' });
+    await insertAll(store, a, [a1, belief(a)]);
+    await store.forget(a, a1.id, { at: t(3) });
+    await store.enqueue([turn({ userId: 'conf-c' }, 'only-outbox', 0, 'no beliefs')]);
+    const zero = { active: 0, pending: 0, superseded: 0, retracted: 0, forgotten: 0 };
+    const summaries = (await store.listScopes()).map((s) => ({
+      scope: { userId: s.scope.userId, namespace: s.scope.namespace ?? '' },
+      counts: s.counts,
+    }));
+    expect(summaries).toEqual([
+      { scope: { userId: 'conf-a', namespace: '' }, counts: { ...zero, active: 1, forgotten: 1 } },
+      { scope: { userId: 'conf-a', namespace: 'x' }, counts: { ...zero, pending: 1, retracted: 1 } },
+      { scope: { userId: 'conf-b', namespace: '' }, counts: { ...zero, active: 1 } },
+    ]);
+  });
+
+  ctx.test('auditLog is content-free, oldest first, filtered by belief and limited', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const a = belief(scope, { value: 'Marrakesh', statement: 'The user lives in Marrakesh.' });
+    const b = belief(scope, { value: 'Tbilisi', statement: 'The user lives in Tbilisi.' });
+    await store.commit({
+      scope,
+      inserts: [{ belief: a }],
+      updates: [],
+      audit: [audit(scope, a.id, 'add', t(1))],
+    });
+    await store.commit({
+      scope,
+      inserts: [{ belief: b }],
+      updates: [],
+      audit: [audit(scope, b.id, 'add', t(2))],
+    });
+    await store.commit({
+      scope,
+      inserts: [],
+      updates: [{ id: a.id, expectedVersion: 1, set: { confidence: 0.9, updatedAt: t(3) } }],
+      audit: [
+        { ...audit(scope, a.id, 'confirm', t(3)), statement: 'The user lives in Marrakesh.' } as never,
+        audit(scope, null, 'correct', t(3)),
+      ],
+    });
+    const log = await store.auditLog(scope);
+    expect(log.map((e) => [e.action, e.beliefId])).toEqual([
+      ['add', a.id],
+      ['add', b.id],
+      ['confirm', a.id],
+      ['correct', null],
+    ]);
+    expect(log[0]).toMatchObject({ at: t(1), actor: 'conformance', scope: { userId: scope.userId } });
+    const text = JSON.stringify(log).toLowerCase();
+    expect(text).not.toContain('marrakesh');
+    expect(text).not.toContain('tbilisi');
+    expect((await store.auditLog(scope, { beliefId: a.id })).map((e) => e.action)).toEqual([
+      'add',
+      'confirm',
+    ]);
+    expect(await store.auditLog(scope, { limit: 2 })).toEqual(log.slice(0, 2));
+    expect(await store.auditLog({ userId: unique('user-') })).toEqual([]);
+  });
+
+  ctx.test('info reports name, capabilities, dimensions and backlog; close is idempotent', async () => {
+    const store = await ctx.open(8);
+    const info = await store.info();
+    expect(info.name).toBe(store.name);
+    expect(info.capabilities).toEqual(store.capabilities);
+    expect(['index', 'exact', 'none']).toContain(info.capabilities.vectorSearch);
+    expect(typeof info.capabilities.lexicalIndex).toBe('string');
+    expect(Number.isInteger(info.schemaVersion)).toBe(true);
+    expect(info.dimensions).toBe(8);
+    expect(info.outbox).toEqual({ queued: 0, claimed: 0, dead: 0, staleLeases: 0 });
+    const scope = { userId: unique('user-') };
+    await rejects(
+      store.commit({
+        ...{ scope, updates: [], audit: [] },
+        inserts: [{ belief: belief(scope), embedding: vec(1, 2, 3, 4) }],
+      }),
+      DimensionMismatchError,
+    );
+    await store.enqueue([turn(scope, unique('s-'), 0, 'x')]);
+    expect((await store.info()).outbox.queued).toBe(1);
+    await store.close();
+    await store.close();
+  });
+}

@@ -1,0 +1,184 @@
+import { type Belief, NotFoundError, VersionConflictError } from '@mem01/engine';
+import { expect } from 'vitest';
+import type { SuiteContext } from '../context.js';
+import {
+  ALL_STATUSES,
+  belief,
+  hitIds,
+  ids,
+  insertAll,
+  listAll,
+  rejects,
+  supersede,
+  t,
+  turn,
+  unique,
+  vec,
+} from '../fixtures.js';
+
+export function historyTests(ctx: SuiteContext): void {
+  ctx.test('history follows the chain both ways, oldest first', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const a = belief(scope, { attribute: 'home_city', value: 'NYC', at: t(10) });
+    await insertAll(store, scope, [a]);
+    const b = belief(scope, { attribute: 'home_city', value: 'SF', supersedes: a.id, at: t(20) });
+    await store.commit(supersede(scope, a, b));
+    const c = belief(scope, { attribute: 'home_city', value: 'LA', supersedes: b.id, at: t(30) });
+    await store.commit(supersede(scope, b, c));
+    const unrelated = belief(scope, { attribute: 'pet', value: 'dog', at: t(15) });
+    await insertAll(store, scope, [unrelated]);
+    for (const start of [a, b, c]) {
+      const chain = await store.history(scope, { id: start.id });
+      expect(ids(chain), `from ${start.value}`).toEqual([a.id, b.id, c.id]);
+    }
+    const chain = await store.history(scope, { id: c.id });
+    expect(chain[0]).toMatchObject({ status: 'superseded', supersededBy: b.id, version: 2 });
+    expect(chain[1]).toMatchObject({ status: 'superseded', supersedes: a.id, supersededBy: c.id });
+    expect(chain[2]).toEqual(c);
+    expect(ids(await store.history(scope, { id: unrelated.id }))).toEqual([unrelated.id]);
+  });
+
+  ctx.test('history without id lists every belief of the scope by storedAt, then id', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const late = belief(scope, { at: t(50) });
+    const early = belief(scope, { at: t(5), status: 'retracted' });
+    const sameA = belief(scope, { at: t(20), status: 'pending' });
+    const sameB = belief(scope, { at: t(20) });
+    await insertAll(store, scope, [late, sameB, early, sameA]);
+    const sameOrder = [sameA.id, sameB.id].sort();
+    expect(ids(await store.history(scope))).toEqual([early.id, ...sameOrder, late.id]);
+  });
+
+  ctx.test('history of an unknown id, or an id of another scope, is []', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const other = { userId: unique('user-') };
+    const mine = belief(scope);
+    await insertAll(store, scope, [mine]);
+    expect(await store.history(scope, { id: unique('nope-') })).toEqual([]);
+    expect(await store.history(other, { id: mine.id })).toEqual([]);
+    expect(await store.history(other)).toEqual([]);
+  });
+}
+
+const SECRET = 'Zanzibar';
+const hasSecret = (value: unknown): boolean => JSON.stringify(value).toLowerCase().includes('zanzibar');
+
+export function forgetTests(ctx: SuiteContext): void {
+  ctx.test('forget removes the content from every read path', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-'), namespace: 'travel' };
+    const session = unique('s-');
+    await store.enqueue([
+      turn(scope, session, 0, `I moved to ${SECRET} last spring`),
+      turn(scope, session, 1, 'I like green tea'),
+    ]);
+    const evidence = [
+      { sessionId: session, position: 0, role: 'user' as const, quote: `moved to ${SECRET}`, at: t(0) },
+    ];
+    const z = belief(scope, {
+      attribute: 'home_city',
+      value: SECRET,
+      statement: `The user lives in ${SECRET}.`,
+      evidence,
+      at: t(1),
+    });
+    await insertAll(store, scope, [{ belief: z, embedding: vec(0, 0, 1, 0) }]);
+    const oslo = belief(scope, {
+      attribute: 'home_city',
+      value: 'Oslo',
+      statement: 'The user lives in Oslo.',
+      supersedes: z.id,
+      at: t(2),
+    });
+    await store.commit({
+      ...supersede(scope, z, oslo),
+      inserts: [{ belief: oslo, embedding: vec(0, 1, 0, 0) }],
+    });
+    const tea = belief(scope, { attribute: 'drink', value: 'green tea', at: t(3) });
+    await insertAll(store, scope, [tea]);
+    const beforeForget = (await store.get(scope, z.id))!;
+
+    const tombstone = await store.forget(scope, z.id, { at: t(100) });
+    expect(tombstone).toMatchObject({
+      id: z.id,
+      status: 'forgotten',
+      subject: '',
+      attribute: '',
+      value: '',
+      statement: '',
+      evidence: [],
+      invalidatedAt: t(100),
+      updatedAt: t(100),
+      version: beforeForget.version + 1,
+      supersededBy: oslo.id,
+    });
+    expect(hasSecret(tombstone)).toBe(false);
+    expect(await store.get(scope, z.id)).toEqual(tombstone);
+
+    const all = await listAll(store, scope);
+    expect(ids(all)).toContain(z.id);
+    expect(hasSecret(all)).toBe(false);
+    expect(hasSecret((await store.list(scope, { statuses: ['forgotten'] })).items)).toBe(false);
+    for (const q of [SECRET, 'lives', 'home city', `moved to ${SECRET}`]) {
+      const hits = await store.searchLexical(scope, q, { limit: 50, statuses: ALL_STATUSES });
+      expect(hitIds(hits), q).not.toContain(z.id);
+      expect(hasSecret(hits), q).toBe(false);
+    }
+    if (store.capabilities.vectorSearch !== 'none') {
+      const hits = await store.searchVector(scope, vec(0, 0, 1, 0), { limit: 50, statuses: ALL_STATUSES });
+      expect(hitIds(hits)).not.toContain(z.id);
+      expect(hasSecret(hits)).toBe(false);
+    }
+    const history = await store.history(scope);
+    expect(ids(history)).toContain(z.id);
+    expect(hasSecret(history)).toBe(false);
+    const chain = await store.history(scope, { id: oslo.id });
+    expect(ids(chain)).toEqual([z.id, oslo.id]);
+    expect(hasSecret(chain)).toBe(false);
+    expect(hasSecret(await store.auditLog(scope))).toBe(false);
+    expect(hasSecret(await store.getActiveByKeys(scope, [{ subject: 'user', attribute: 'home_city' }]))).toBe(
+      false,
+    );
+    // The outbox turn the belief came from is erased too; the unrelated turn is kept.
+    const claim = await store.claim({ worker: 'w', leaseMs: 60_000, now: t(200), maxEntries: 10 });
+    expect(claim?.entries.map((e) => e.position)).toEqual([0, 1]);
+    expect(hasSecret(claim)).toBe(false);
+    expect(claim?.entries[1]?.text).toBe('I like green tea');
+    expect(await store.get(scope, tea.id)).toEqual(tea);
+  });
+
+  ctx.test('forget checks expectedVersion, and forgetting twice is a no-op', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const a = belief(scope, { value: 'secret-ish' });
+    await insertAll(store, scope, [a]);
+    await rejects(store.forget(scope, a.id, { at: t(5), expectedVersion: 2 }), VersionConflictError);
+    expect(await store.get(scope, a.id)).toEqual(a);
+    const first = await store.forget(scope, a.id, { at: t(5), expectedVersion: 1 });
+    expect(first.version).toBe(2);
+    const again = await store.forget(scope, a.id, { at: t(9) });
+    expect(again).toEqual(first);
+    expect(await store.get(scope, a.id)).toEqual(first);
+    // The key is free again.
+    const b = belief(scope, { attribute: a.attribute, value: 'new' });
+    await insertAll(store, scope, [b]);
+    expect(ids(await store.getActiveByKeys(scope, [{ subject: 'user', attribute: a.attribute }]))).toEqual([
+      b.id,
+    ]);
+  });
+
+  ctx.test("forget of an unknown id or another scope's id is NotFoundError and changes nothing", async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const other = { userId: unique('user-') };
+    const theirs: Belief = belief(other, { value: 'theirs' });
+    await insertAll(store, other, [theirs]);
+    await rejects(store.forget(scope, unique('nope-'), { at: t(5) }), NotFoundError);
+    await rejects(store.forget(scope, theirs.id, { at: t(5) }), NotFoundError);
+    expect(await store.get(other, theirs.id)).toEqual(theirs);
+    expect(await listAll(store, scope)).toEqual([]);
+  });
+}

@@ -1,0 +1,313 @@
+import { type FullStore, InvalidInputError, idempotencyKey, LeaseLostError, type Scope } from '@mem01/engine';
+import { expect } from 'vitest';
+import type { SuiteContext } from '../context.js';
+import { belief, FAR_FUTURE, inserts, rejects, t, turn, unique } from '../fixtures.js';
+
+const LEASE = 60_000;
+
+async function claimOf(store: FullStore, userId: string | undefined, now: string, extra: object = {}) {
+  return store.claim({
+    worker: 'w',
+    leaseMs: LEASE,
+    now,
+    ...(userId === undefined ? {} : { userId }),
+    ...extra,
+  });
+}
+
+export function outboxTests(ctx: SuiteContext): void {
+  ctx.test('enqueue is idempotent on session + position + text', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const s = unique('s-');
+    const batch = [turn(scope, s, 0, 'I live in Lima'), turn(scope, s, 1, 'I like tea')];
+    expect(await store.enqueue(batch)).toEqual({ accepted: 2, duplicates: 0 });
+    expect(await store.enqueue(batch)).toEqual({ accepted: 0, duplicates: 2 });
+    // Same position, different text: a different turn. A repeat inside one batch is a duplicate.
+    const changed = turn(scope, s, 1, 'I like coffee');
+    expect(await store.enqueue([changed, changed, turn(scope, s, 2, 'x')])).toEqual({
+      accepted: 2,
+      duplicates: 1,
+    });
+    expect(await store.enqueue([])).toEqual({ accepted: 0, duplicates: 0 });
+    const claim = await claimOf(store, scope.userId, t(10), { maxEntries: 10 });
+    expect(claim?.entries.map((e) => [e.position, e.text])).toEqual([
+      [0, 'I live in Lima'],
+      [1, 'I like tea'],
+      [1, 'I like coffee'],
+      [2, 'x'],
+    ]);
+    const first = claim!.entries[0]!;
+    expect(first).toMatchObject({
+      scope: { userId: scope.userId },
+      sessionId: s,
+      role: 'user',
+      at: t(0),
+      attempts: 0,
+      status: 'claimed',
+      lastError: null,
+      idempotencyKey: idempotencyKey(s, 0, 'I live in Lima'),
+    });
+    const seqs = claim!.entries.map((e) => e.seq);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(new Set(seqs).size).toBe(4);
+  });
+
+  ctx.test('claim hands out the oldest accepted user first, one claim per user in flight', async () => {
+    const store = await ctx.open();
+    const u1 = { userId: unique('user-') };
+    const u2 = { userId: unique('user-') };
+    const u3 = { userId: unique('user-') };
+    await store.enqueue([turn(u1, 'a', 0, 'u1 first')]);
+    await store.enqueue([turn(u2, 'b', 0, 'u2 first')]);
+    await store.enqueue([turn(u1, 'a', 1, 'u1 second'), turn(u3, 'c', 0, 'u3 first')]);
+    const c1 = await claimOf(store, undefined, t(1));
+    expect(c1).toMatchObject({ worker: 'w', scope: { userId: u1.userId }, leaseUntil: t(61) });
+    expect(c1!.entries.map((e) => e.text)).toEqual(['u1 first']);
+    expect(typeof c1!.claimId).toBe('string');
+    // u1 is in flight: neither a user-specific nor a general claim returns u1's later entry.
+    expect(await claimOf(store, u1.userId, t(2))).toBeNull();
+    const c2 = await claimOf(store, undefined, t(2));
+    expect(c2!.entries.map((e) => e.text)).toEqual(['u2 first']);
+    const c3 = await claimOf(store, u3.userId, t(2));
+    expect(c3!.entries.map((e) => e.text)).toEqual(['u3 first']);
+    expect(await claimOf(store, undefined, t(3))).toBeNull();
+    expect(await claimOf(store, unique('nobody-'), t(3))).toBeNull();
+    // Completing u1's claim lets its next entry go.
+    await store.commit({
+      scope: u1,
+      inserts: [],
+      updates: [],
+      audit: [],
+      complete: { claimId: c1!.claimId, entryIds: c1!.entries.map((e) => e.id) },
+    });
+    expect((await claimOf(store, undefined, t(4)))!.entries.map((e) => e.text)).toEqual(['u1 second']);
+  });
+
+  ctx.test('claim batches by maxEntries and maxChars, within one scope', async () => {
+    const store = await ctx.open();
+    const user = unique('user-');
+    const home = { userId: user };
+    const work = { userId: user, namespace: 'work' };
+    const s = unique('s-');
+    await store.enqueue([
+      turn(home, s, 0, 'aaaaaaaaaa'),
+      turn(home, s, 1, 'bbbbbbbbbb'),
+      turn(home, s, 2, 'cccccccccc'),
+      turn(home, s, 3, 'dddddddddd'),
+      turn(work, unique('s-'), 0, 'work entry'),
+      turn(home, s, 4, 'eeeeeeeeee'),
+    ]);
+    const texts = (c: { entries: readonly { text: string }[] } | null) => c?.entries.map((e) => e.text[0]);
+    const release = async (c: Parameters<FullStore['release']>[0] | null, now: string) =>
+      store.release(c!, { retryAt: now, reason: 'test' });
+    let c = await claimOf(store, user, t(1));
+    expect(texts(c)).toEqual(['a']);
+    await release(c, t(1));
+    c = await claimOf(store, user, t(1), { maxEntries: 3 });
+    expect(texts(c)).toEqual(['a', 'b', 'c']);
+    await release(c, t(1));
+    c = await claimOf(store, user, t(1), { maxEntries: 10, maxChars: 25 });
+    expect(texts(c)).toEqual(['a', 'b']);
+    await release(c, t(1));
+    c = await claimOf(store, user, t(1), { maxEntries: 10, maxChars: 5 });
+    expect(texts(c)).toEqual(['a']);
+    await release(c, t(1));
+    // A batch never crosses into another namespace.
+    c = await claimOf(store, user, t(1), { maxEntries: 10 });
+    expect(texts(c)).toEqual(['a', 'b', 'c', 'd']);
+    expect(c!.scope.namespace ?? '').toBe('');
+  });
+
+  ctx.test('an expired lease is taken over and the old claim can no longer commit', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    await store.enqueue([turn(scope, unique('s-'), 0, 'take me')]);
+    const old = (await claimOf(store, scope.userId, t(0)))!;
+    expect(await claimOf(store, scope.userId, t(30))).toBeNull();
+    expect(await store.backlog({ now: t(30) })).toEqual({ queued: 0, claimed: 1, dead: 0, staleLeases: 0 });
+    expect(await store.backlog({ now: FAR_FUTURE })).toEqual({
+      queued: 0,
+      claimed: 1,
+      dead: 0,
+      staleLeases: 1,
+    });
+    const fresh = (await store.claim({
+      worker: 'w2',
+      leaseMs: LEASE,
+      now: FAR_FUTURE,
+      userId: scope.userId,
+    }))!;
+    expect(fresh.entries.map((e) => e.id)).toEqual(old.entries.map((e) => e.id));
+    expect(fresh.claimId).not.toBe(old.claimId);
+    expect(fresh.worker).toBe('w2');
+    const lost = belief(scope, { value: 'from the stale worker' });
+    await rejects(
+      store.commit({
+        ...inserts(scope, [lost]),
+        complete: { claimId: old.claimId, entryIds: old.entries.map((e) => e.id) },
+      }),
+      LeaseLostError,
+    );
+    expect(await store.get(scope, lost.id)).toBeNull();
+    expect(await store.auditLog(scope)).toEqual([]);
+    // The old claim's fail and release are no-ops.
+    await store.fail(old, 'late failure', { maxAttempts: 1 });
+    await store.release(old, { retryAt: t(0), reason: 'late' });
+    const won = belief(scope, { value: 'from the new worker' });
+    await store.commit({
+      ...inserts(scope, [won]),
+      complete: { claimId: fresh.claimId, entryIds: fresh.entries.map((e) => e.id) },
+    });
+    expect(await store.get(scope, won.id)).toEqual(won);
+    expect(await store.backlog({ now: FAR_FUTURE })).toEqual({
+      queued: 0,
+      claimed: 0,
+      dead: 0,
+      staleLeases: 0,
+    });
+  });
+
+  ctx.test('fail counts an attempt and retryAt blocks the user until then', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const other = { userId: unique('user-') };
+    const s = unique('s-');
+    await store.enqueue([
+      turn(scope, s, 0, 'first'),
+      turn(scope, s, 1, 'second'),
+      turn(other, unique('s-'), 0, 'other'),
+    ]);
+    const c = (await claimOf(store, scope.userId, t(0)))!;
+    await store.fail(c, 'extractor exploded: sk-abcdefghijklmnopqrstuvwxyz', {
+      maxAttempts: 3,
+      retryAt: t(60),
+    });
+    expect(await claimOf(store, scope.userId, t(1))).toBeNull();
+    expect((await claimOf(store, undefined, t(1)))!.entries.map((e) => e.text)).toEqual(['other']);
+    expect(await store.backlog({ now: t(1), userId: scope.userId })).toEqual({
+      queued: 2,
+      claimed: 0,
+      dead: 0,
+      staleLeases: 0,
+    });
+    const again = (await claimOf(store, scope.userId, t(61)))!;
+    expect(again.entries.map((e) => e.text)).toEqual(['first']);
+    expect(again.entries[0]).toMatchObject({ attempts: 1 });
+    expect(again.entries[0]!.lastError).toContain('extractor exploded');
+    expect(again.entries[0]!.lastError).not.toContain('abcdefghijklmnop');
+    // Without retryAt the entry is claimable at once.
+    await store.fail(again, 'again', { maxAttempts: 3 });
+    const third = (await claimOf(store, scope.userId, t(61)))!;
+    expect(third.entries[0]).toMatchObject({ text: 'first', attempts: 2, lastError: 'again' });
+  });
+
+  ctx.test('an entry reaching maxAttempts is dead and no longer blocks the user', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const s = unique('s-');
+    await store.enqueue([turn(scope, s, 0, 'poison'), turn(scope, s, 1, 'fine')]);
+    const c1 = (await claimOf(store, scope.userId, t(0)))!;
+    await store.fail(c1, 'bad', { maxAttempts: 2 });
+    const c2 = (await claimOf(store, scope.userId, t(1)))!;
+    expect(c2.entries.map((e) => e.text)).toEqual(['poison']);
+    await store.fail(c2, 'bad again', { maxAttempts: 2, retryAt: FAR_FUTURE });
+    expect(await store.backlog({ now: t(2), userId: scope.userId })).toEqual({
+      queued: 1,
+      claimed: 0,
+      dead: 1,
+      staleLeases: 0,
+    });
+    const c3 = (await claimOf(store, scope.userId, t(2), { maxEntries: 5 }))!;
+    expect(c3.entries.map((e) => e.text)).toEqual(['fine']);
+    // A dead entry's key still counts: re-enqueueing it is a duplicate.
+    expect(await store.enqueue([turn(scope, s, 0, 'poison')])).toEqual({ accepted: 0, duplicates: 1 });
+  });
+
+  ctx.test('release gives entries back without counting an attempt', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    await store.enqueue([turn(scope, unique('s-'), 0, 'budget')]);
+    const c1 = (await claimOf(store, scope.userId, t(0)))!;
+    await store.release(c1, { retryAt: t(100), reason: 'budget spent' });
+    expect(await claimOf(store, scope.userId, t(50))).toBeNull();
+    const c2 = (await claimOf(store, scope.userId, t(100)))!;
+    expect(c2.entries[0]).toMatchObject({ text: 'budget', attempts: 0 });
+  });
+
+  ctx.test('commit with complete marks entries done; they are never claimed again', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const s = unique('s-');
+    await store.enqueue([turn(scope, s, 0, 'one'), turn(scope, s, 1, 'two')]);
+    const c = (await claimOf(store, scope.userId, t(0), { maxEntries: 1 }))!;
+    const b = belief(scope);
+    await store.commit({
+      ...inserts(scope, [b]),
+      complete: { claimId: c.claimId, entryIds: [c.entries[0]!.id] },
+    });
+    expect(await store.backlog({ now: t(1), userId: scope.userId })).toEqual({
+      queued: 1,
+      claimed: 0,
+      dead: 0,
+      staleLeases: 0,
+    });
+    const next = (await claimOf(store, scope.userId, FAR_FUTURE, { maxEntries: 5 }))!;
+    expect(next.entries.map((e) => e.text)).toEqual(['two']);
+    expect(await store.enqueue([turn(scope, s, 0, 'one')])).toEqual({ accepted: 0, duplicates: 1 });
+  });
+
+  ctx.test('backlog counts queued, claimed, dead and stale leases, per user or all', async () => {
+    const store = await ctx.open();
+    const a: Scope = { userId: unique('user-') };
+    const b: Scope = { userId: unique('user-') };
+    await store.enqueue([
+      turn(a, 'sa', 0, '1'),
+      turn(a, 'sa', 1, '2'),
+      turn(b, 'sb', 0, '3'),
+      turn(b, 'sb', 1, '4'),
+    ]);
+    const ca = (await claimOf(store, a.userId, t(0)))!;
+    await store.claim({ worker: 'w', leaseMs: 1000, now: t(0), userId: b.userId });
+    expect(await store.backlog({ now: t(0) })).toEqual({ queued: 2, claimed: 2, dead: 0, staleLeases: 0 });
+    expect(await store.backlog({ now: t(5) })).toEqual({ queued: 2, claimed: 2, dead: 0, staleLeases: 1 });
+    expect(await store.backlog({ now: t(5), userId: a.userId })).toEqual({
+      queued: 1,
+      claimed: 1,
+      dead: 0,
+      staleLeases: 0,
+    });
+    await store.fail(ca, 'x', { maxAttempts: 1 });
+    expect(await store.backlog({ now: t(5), userId: a.userId })).toEqual({
+      queued: 1,
+      claimed: 0,
+      dead: 1,
+      staleLeases: 0,
+    });
+  });
+
+  ctx.test('bad outbox input is refused and accepts nothing', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const good = turn(scope, unique('s-'), 0, 'ok');
+    const bad: unknown[] = [
+      { ...good, scope: { userId: '' } },
+      { ...good, scope: { userId: 7 } },
+      { ...good, sessionId: '' },
+      { ...good, position: -1 },
+      { ...good, position: 1.5 },
+      { ...good, position: Number.NaN },
+      { ...good, role: 'system' },
+      { ...good, text: 42 },
+      { ...good, at: 'not a date' },
+    ];
+    for (const entry of bad) {
+      await rejects(store.enqueue([good, entry as never]), InvalidInputError);
+      expect(await store.backlog({ now: t(0) })).toEqual({ queued: 0, claimed: 0, dead: 0, staleLeases: 0 });
+    }
+    await rejects(store.claim({ worker: 'w', leaseMs: Number.NaN, now: t(0) }), InvalidInputError);
+    await rejects(store.claim({ worker: '', leaseMs: 1000, now: t(0) }), InvalidInputError);
+    await rejects(store.claim({ worker: 'w', leaseMs: 1000, now: 'soon' }), InvalidInputError);
+    expect(await store.enqueue([good])).toEqual({ accepted: 1, duplicates: 0 });
+  });
+}

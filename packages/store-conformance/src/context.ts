@@ -1,0 +1,41 @@
+import type { FullStore } from '@mem01/engine';
+
+/** How the suite gets stores. Each store package implements this in its test file. */
+export interface ConformanceHarness {
+  /**
+   * A fresh, empty store (its own file/schema/database) with this fixed embedding dimension. May be called more
+   * than once in one test; `cleanup` must then drop everything those calls created.
+   */
+  open(options: { dimensions: number }): Promise<FullStore>;
+  /**
+   * Optional: another independent handle on the SAME database as the last `open` (a second connection or a
+   * process-like handle), so that racing writers across handles are tested. Absent for the in-memory store.
+   */
+  openSecond?(): Promise<FullStore>;
+  /** Optional: called after each test, after the suite closed every store it opened, to drop the schema/file. */
+  cleanup?(): Promise<void>;
+}
+
+export interface ConformanceOptions {
+  /** Titles of tests (`it`) or areas (`describe`) to skip, e.g. a known limitation documented by the store. */
+  readonly skip?: readonly string[] | undefined;
+}
+
+/** What each area of the suite gets. */
+export interface SuiteContext {
+  /** A fresh store (dimension 4 unless given). Closed by the suite after the test. */
+  open(dimensions?: number): Promise<FullStore>;
+  /** A second handle on the database of the last `open`, or null when the harness has none. */
+  second(): Promise<FullStore | null>;
+  /** Registers a test unless its title is in `options.skip`. `t.skip()` marks a test not applicable at run time. */
+  test(title: string, fn: (t: TestControl) => Promise<void>): void;
+}
+
+/** The embedding dimension most tests use. */
+export const DIMS = 4;
+
+/** Run-time control of one test. */
+export interface TestControl {
+  /** Marks the test as skipped (e.g. a capability the store does not have) and stops it. */
+  skip(note?: string): void;
+}
