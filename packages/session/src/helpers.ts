@@ -33,7 +33,9 @@ export interface MemoryHelperOptions extends MemoryRuntimeOptions {
 }
 
 /** @internal */
-export async function helperRuntime(options: MemoryHelperOptions): Promise<{ runtime: Runtime; scope: Scope }> {
+export async function helperRuntime(
+  options: MemoryHelperOptions,
+): Promise<{ runtime: Runtime; scope: Scope }> {
   if (!options || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
   if (options.session) {
     const scope =
@@ -95,7 +97,9 @@ export interface SaveTurnOptions extends MemoryHelperOptions {
  * Saves one turn without the session hooks: appends it to the conversation's transcript and accepts its
  * text for extraction in the same transaction. Resolves once accepted, not once extracted.
  */
-export async function saveTurn(options: SaveTurnOptions): Promise<{ positions: readonly number[]; accepted: number }> {
+export async function saveTurn(
+  options: SaveTurnOptions,
+): Promise<{ positions: readonly number[]; accepted: number }> {
   assertId(options?.sessionId, 'sessionId');
   const items: unknown[] = [];
   if (options.user !== undefined) {
@@ -162,7 +166,9 @@ type Instructions<TContext> = (
  * A recall failure degrades to `base` alone (the failure is logged through the runtime's logger).
  */
 export function memoryInstructions<TContext = unknown>(
-  base: string | ((runContext: RunContext<TContext>, agent: Agent<TContext, any>) => string | Promise<string>),
+  base:
+    | string
+    | ((runContext: RunContext<TContext>, agent: Agent<TContext, any>) => string | Promise<string>),
   options: MemoryInstructionsOptions,
 ): Instructions<TContext> {
   if (!options || !['profile', 'query', 'full'].includes(options.mode)) {
@@ -188,14 +194,19 @@ export function memoryInstructions<TContext = unknown>(
       };
       const query = options.mode === 'profile' ? '' : queryOf(options, runContext as RunContext<unknown>);
       const recall = async (q: string, purpose: string) =>
-        add((await recallBlock(runtime as Runtime, resolved.scope, q, { budgetBytes: budget, purpose })).beliefs);
+        add(
+          (await recallBlock(runtime as Runtime, resolved.scope, q, { budgetBytes: budget, purpose }))
+            .beliefs,
+        );
       if (query) await recall(query, 'instructions');
       if (options.mode !== 'query' || !query) await recall('', 'profile');
       if (beliefs.length === 0) return baseText;
       const block = renderContextBlock(beliefs, budget);
       return `${baseText}\n\n${block.text}\n\n${AUTHORITY_POLICY}`;
     } catch (err) {
-      runtime?.logger?.warn(`mem01: memory instructions fell back to the base instructions: ${String((err as Error)?.message ?? err)}`);
+      runtime?.logger?.warn(
+        `mem01: memory instructions fell back to the base instructions: ${String((err as Error)?.message ?? err)}`,
+      );
       return baseText;
     }
   };

@@ -50,7 +50,8 @@ export function latestUserIndex(items: readonly unknown[], skip?: (item: unknown
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i];
     if (skip?.(item)) continue;
-    if (isRecord(item) && item.role === 'user' && (item.type === undefined || item.type === 'message')) return i;
+    if (isRecord(item) && item.role === 'user' && (item.type === undefined || item.type === 'message'))
+      return i;
   }
   return -1;
 }

@@ -136,7 +136,11 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     const keep = (item: unknown) => !rt.injected.isInjected(item);
     const fingerprint = createHash('sha256').update(stableJson(transaction)).digest('hex');
     if (transaction.type === 'append_items') {
-      await this.append(transaction.items.filter(keep), { operationId, operationFingerprint: fingerprint }, true);
+      await this.append(
+        transaction.items.filter(keep),
+        { operationId, operationFingerprint: fingerprint },
+        true,
+      );
     } else {
       await this.append(
         transaction.replacement.filter(keep),
@@ -258,7 +262,8 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     if (options.reason !== undefined) assertText(options.reason, 'reason', 1000);
     const rt = await this.runtime();
     const tombstone = await rt.engine.forget(this.scope, id);
-    if (options.reason) rt.logger?.info(`mem01: belief ${id} forgotten (reason given: ${options.reason.length} chars)`);
+    if (options.reason)
+      rt.logger?.info(`mem01: belief ${id} forgotten (reason given: ${options.reason.length} chars)`);
     return tombstone;
   }
 
@@ -336,7 +341,8 @@ function checkTransaction(args: SessionHistoryTransactionArgs): {
     throw new InvalidInputError('transaction', 'must be an object');
   }
   if (transaction.type === 'append_items') {
-    if (!Array.isArray(transaction.items)) throw new InvalidInputError('transaction.items', 'must be an array');
+    if (!Array.isArray(transaction.items))
+      throw new InvalidInputError('transaction.items', 'must be an array');
   } else if (transaction.type === 'replace_suffix') {
     if (!Array.isArray(transaction.expectedSuffix) || !Array.isArray(transaction.replacement)) {
       throw new InvalidInputError('transaction', 'expectedSuffix and replacement must be arrays');

@@ -2,7 +2,14 @@
  * Memory tools for agents: add, search, list, update and delete the user's beliefs. Every failure comes back
  * to the model as a short string; nothing is thrown into the run.
  */
-import { BELIEF_KINDS, type Belief, canonicalKey, describeError, neutralise, normalizeScope } from '@mem01/engine';
+import {
+  BELIEF_KINDS,
+  type Belief,
+  canonicalKey,
+  describeError,
+  neutralise,
+  normalizeScope,
+} from '@mem01/engine';
 import { type FunctionTool, tool } from '@openai/agents';
 import { z } from 'zod';
 import { type MemoryHelperOptions, helperRuntime } from './helpers.js';
@@ -39,7 +46,8 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
   if (!options?.session) normalizeScope({ userId: options?.userId, namespace: options?.namespace });
   const search = tool({
     name: 'search_memories',
-    description: "Search the user's long-term memory for notes relevant to a query. Returns one note per line.",
+    description:
+      "Search the user's long-term memory for notes relevant to a query. Returns one note per line.",
     parameters: z.object({
       query: z.string().describe('What to look for, in plain words'),
       limit: z.number().int().min(1).max(50).nullable().describe('Most notes to return (default 8)'),
@@ -60,7 +68,10 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
     execute: ({ limit }) =>
       safely(async () => {
         const { runtime, scope } = await helperRuntime(options);
-        const page = await runtime.engine.list(scope, { statuses: ['active', 'pending'], limit: limit ?? 20 });
+        const page = await runtime.engine.list(scope, {
+          statuses: ['active', 'pending'],
+          limit: limit ?? 20,
+        });
         return page.items.length === 0 ? 'no memories' : page.items.map(line).join('\n');
       }),
   });
@@ -71,9 +82,17 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
       'Remember a durable fact about the user that they stated. A new value for the same attribute replaces the old one.',
     parameters: z.object({
       kind: z.enum(KINDS).describe('What sort of note this is'),
-      attribute: z.string().min(1).max(100).describe('Short snake_case key the note is about, e.g. home_city'),
+      attribute: z
+        .string()
+        .min(1)
+        .max(100)
+        .describe('Short snake_case key the note is about, e.g. home_city'),
       value: z.string().min(1).max(2000).describe('The value, e.g. San Francisco'),
-      statement: z.string().min(1).max(2000).describe('One sentence, e.g. "The user lives in San Francisco."'),
+      statement: z
+        .string()
+        .min(1)
+        .max(2000)
+        .describe('One sentence, e.g. "The user lives in San Francisco."'),
     }),
     execute: ({ kind, attribute, value, statement }) =>
       safely(async () => {

@@ -3,7 +3,7 @@
  * bytes and timing, never belief text or the query.
  */
 import type { Belief, Scope } from '@mem01/engine';
-import { withCustomSpan } from '@openai/agents';
+import { type CustomSpanData, getCurrentTrace, type Span, withCustomSpan } from '@openai/agents';
 import type { Runtime } from './resolve-runtime.js';
 
 /** Longest query sent to recall; longer user messages are cut (the head carries the question). */
@@ -25,36 +25,36 @@ export async function recallBlock(
   query: string,
   options: { readonly budgetBytes?: number | undefined; readonly purpose?: string } = {},
 ): Promise<RecalledBlock> {
-  return withCustomSpan(
-    async (span) => {
-      const started = performance.now();
-      const data: Record<string, unknown> = {
-        purpose: options.purpose ?? 'run',
-        queryChars: query.length,
-      };
-      span.spanData.data = data;
-      try {
-        const ctx = await runtime.engine.context(scope, query.slice(0, MAX_QUERY_CHARS), {
-          budgetBytes: options.budgetBytes ?? runtime.budgetBytes,
-        });
-        const ms = performance.now() - started;
-        Object.assign(data, {
-          recalled: ctx.recalled.length,
-          injected: ctx.beliefs.length,
-          omitted: ctx.omitted,
-          bytes: ctx.bytes,
-          ms: Math.round(ms * 1000) / 1000,
-        });
-        return { text: ctx.text, bytes: ctx.bytes, beliefs: ctx.beliefs, omitted: ctx.omitted, ms };
-      } catch (err) {
-        Object.assign(data, {
-          failed: true,
-          errorCode: (err as { code?: unknown } | null)?.code ?? 'unknown',
-          ms: Math.round((performance.now() - started) * 1000) / 1000,
-        });
-        throw err;
-      }
-    },
-    { data: { name: 'mem01.recall' } },
-  );
+  const body = async (span: Span<CustomSpanData> | null): Promise<RecalledBlock> => {
+    const started = performance.now();
+    const data: Record<string, unknown> = {
+      purpose: options.purpose ?? 'run',
+      queryChars: query.length,
+    };
+    if (span) span.spanData.data = data;
+    try {
+      const ctx = await runtime.engine.context(scope, query.slice(0, MAX_QUERY_CHARS), {
+        budgetBytes: options.budgetBytes ?? runtime.budgetBytes,
+      });
+      const ms = performance.now() - started;
+      Object.assign(data, {
+        recalled: ctx.recalled.length,
+        injected: ctx.beliefs.length,
+        omitted: ctx.omitted,
+        bytes: ctx.bytes,
+        ms: Math.round(ms * 1000) / 1000,
+      });
+      return { text: ctx.text, bytes: ctx.bytes, beliefs: ctx.beliefs, omitted: ctx.omitted, ms };
+    } catch (err) {
+      Object.assign(data, {
+        failed: true,
+        errorCode: (err as { code?: unknown } | null)?.code ?? 'unknown',
+        ms: Math.round((performance.now() - started) * 1000) / 1000,
+      });
+      throw err;
+    }
+  };
+  // Outside a trace (tracing disabled, or a call outside a run) there is no span to attach to.
+  if (!getCurrentTrace()) return body(null);
+  return withCustomSpan(body, { data: { name: 'mem01.recall' } });
 }

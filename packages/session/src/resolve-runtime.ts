@@ -95,7 +95,9 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
     throw new ConfigError('store must implement the mem01 EngineStore port (commit, enqueue, claim, ...)');
   }
   if (options.transcript !== undefined && !isTranscriptStore(options.transcript)) {
-    throw new ConfigError('transcript must implement the mem01 TranscriptStore port (appendItems, getItems, ...)');
+    throw new ConfigError(
+      'transcript must implement the mem01 TranscriptStore port (appendItems, getItems, ...)',
+    );
   }
   if (options.store && !options.transcript && !isTranscriptStore(options.store)) {
     throw new ConfigError(
@@ -104,7 +106,9 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
   }
   const credential = apiKey ? `openai:${fingerprint(`${baseURL ?? ''}\u0000${apiKey}`)}` : 'local';
   // The same rule as store-sqlite's defaultSqlitePath(), computed here without loading the driver.
-  const sqlitePath = databaseUrl ? null : join(nonEmpty(env.MEM01_HOME)?.trim() ?? join(homedir(), '.mem01'), 'memory.db');
+  const sqlitePath = databaseUrl
+    ? null
+    : join(nonEmpty(env.MEM01_HOME)?.trim() ?? join(homedir(), '.mem01'), 'memory.db');
   const key = fingerprint(
     JSON.stringify({
       store: options.store
@@ -210,7 +214,13 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
           injected: new InjectedBlocks(),
           budgetBytes,
           logger: options.logger,
-          description: { store: storeName, extractor: extractor.name, embedder: embedderName, strict, budgetBytes },
+          description: {
+            store: storeName,
+            extractor: extractor.name,
+            embedder: embedderName,
+            strict,
+            budgetBytes,
+          },
           close() {
             closing ??= (async () => {
               await resumed;

@@ -3,7 +3,12 @@
  * run and adds the memory block and the authority policy to every model call of that run.
  */
 import { AUTHORITY_POLICY, type Scope } from '@mem01/engine';
-import type { AgentInputItem, CallModelInputFilter, ModelInputData, SessionInputCallback } from '@openai/agents';
+import type {
+  AgentInputItem,
+  CallModelInputFilter,
+  ModelInputData,
+  SessionInputCallback,
+} from '@openai/agents';
 import { RunConfigReusedError } from './errors.js';
 import { latestUserIndex, latestUserText, memoryItem } from './items.js';
 import { type RecalledBlock, recallBlock } from './recall-block.js';
@@ -29,7 +34,9 @@ export interface RunHookHost {
   noteQuery(query: string): void;
 }
 
-type Outcome = { readonly ok: true; readonly block: RecalledBlock | null } | { readonly ok: false; readonly error: unknown };
+type Outcome =
+  | { readonly ok: true; readonly block: RecalledBlock | null }
+  | { readonly ok: false; readonly error: unknown };
 
 /** Builds a fresh pair of hooks bound to one run. */
 export function createRunConfig(host: RunHookHost): MemoryRunConfig {

@@ -27,11 +27,13 @@ export function acquireRuntime(spec: RuntimeSpec): RuntimeLease {
   let entry = entries.get(spec.key);
   if (!entry) {
     const pendingClose = closing.get(spec.key);
-    const runtime = (pendingClose ? pendingClose.then(() => spec.open()) : spec.open()).catch((err: unknown) => {
-      // A runtime that failed to open is not shared: the next session tries again.
-      if (entries.get(spec.key) === created) entries.delete(spec.key);
-      throw err;
-    });
+    const runtime = (pendingClose ? pendingClose.then(() => spec.open()) : spec.open()).catch(
+      (err: unknown) => {
+        // A runtime that failed to open is not shared: the next session tries again.
+        if (entries.get(spec.key) === created) entries.delete(spec.key);
+        throw err;
+      },
+    );
     const created: Entry = { key: spec.key, runtime, refs: 0 };
     entry = created;
     entries.set(spec.key, entry);
