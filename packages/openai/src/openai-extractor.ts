@@ -14,6 +14,7 @@ import {
 import { zodTextFormat } from 'openai/helpers/zod';
 import { BudgetLedger } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
+import { compactSchema } from './compact-schema.js';
 import { buildPrompt, EXTRACTION_INSTRUCTIONS, ExtractionOutputSchema, SCHEMA_NAME } from './prompt.js';
 import { MalformedResponseError, type RetryPolicy, withRetries } from './retry.js';
 import { emitUsage, type UsageListener } from './usage.js';
@@ -72,9 +73,15 @@ export interface OpenAIExtractor extends Extractor {
   budgetUsed(userId: string): Record<string, number>;
 }
 
-const TEXT_FORMAT = zodTextFormat(ExtractionOutputSchema, SCHEMA_NAME);
+/** The schema as zod renders it (kept for the equivalence test). */
+export const FULL_SCHEMA = zodTextFormat(ExtractionOutputSchema, SCHEMA_NAME).schema as Record<
+  string,
+  unknown
+>;
+const SCHEMA = compactSchema(FULL_SCHEMA, { evidence: ['evidence'] });
+const TEXT_FORMAT = { type: 'json_schema' as const, name: SCHEMA_NAME, strict: true, schema: SCHEMA };
 /** Schema as sent, for token estimates. */
-const SCHEMA_JSON = JSON.stringify(TEXT_FORMAT.schema);
+const SCHEMA_JSON = JSON.stringify(SCHEMA);
 
 /** The JSON schema sent as `text.format` (for review and snapshot tests). */
 export function extractionTextFormat(): {
@@ -83,7 +90,7 @@ export function extractionTextFormat(): {
   strict: boolean;
   schema: unknown;
 } {
-  return { type: 'json_schema', name: SCHEMA_NAME, strict: true, schema: TEXT_FORMAT.schema };
+  return TEXT_FORMAT;
 }
 
 /** Rough token estimate used before a call: characters / 4, rounded up. */

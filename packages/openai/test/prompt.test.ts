@@ -53,3 +53,15 @@ describe('extraction prompt and schema', () => {
     expect(prompt.aliases.candidates.get('c1')?.id).toBe('b1');
   });
 });
+
+describe('compact schema', () => {
+  it('is the zod schema with repeats moved to $defs, and smaller', async () => {
+    const { FULL_SCHEMA } = await import('../src/openai-extractor.js');
+    const { inlineRefs } = await import('../src/compact-schema.js');
+    const sent = extractionTextFormat().schema as Record<string, unknown>;
+    expect(Object.keys(sent.$defs as object).sort()).toEqual(['evidence']);
+    const { $schema: _s, ...full } = FULL_SCHEMA;
+    expect(inlineRefs(sent)).toEqual(full);
+    expect(JSON.stringify(sent).length).toBeLessThan(JSON.stringify(full).length * 0.8);
+  });
+});
