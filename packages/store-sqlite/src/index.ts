@@ -1,1 +1,7 @@
-export {};
+/**
+ * @mem01/store-sqlite: the embedded default mem01 store. One SQLite file (via `node:sqlite`) holds the transcript,
+ * the beliefs (FTS5 BM25 lexical index, sqlite-vec or exact-cosine vector search) and the durable outbox.
+ */
+export { MIGRATIONS, type Migration, SQLITE_SCHEMA_VERSION } from './migrations.js';
+export { defaultSqlitePath } from './paths.js';
+export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';

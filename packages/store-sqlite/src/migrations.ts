@@ -1,0 +1,158 @@
+/**
+ * Versioned, forward-only schema migrations. Each step runs in its own `BEGIN IMMEDIATE` transaction together with
+ * the bump of `meta.schema_version`, and is written to be idempotent (`IF NOT EXISTS`), so a step interrupted by a
+ * crash or raced by a second process is simply applied (or skipped) again.
+ *
+ * The SQL of every released version stays here unchanged: tests build a file at each earlier version and open it
+ * with the current code. Never edit a released step; add a new one.
+ */
+
+/** One migration step: the SQL that takes a file from `version - 1` to `version`. */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/** Written into the file header (`PRAGMA application_id`) so a foreign SQLite file is told apart from ours. */
+export const APPLICATION_ID = 0x6d656d31; // 'mem1'
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'beliefs, embeddings, FTS5 index, transcript, outbox',
+    sql: `
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS scopes (
+  id INTEGER PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  UNIQUE (user_id, namespace)
+);
+
+CREATE TABLE IF NOT EXISTS beliefs (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  scope_id INTEGER NOT NULL REFERENCES scopes (id),
+  user_id TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  attribute TEXT NOT NULL,
+  value TEXT NOT NULL,
+  statement TEXT NOT NULL,
+  confidence REAL NOT NULL,
+  status TEXT NOT NULL,
+  supersedes TEXT,
+  superseded_by TEXT,
+  version INTEGER NOT NULL,
+  valid_from TEXT,
+  valid_to TEXT,
+  stored_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  invalidated_at TEXT,
+  evidence TEXT NOT NULL,
+  source TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS beliefs_one_active
+  ON beliefs (user_id, namespace, subject, attribute) WHERE status = 'active';
+CREATE INDEX IF NOT EXISTS beliefs_scope_status_id ON beliefs (user_id, namespace, status, id);
+CREATE INDEX IF NOT EXISTS beliefs_scope_stored ON beliefs (user_id, namespace, stored_at, id);
+CREATE INDEX IF NOT EXISTS beliefs_supersedes ON beliefs (supersedes) WHERE supersedes IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS belief_embeddings (
+  belief_seq INTEGER PRIMARY KEY REFERENCES beliefs (seq) ON DELETE CASCADE,
+  scope_id INTEGER NOT NULL,
+  embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS belief_embeddings_scope ON belief_embeddings (scope_id);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS belief_fts USING fts5 (
+  statement, value, subject, attribute, scope_tok,
+  content = '', contentless_delete = 1, tokenize = 'porter unicode61'
+);
+INSERT INTO belief_fts (belief_fts, rank) VALUES ('secure-delete', 1);
+
+CREATE TRIGGER IF NOT EXISTS beliefs_fts_insert AFTER INSERT ON beliefs WHEN new.status <> 'forgotten' BEGIN
+  INSERT INTO belief_fts (rowid, statement, value, subject, attribute, scope_tok)
+  VALUES (new.seq, new.statement, new.value, new.subject, new.attribute, 'k' || new.scope_id);
+END;
+CREATE TRIGGER IF NOT EXISTS beliefs_fts_forget AFTER UPDATE OF status ON beliefs
+  WHEN new.status = 'forgotten' AND old.status <> 'forgotten' BEGIN
+  DELETE FROM belief_fts WHERE rowid = old.seq;
+END;
+CREATE TRIGGER IF NOT EXISTS beliefs_fts_delete AFTER DELETE ON beliefs WHEN old.status <> 'forgotten' BEGIN
+  DELETE FROM belief_fts WHERE rowid = old.seq;
+END;
+
+CREATE TABLE IF NOT EXISTS transcript_items (
+  rid INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  item TEXT NOT NULL,
+  owner_user_id TEXT,
+  owner_namespace TEXT,
+  UNIQUE (session_id, position)
+);
+CREATE INDEX IF NOT EXISTS transcript_items_owner ON transcript_items (owner_user_id) WHERE owner_user_id IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  user_id TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  text TEXT NOT NULL,
+  at TEXT NOT NULL,
+  ref TEXT,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  accepted_at TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  status TEXT NOT NULL DEFAULT 'queued',
+  last_error TEXT,
+  claim_id TEXT,
+  worker TEXT,
+  lease_until TEXT,
+  available_at TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (user_id, seq) WHERE status IN ('queued', 'claimed');
+CREATE INDEX IF NOT EXISTS outbox_claim ON outbox (claim_id) WHERE claim_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS outbox_status ON outbox (status, user_id);
+CREATE INDEX IF NOT EXISTS outbox_turn ON outbox (user_id, session_id, position);
+`,
+  },
+  {
+    version: 2,
+    description: 'transcript operation ids and the content-free audit log',
+    sql: `
+CREATE TABLE IF NOT EXISTS transcript_operations (
+  session_id TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  positions TEXT NOT NULL,
+  PRIMARY KEY (session_id, operation_id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS audit (
+  seq INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  belief_id TEXT,
+  action TEXT NOT NULL,
+  actor TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_scope ON audit (user_id, namespace, seq);
+CREATE INDEX IF NOT EXISTS audit_belief ON audit (belief_id) WHERE belief_id IS NOT NULL;
+`,
+  },
+];
+
+/** The schema version this code writes. */
+export const SQLITE_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;
