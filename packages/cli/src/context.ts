@@ -6,6 +6,7 @@ import {
   MemoryEngine,
   normalizeScope,
   type Scope,
+  sanitize,
 } from '@mem01/engine';
 import { UsageError } from './errors.js';
 import type { CliIo } from './io.js';
@@ -18,6 +19,8 @@ export interface GlobalOptions {
   readonly namespace?: string | undefined;
   readonly json?: boolean | undefined;
   readonly embedder?: string | undefined;
+  /** `--pg-schema`: the Postgres schema holding the tables (default `mem01`). */
+  readonly pgSchema?: string | undefined;
 }
 
 export interface CliContext {
@@ -61,14 +64,22 @@ export async function loadEmbedder(choice: EmbedderChoice): Promise<Embedder | n
 /** Opens a store for a target. Each adapter is imported only when used. */
 export async function openStore(
   target: StoreTarget,
-  options: { dimensions?: number | undefined } = {},
+  options: { dimensions?: number | undefined; schema?: string | undefined; io?: CliIo | undefined } = {},
 ): Promise<FullStore> {
   if (target.kind === 'sqlite') {
     const { openSqliteStore } = await import('@mem01/store-sqlite');
     return openSqliteStore({ path: target.path, dimensions: options.dimensions });
   }
   const { openPostgresStore } = await import('@mem01/store-postgres');
-  return openPostgresStore({ connectionString: target.connectionString });
+  const io = options.io;
+  return openPostgresStore({
+    connectionString: target.connectionString,
+    schema: options.schema,
+    dimensions: options.dimensions,
+    logger: io
+      ? { info: () => {}, warn: (m: string) => void io.stderr.write(`warning: ${sanitize(m)}\n`) }
+      : undefined,
+  });
 }
 
 export async function defaultSqlitePath(env: NodeJS.ProcessEnv): Promise<string> {
@@ -91,7 +102,11 @@ export async function withContext<T>(
     target,
     target.kind === 'sqlite' && !target.path ? await defaultSqlitePath(io.env) : '',
   );
-  const store = await openStore(target, { dimensions: extra.dimensions ?? embedder?.dimensions });
+  const store = await openStore(target, {
+    dimensions: extra.dimensions ?? embedder?.dimensions,
+    schema: opts.pgSchema,
+    io,
+  });
   const engine = new MemoryEngine({ store, extractor: INERT_EXTRACTOR, embedder, workerId: 'mem01-cli' });
   const ctx: CliContext = {
     io,

@@ -42,6 +42,7 @@ export function createProgram(io: CliIo): Command {
       'SQLite file path, or a postgres:// URL (default: DATABASE_URL, else ~/.mem01/memory.db)',
     )
     .addOption(new Option('--store <kind>', 'store kind').choices(['sqlite', 'postgres']))
+    .option('--pg-schema <name>', 'Postgres schema holding the mem01 tables (default mem01)')
     .option(
       '-n, --namespace <namespace>',
       'namespace (project or agent) of the user; default the default namespace',

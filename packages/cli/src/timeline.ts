@@ -43,6 +43,13 @@ export type TimelineEvent =
       readonly actor: string;
     };
 
+const SHOWN_FROM_AUDIT: ReadonlySet<AuditEvent['action']> = new Set([
+  'correct',
+  'approve',
+  'reject',
+  'import',
+]);
+
 /**
  * The events of one belief, oldest first. `related` resolves the statements of the beliefs it supersedes or was
  * superseded by (from the same history chain); `audit` adds the content-free audit records of this belief.
@@ -87,7 +94,8 @@ export function beliefTimeline(
     out.push({ type: 'ended', at: belief.invalidatedAt ?? belief.updatedAt, status: belief.status });
   }
   for (const a of audit) {
-    if (a.beliefId === belief.id && a.action !== 'add')
+    // Adds, supersessions, confirmations and endings are shown from the belief's own fields already.
+    if (a.beliefId === belief.id && SHOWN_FROM_AUDIT.has(a.action))
       out.push({ type: 'audit', at: a.at, action: a.action, actor: a.actor });
   }
   return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));

@@ -36,7 +36,10 @@ export async function migrateCommand(io: CliIo, opts: GlobalOptions): Promise<vo
   const before = path !== null ? await sqliteVersionBefore(path) : null;
   const supported = await supportedSchemaVersion(target);
   // Opening a store runs its pending migrations, each step in its own transaction.
-  const store = await openStore(path !== null ? { kind: 'sqlite', path } : target);
+  const store = await openStore(path !== null ? { kind: 'sqlite', path } : target, {
+    schema: opts.pgSchema,
+    io,
+  });
   let after: number;
   try {
     after = (await store.info()).schemaVersion;
