@@ -1,6 +1,6 @@
 import { BudgetExceededError, DimensionMismatchError, InvalidInputError } from '@mem01/engine';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOpenAIEmbedder, type UsageEvent } from '../src/index.js';
+import { AbortedError, createOpenAIEmbedder, OpenAIProviderError, type UsageEvent } from '../src/index.js';
 import { type FakeOpenAI, fakeEmbedding, startFakeOpenAI } from '../src/testing/index.js';
 import { API_KEY, FAST_RETRY } from './helpers.js';
 
@@ -115,5 +115,24 @@ describe('OpenAI embedder over HTTP', () => {
     await e.embed(['a'], { scope: { userId: 'u1' } }); // a cache hit costs nothing
     await e.embed(['b'], { scope: { userId: 'u2' } });
     expect(fake.requests).toHaveLength(2);
+  });
+
+  it('times out a slow embeddings reply, retries, and can be cancelled', async () => {
+    fake.script('embeddings', { type: 'slow', delayMs: 3000 });
+    const vs = await embedder({ dimensions: 8, timeoutMs: 200 }).embed(['slow one']);
+    expect(vs).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+
+    fake.script('embeddings', { type: 'slow', delayMs: 3000 }, { type: 'slow', delayMs: 3000 });
+    await expect(
+      embedder({ dimensions: 8, timeoutMs: 200, maxAttempts: 2 }).embed(['slow two']),
+    ).rejects.toThrow(OpenAIProviderError);
+
+    fake.script('embeddings', { type: 'slow', delayMs: 5000 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    await expect(
+      embedder({ dimensions: 8 }).embed(['slow three'], { signal: controller.signal }),
+    ).rejects.toThrow(AbortedError);
   });
 });

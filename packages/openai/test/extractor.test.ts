@@ -144,6 +144,19 @@ describe('OpenAI extractor over HTTP', () => {
     ).toBe('gpt-5.6-sol');
   });
 
+  it('passes reasoning effort and max output tokens when set', async () => {
+    await extractor({ reasoningEffort: 'low', maxOutputTokens: 900 }).extract({
+      scope,
+      turns: [turn('user', 'I like tea.')],
+      candidates: [],
+      now: NOW,
+    });
+    expect(fake.requests[0]!.body).toMatchObject({ reasoning: { effort: 'low' }, max_output_tokens: 900 });
+    await extractor().extract({ scope, turns: [turn('user', 'I like tea.')], candidates: [], now: NOW });
+    expect(fake.requests[1]!.body).not.toHaveProperty('reasoning');
+    expect(fake.requests[1]!.body).not.toHaveProperty('max_output_tokens');
+  });
+
   it('makes no call for a batch without user turns', async () => {
     const result = await extractor().extract({
       scope,

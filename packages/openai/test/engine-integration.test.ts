@@ -1,0 +1,104 @@
+// The extractor and embedder inside the real MemoryEngine with the in-memory store, against the fake server.
+import { MemoryEngine } from '@mem01/engine';
+import { createMemoryStore } from '@mem01/store-memory';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { createOpenAIEmbedder, createOpenAIExtractor } from '../src/index.js';
+import { extractionData, type FakeOpenAI, startFakeOpenAI } from '../src/testing/index.js';
+import { API_KEY, FAST_RETRY } from './helpers.js';
+
+const fake: FakeOpenAI = await startFakeOpenAI({ embeddingDimensions: 64 });
+afterAll(() => fake.close());
+beforeEach(() => fake.reset());
+
+const scope = { userId: 'maya' };
+const at = '2026-02-01T10:00:00.000Z';
+const input = (position: number, role: 'user' | 'assistant', text: string) => ({
+  scope,
+  sessionId: 's1',
+  position,
+  role,
+  text,
+  at,
+});
+
+// A stand-in model: adds the city named after "live in", quoting the user turn.
+fake.setResponses((request) => {
+  const data = extractionData(request);
+  const ops = [];
+  for (const t of data.turns) {
+    const m = t.role === 'user' ? /I live in (\w+)/.exec(t.text) : null;
+    if (!m) continue;
+    const existing = data.candidates.find((c) => c.attribute === 'home_city');
+    const evidence = [{ turn: t.id, quote: m[0] }];
+    ops.push(
+      existing
+        ? {
+            op: 'supersede',
+            id: existing.id,
+            kind: null,
+            value: m[1],
+            statement: `The user lives in ${m[1]}.`,
+            confidence: 0.95,
+            validFrom: null,
+            evidence,
+          }
+        : {
+            op: 'add',
+            kind: 'fact',
+            subject: 'user',
+            attribute: 'home_city',
+            value: m[1],
+            statement: `The user lives in ${m[1]}.`,
+            confidence: 0.95,
+            validFrom: null,
+            validTo: null,
+            evidence,
+          },
+    );
+  }
+  return { operations: ops };
+});
+
+function engineWith(extra: Parameters<typeof createOpenAIExtractor>[0] = {}) {
+  const store = createMemoryStore();
+  const common = { apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, env: {} };
+  const engine = new MemoryEngine({
+    store,
+    extractor: createOpenAIExtractor({ ...common, ...extra }),
+    embedder: createOpenAIEmbedder({ ...common, dimensions: 64 }),
+  });
+  return { store, engine };
+}
+
+describe('inside MemoryEngine', () => {
+  it('extracts, supersedes through candidates, and recalls', async () => {
+    const { engine } = engineWith();
+    await engine.accept([input(0, 'user', 'I live in Seattle.'), input(1, 'assistant', 'Nice city!')]);
+    await engine.flush(scope);
+    await engine.accept([input(2, 'user', 'Update: I live in Portland now.')]);
+    await engine.flush(scope);
+    const beliefs = await engine.recall(scope, 'where does the user live');
+    expect(beliefs.map((b) => b.belief.value)).toEqual(['Portland']);
+    const responses = fake.requestsFor('responses');
+    expect(responses).toHaveLength(2);
+    expect(extractionData(responses[1]!).candidates.map((c) => c.value)).toEqual(['Seattle']);
+    const stats = engine.stats();
+    expect(stats.llmCalls).toBe(2);
+    expect(stats.inputTokens).toBe(responses[0]!.inputTokens + responses[1]!.inputTokens);
+    await engine.close();
+  });
+
+  it('a spent budget leaves the turn queued, with the reason as lastError', async () => {
+    const { engine, store } = engineWith({ budgets: { llmCallsPerUser: 1 } });
+    await engine.accept([input(0, 'user', 'I live in Seattle.')]);
+    await engine.flush(scope);
+    await engine.accept([input(1, 'user', 'I live in Denver.')]);
+    await engine.flush(scope);
+    expect(fake.requestsFor('responses')).toHaveLength(1);
+    expect(engine.lastError(scope)).toMatch(/budget.*stay queued/);
+    const backlog = await store.backlog({ now: new Date().toISOString(), userId: 'maya' });
+    expect(backlog.queued).toBe(1);
+    expect(backlog.dead).toBe(0);
+    await engine.close();
+  });
+});
