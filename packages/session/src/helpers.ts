@@ -3,8 +3,9 @@
  * helpers, and saving a turn by hand.
  */
 import {
-  AUTHORITY_POLICY,
   type AppendEnqueue,
+  AUTHORITY_POLICY,
+  assertId,
   type Belief,
   type ContextBlock,
   InvalidInputError,
@@ -12,7 +13,6 @@ import {
   renderContextBlock,
   type Scope,
   type ScoredBelief,
-  assertId,
 } from '@mem01/engine';
 import type { Agent, RunContext } from '@openai/agents';
 import { turnOf } from './items.js';

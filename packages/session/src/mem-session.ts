@@ -5,6 +5,8 @@
 import { createHash } from 'node:crypto';
 import {
   type AppendEnqueue,
+  assertId,
+  assertText,
   type Belief,
   ClosedError,
   describeError,
@@ -13,8 +15,6 @@ import {
   type OutboxInput,
   type Scope,
   stableJson,
-  assertId,
-  assertText,
 } from '@mem01/engine';
 import type {
   AgentInputItem,
@@ -23,9 +23,9 @@ import type {
   SessionHistoryTransactionAwareSession,
 } from '@openai/agents';
 import { turnOf } from './items.js';
-import { type MemoryRunConfig, createRunConfig } from './run-hooks.js';
 import { type MemoryRuntimeOptions, type Runtime, resolveRuntime } from './resolve-runtime.js';
-import { type RuntimeLease, acquireRuntime } from './runtime-registry.js';
+import { createRunConfig, type MemoryRunConfig } from './run-hooks.js';
+import { acquireRuntime, type RuntimeLease } from './runtime-registry.js';
 
 /** Options of {@link memSession}. */
 export interface MemSessionOptions extends MemoryRuntimeOptions {

@@ -12,7 +12,7 @@ import {
 } from '@mem01/engine';
 import { type FunctionTool, tool } from '@openai/agents';
 import { z } from 'zod';
-import { type MemoryHelperOptions, helperRuntime } from './helpers.js';
+import { helperRuntime, type MemoryHelperOptions } from './helpers.js';
 
 /** Options of {@link createMemoryTools}. */
 export interface MemoryToolsOptions extends MemoryHelperOptions {

@@ -3,11 +3,12 @@
  * run and adds the memory block and the authority policy to every model call of that run.
  */
 import { AUTHORITY_POLICY, type Scope } from '@mem01/engine';
-import type {
-  AgentInputItem,
-  CallModelInputFilter,
-  ModelInputData,
-  SessionInputCallback,
+import {
+  type AgentInputItem,
+  type CallModelInputFilter,
+  getCurrentTrace,
+  type ModelInputData,
+  type SessionInputCallback,
 } from '@openai/agents';
 import { RunConfigReusedError } from './errors.js';
 import { latestUserIndex, latestUserText, memoryItem } from './items.js';
@@ -66,8 +67,10 @@ export function createRunConfig(host: RunHookHost): MemoryRunConfig {
     started = true;
     query = latestUserText(newItems) ?? latestUserText(history) ?? '';
     host.noteQuery(query);
-    // Recall starts now, so it overlaps the rest of the SDK's run preparation.
-    void startRecall(query);
+    // Inside a trace, recall starts now and overlaps the rest of the run's preparation. The SDK 0.20 prepares
+    // session input before it opens the run's trace, so usually recall starts at the first model call, where
+    // its span lands in the run's trace.
+    if (getCurrentTrace()) void startRecall(query);
     return [...history, ...newItems];
   };
 

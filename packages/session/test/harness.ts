@@ -3,7 +3,12 @@ import type { ExtractionRequest, ExtractionResult, Extractor } from '@mem01/engi
 import { KeyValueExtractor, WordHashEmbedder } from '@mem01/engine/testing';
 import { createMemoryStore } from '@mem01/store-memory';
 import { Agent, type AgentInputItem, Runner } from '@openai/agents';
-import { assistantMessage, modelResponder, type RecordedModelCall, ScriptedModel } from '@openai/agents/testing';
+import {
+  assistantMessage,
+  modelResponder,
+  type RecordedModelCall,
+  ScriptedModel,
+} from '@openai/agents/testing';
 import { type MemSessionOptions, memSession } from '../src/index.js';
 
 /** An extractor that records every request it gets (turn texts), delegating to KeyValueExtractor. */

@@ -2,14 +2,14 @@
  * The same runs through the SDK's MemorySession and through memSession leave identical getItems(), even
  * while memSession injects memory into the model input.
  */
-import { Agent, type AgentInputItem, MemorySession, type Session, handoff, tool } from '@openai/agents';
+import { Agent, type AgentInputItem, handoff, MemorySession, type Session, tool } from '@openai/agents';
 import {
   assistantMessage,
   functionCall,
   modelError,
   modelResponse,
-  type ScriptedModelInput,
   ScriptedModel,
+  type ScriptedModelInput,
 } from '@openai/agents/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -110,9 +110,9 @@ describe('parity with MemorySession through the real Runner', () => {
       const expected = await reference.getItems();
       const actual = await session.getItems();
       expect(actual).toEqual(expected);
-      expect(JSON.stringify(actual)).not.toContain("mem01-memory");
+      expect(JSON.stringify(actual)).not.toContain('mem01-memory');
       // memory did reach the model in the later runs
-      const injected = model.calls.filter((c) => JSON.stringify(c.request.input).includes("<mem01-memory"));
+      const injected = model.calls.filter((c) => JSON.stringify(c.request.input).includes('<mem01-memory'));
       expect(injected.length).toBeGreaterThan(0);
       // limits and pop behave the same
       expect(await session.getItems(2)).toEqual(await reference.getItems(2));
