@@ -594,7 +594,11 @@ export class SqliteStore implements FullStore {
     }
 
     this.#tx('commit', () => {
-      for (const u of updates) {
+      // SQLite checks the one-active-per-key index per statement, not at commit: retire before activating.
+      const ordered = [...updates].sort(
+        (a, b) => Number(a.set.status === 'active') - Number(b.set.status === 'active'),
+      );
+      for (const u of ordered) {
         const row = this.#beliefRow(scope, u.id);
         if (!row) throw new NotFoundError(`belief ${u.id}`);
         const version = Number(row.version);
@@ -889,7 +893,7 @@ export class SqliteStore implements FullStore {
    * Makes a belief a content-free tombstone and removes its text from every other place it may be: the FTS index
    * (trigger, with FTS5 secure-delete), the embedding and vec0 rows, and outbox payloads of the turns it came from
    * or that contain its statement or value. `secure_delete=ON` zeroes the freed bytes; a checkpoint then clears the WAL.
-   * Queued turns that carried the text are marked done so the forgotten claim is not extracted again.
+   * Queued turns keep their place in the queue (with empty text), so the user's order is unchanged.
    */
   #scrub(row: Row, at: string): void {
     const seq = Number(row.seq);
@@ -912,8 +916,7 @@ export class SqliteStore implements FullStore {
       seq,
     );
     this.#deleteEmbedding(seq);
-    const erase = `UPDATE outbox SET text = '', status = CASE WHEN status = 'queued' THEN 'done' ELSE status END,
-        last_error = CASE WHEN status = 'queued' THEN 'forgotten' ELSE last_error END`;
+    const erase = `UPDATE outbox SET text = ''`;
     for (const ev of evidence) {
       if (typeof ev?.sessionId !== 'string' || typeof ev.position !== 'number') continue;
       this.#run(
@@ -974,11 +977,10 @@ export class SqliteStore implements FullStore {
         'SELECT DISTINCT session_id FROM transcript_items WHERE owner_user_id = ?',
         userId,
       ).map((r) => String(r.session_id));
-      const transcriptItems = this.#run('DELETE FROM transcript_items WHERE owner_user_id = ?', userId);
+      let transcriptItems = 0;
       for (const sessionId of sessions) {
-        if (!this.#get('SELECT 1 AS x FROM transcript_items WHERE session_id = ? LIMIT 1', sessionId)) {
-          this.#run('DELETE FROM transcript_operations WHERE session_id = ?', sessionId);
-        }
+        transcriptItems += this.#run('DELETE FROM transcript_items WHERE session_id = ?', sessionId);
+        this.#run('DELETE FROM transcript_operations WHERE session_id = ?', sessionId);
       }
       return { beliefs, outboxEntries, transcriptItems, auditEvents };
     });
