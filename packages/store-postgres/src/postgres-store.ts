@@ -330,9 +330,11 @@ export class PostgresStore implements FullStore {
           : { statement_timeout: this.options.statementTimeoutMs }),
       });
       // An idle client whose backend is terminated emits 'error'; without a listener that crashes the process.
-      pool.on('error', (err) =>
-        this.options.logger.warn(`mem01 postgres: idle connection error: ${sanitize(err.message)}`),
-      );
+      const warn = (err: Error) =>
+        this.options.logger.warn(`mem01 postgres: connection error: ${sanitize(err.message)}`);
+      pool.on('error', warn);
+      // A checked-out client whose backend dies emits 'error' too; the failing query reports it to the caller.
+      pool.on('connect', (client) => client.on('error', warn));
       this.#db = new Kysely({ dialect: new PostgresDialect({ pool }) });
       this.#ownsDb = true;
     }
