@@ -47,8 +47,16 @@ export function findDates(text: string, at: string): DateMention[] {
     const dated = (['day', 'month', 'weekday', 'year'] as const).some((c) => r.start.isCertain(c));
     if (!dated && (r.start.isCertain('hour') || /^\d/.test(r.text))) continue;
     const start = r.start.date();
+    if (
+      !dated &&
+      /^(this )?(morning|afternoon|evening|night|noon|midnight)s?$/i.test(r.text.trim()) &&
+      !/^this/i.test(r.text)
+    ) {
+      continue;
+    }
     const monthOnly =
       r.start.isCertain('month') && !r.start.isCertain('day') && !r.start.isCertain('weekday');
+    const yearOnly = r.start.isCertain('year') && !r.start.isCertain('month') && !r.start.isCertain('day');
     let from: Date;
     let to: Date;
     let label: string;
@@ -56,6 +64,10 @@ export function findDates(text: string, at: string): DateMention[] {
       from = dayStart(start);
       to = new Date(dayStart(r.end.date()).getTime() + 86_400_000 - 1);
       label = `${from.toISOString().slice(0, 10)} to ${to.toISOString().slice(0, 10)}`;
+    } else if (yearOnly) {
+      from = new Date(Date.UTC(start.getUTCFullYear(), 0, 1));
+      to = new Date(Date.UTC(start.getUTCFullYear() + 1, 0, 1) - 1);
+      label = String(start.getUTCFullYear());
     } else if (monthOnly) {
       from = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1));
       to = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1) - 1);

@@ -58,6 +58,7 @@ export const RELATIONS: Readonly<Record<string, string>> = {
   roommate: 'roommate',
   boss: 'boss',
   manager: 'manager',
+  friend: 'friend',
   'best friend': 'best_friend',
   dog: 'dog',
   cat: 'cat',

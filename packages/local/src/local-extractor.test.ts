@@ -133,6 +133,7 @@ const ADDS: [string, Expected[]][] = [
   ['My brother lives in Boston', [['relationship', 'brother', 'home_city', 'Boston']]],
   ['My mom is a teacher', [['relationship', 'mother', 'occupation', 'teacher']]],
   ['I have two kids', [['relationship', 'user', 'children_count', '2']]],
+  ["My best friend's name is Priya.", [['relationship', 'best_friend', 'name', 'Priya']]],
   [
     'I have a dog named Rex',
     [
@@ -153,6 +154,13 @@ const ADDS: [string, Expected[]][] = [
   ['my budget is 500 euros', [['fact', 'user', 'budget_amount', '€500']]],
   ['I make $90k a year', [['fact', 'user', 'salary_amount', '$90,000']]],
   ['My salary is £45,000', [['fact', 'user', 'salary_amount', '£45,000']]],
+  ['I pay $120 for my phone plan each month.', [['fact', 'user', 'phone_plan_cost', '$120']]],
+  ['I prefer morning meetings.', [['preference', 'user', 'preference:morning_meetings', 'prefers']]],
+  [
+    'I prefer aisle seats, even on short flights.',
+    [['preference', 'user', 'preference:aisle_seats', 'prefers']],
+  ],
+  ['I want to save for a house.', [['goal', 'user', 'goal:save_for_house', 'save for a house']]],
   // events
   [
     'I ran a charity race last Sunday',
@@ -230,6 +238,11 @@ describe('LocalExtractor: sentences → operations', () => {
     const [race] = (await ops('I ran a charity race last Sunday')) as AddOperation[];
     expect(race?.validFrom).toBe('2025-03-09T00:00:00.000Z');
     expect(race?.validTo).toBe('2025-03-09T23:59:59.999Z');
+    const [marathon] = (await ops('I want to run a marathon next year')) as AddOperation[];
+    expect([marathon?.validFrom, marathon?.validTo]).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-12-31T23:59:59.999Z',
+    ]);
     const [trip] = (await ops("I'm flying to Tokyo in May")) as AddOperation[];
     expect(trip?.validFrom).toBe('2025-05-01T00:00:00.000Z');
     expect(trip?.validTo).toBe('2025-05-31T23:59:59.999Z');

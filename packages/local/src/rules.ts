@@ -620,6 +620,26 @@ export const RULES: readonly Rule[] = [
     },
   },
   {
+    name: 'amount.cost',
+    patterns: ['^(i|we) (pay|spend) [<v>.+?] (for|on) (my|our|the) [<n>.+]'],
+    build: (g, ctx) => {
+      const what = limitWords(text(g, 'n', ctx).replace(/\s+(?:each|every|a|per)\s+\w+$/i, ''), 4);
+      const key = objectKey(what);
+      if (!key) return null;
+      const amount = findAmount(`${g.v?.text() ?? ''} ${g.n?.text() ?? ''}`);
+      if (!amount) return null;
+      return [
+        {
+          kind: 'fact',
+          subject: 'user',
+          attribute: `${key}_cost`,
+          value: amount.value,
+          statement: `The user pays ${amount.value}${amount.period ? ` ${amount.period}` : ''} for their ${what}.`,
+        },
+      ];
+    },
+  },
+  {
     name: 'amount.earn',
     patterns: ['^i (earn|make|take home|get paid) [<v>.+]'],
     build: (g, ctx) => amountIntent('salary_amount', 'salary', text(g, 'v', ctx)),
@@ -862,7 +882,7 @@ export const RULES: readonly Rule[] = [
       '^i would (much)? prefer [<v>.+]',
     ],
     build: (g, ctx) => {
-      const v = text(g, 'v', ctx).split(/\s+(?:over|to|rather than|instead of|than)\s+/i)[0] ?? '';
+      const v = text(g, 'v', ctx).split(/\s+(?:over|to|rather than|instead of|than)\s+|\s*,\s*/i)[0] ?? '';
       return preference('user', cleanValue(v), 'prefers');
     },
   },

@@ -178,16 +178,16 @@ export function hasHedge(text: string): boolean {
 }
 
 const TRAILING_NOISE =
-  /(?:\s+|,\s*)(?:now|anymore|any more|already|again|too|as well|either|though|recently|lately|these days|nowadays|a lot|very much|so much|a bunch|for now|right now|at the moment|currently|for good|full[- ]time|part[- ]time|these days)$/i;
+  /(?:\s+|,\s*)(?:now|anymore|any more|already|again|too|as well|either|though|recently|lately|these days|nowadays|a lot|very much|so much|a bunch|for now|right now|at the moment|currently|for good|full[- ]time|part[- ]time|these days|on (?:the )?weekends?|every (?:day|week|weekend|morning|evening)|daily|at night|in the (?:mornings?|evenings?))$/i;
 const TRAILING_CUT =
-  /\s+(?:because|since|when|where|which|who|whom|but|and then|after|before|until|with my|with our|for (?:work|school|a|the|my|our)|from (?!the)[A-Za-z]|so that|which is|who is|as (?:a|an)\b).*$/i;
+  /\s+(?:because|since|when|where|which|who|whom|but|and then|after|before|until|with my|with our|for (?:work|school|college|university|a job|a new job|my job|(?:my|our) (?:job|work|family|partner|wife|husband))\b|from (?!the)[A-Za-z]|so that|which is|who is|as (?:a|an)\b).*$/i;
 
 /** Cleans a captured value: cuts trailing clauses, removes dates and filler adverbs, strips punctuation. */
 export function cleanValue(raw: string, dates: readonly Span[] = [], cut = true): string {
   let v = raw;
   for (const d of dates) v = v.split(d.text).join(' ');
   v = v.replace(/\s+/g, ' ').trim();
-  if (cut) v = v.replace(TRAILING_CUT, '');
+  if (cut) v = v.replace(TRAILING_CUT, '').replace(/,?\s+even (?:on|in|when|if|for|at)\b.*$/i, '');
   for (let i = 0; i < 4; i++) {
     const before = v;
     v = v
