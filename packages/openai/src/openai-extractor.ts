@@ -185,6 +185,8 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
       );
     } catch (err) {
       this.#ledger.adjust(scope.userId, 'input token', -estimate);
+      // A call cancelled before any request was sent costs nothing.
+      if (attempts === 0) this.#ledger.adjust(scope.userId, 'LLM call', -1);
       throw err;
     }
 

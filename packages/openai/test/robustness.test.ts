@@ -180,9 +180,10 @@ describe('cancellation', () => {
   });
 
   it('makes no request when already aborted, and refunds the token budget', async () => {
-    const ex = extractor({ budgets: { inputTokensPerUser: 100_000 } });
+    const ex = extractor({ budgets: { inputTokensPerUser: 100_000, llmCallsPerUser: 5 } });
     await expect(run(ex, AbortSignal.abort())).rejects.toThrow(AbortedError);
     expect(fake.requests).toHaveLength(0);
     expect(ex.budgetUsed('u1')['input token']).toBe(0);
+    expect(ex.budgetUsed('u1')['LLM call']).toBe(0);
   });
 });
