@@ -32,6 +32,7 @@ import type {
 import { rankHits, rankProfile } from './recall.js';
 import { beliefKey, operationRefs, type ReconcilePlan, reconcile, validateOperations } from './reconcile.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
+import { contentWords } from './text.js';
 import type {
   Belief,
   BeliefKind,
@@ -313,7 +314,12 @@ export class MemoryEngine {
       ranked = rankProfile(page.items.filter(keep), { now, limit, config: this.config.ranking });
     } else {
       const candidateLimit = Math.max(this.config.candidateLimit, limit);
-      const lexicalP = this.store.searchLexical(s, query, { limit: candidateLimit });
+      // Only content words reach the lexical index: "what is my" must not make a belief relevant.
+      const terms = contentWords(query);
+      const lexicalP =
+        terms.length > 0
+          ? this.store.searchLexical(s, terms.join(' '), { limit: candidateLimit })
+          : Promise.resolve([]);
       const vectorP =
         this.embedder && this.store.capabilities.vectorSearch !== 'none'
           ? this.embedQuery(query, options.signal).then((v) =>

@@ -6,5 +6,6 @@ export type * from './ports.js';
 export * from './recall.js';
 export * from './reconcile.js';
 export * from './render.js';
+export * from './text.js';
 export * from './types.js';
 export * from './util.js';

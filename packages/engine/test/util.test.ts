@@ -116,3 +116,13 @@ describe('config', () => {
     expect(resolveConfig({}, embedder).ranking.minSimilarity).toBe(0.42);
   });
 });
+
+describe('contentWords', () => {
+  it('keeps content words only, with no syntax', async () => {
+    const { contentWords } = await import('../src/text.js');
+    expect(contentWords("What is my sister's name?")).toEqual(['sister', 'name']);
+    expect(contentWords('Where do I live and what is my rent?')).toEqual(['live', 'rent']);
+    expect(contentWords('" OR 1=1 -- NEAR(a b) *')).toEqual(['1', '1', 'near', 'b']);
+    expect(contentWords('what is it?')).toEqual([]);
+  });
+});
