@@ -1,0 +1,155 @@
+/**
+ * The lifecycle story: four conversations of one user, each a fresh memSession id, with the offline extractor
+ * and a SQLite file in a temporary folder. For each step: the block that was recalled into the model input,
+ * and every belief's lifecycle afterwards.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Belief, type Embedder, type Extractor, type FullStore, MEMORY_BLOCK_OPEN } from '@mem01/engine';
+import { Agent, type AgentInputItem, Runner } from '@openai/agents';
+import { memSession } from 'mem01session';
+import { itemText, RecordingModel } from './recording-model.js';
+import { quietLogger } from './scaling.js';
+
+export const STORY_STEPS = [
+  'I live in NYC and pay $2,400 rent',
+  'I moved to SF',
+  'Where do I live and what is my rent?',
+  "What is my sister's name?",
+] as const;
+
+export interface BeliefView {
+  readonly id: string;
+  readonly statement: string;
+  readonly attribute: string;
+  readonly value: string;
+  readonly status: Belief['status'];
+  readonly storedAt: string;
+  readonly invalidatedAt: string | null;
+  readonly supersedes: string | null;
+  readonly supersededBy: string | null;
+}
+
+export interface StoryStep {
+  readonly step: number;
+  readonly conversationId: string;
+  readonly user: string;
+  /** The memory block the model received for this turn, verbatim. */
+  readonly recalledBlock: string;
+  /** Statements of the beliefs in that block. */
+  readonly recalled: readonly string[];
+  /** What the model answered (offline: scripted; live: a model observation). */
+  readonly answer: string;
+  /** Every belief of the user after the step, oldest first, including retired ones. */
+  readonly beliefs: readonly BeliefView[];
+}
+
+export interface StoryRuntime {
+  readonly store?: FullStore;
+  readonly extractor?: Extractor;
+  readonly embedder?: Embedder | null;
+  /** The model for the agent: the offline recorder, or a real model name for --live. */
+  readonly model?: RecordingModel | string;
+  readonly userId?: string;
+  readonly conversationPrefix?: string;
+}
+
+export function view(b: Belief): BeliefView {
+  return {
+    id: b.id,
+    statement: b.statement,
+    attribute: b.attribute,
+    value: b.value,
+    status: b.status,
+    storedAt: b.storedAt,
+    invalidatedAt: b.invalidatedAt,
+    supersedes: b.supersedes,
+    supersededBy: b.supersededBy,
+  };
+}
+
+/** Parses the statements out of a rendered block (one `- [stored …] statement` line each). */
+export function blockStatements(block: string): string[] {
+  return block
+    .split('\n')
+    .filter((l) => l.startsWith('- [stored '))
+    .map((l) => l.replace(/^- \[stored [^\]]+\](?: \(unconfirmed\))? /, ''));
+}
+
+/** The memory block in a prepared input, or '' when there is none. */
+export function memoryBlockOf(input: readonly AgentInputItem[]): string {
+  const item = input.find((it) => itemText(it).startsWith(MEMORY_BLOCK_OPEN));
+  return item ? itemText(item) : '';
+}
+
+/** Runs the story. Offline by default: a temporary SQLite file, the local extractor, the recording model. */
+export async function runStory(runtime: StoryRuntime = {}): Promise<StoryStep[]> {
+  const dir = runtime.store ? null : mkdtempSync(join(tmpdir(), 'mem01-story-'));
+  let store = runtime.store;
+  if (!store) {
+    const { openSqliteStore } = await import('@mem01/store-sqlite');
+    store = openSqliteStore({ path: join(dir as string, 'memory.db'), logger: quietLogger });
+  }
+  let extractor = runtime.extractor;
+  let embedder = runtime.embedder;
+  if (!extractor || embedder === undefined) {
+    const local = await import('@mem01/local');
+    extractor ??= local.createLocalExtractor();
+    if (embedder === undefined) embedder = local.createLocalEmbedder();
+  }
+  const recorder =
+    runtime.model instanceof RecordingModel || runtime.model === undefined
+      ? (runtime.model ?? new RecordingModel())
+      : null;
+  const agent = new Agent({
+    name: 'Assistant',
+    instructions: 'You are a helpful personal assistant. Answer briefly.',
+    model: recorder ? recorder.model : (runtime.model as string),
+  });
+  const runner = new Runner({ tracingDisabled: recorder !== null });
+  const userId = runtime.userId ?? 'story-user';
+  const prefix = runtime.conversationPrefix ?? 'story';
+  const steps: StoryStep[] = [];
+  try {
+    for (const [i, user] of STORY_STEPS.entries()) {
+      const conversationId = `${prefix}-${i + 1}`;
+      const session = memSession(conversationId, { userId, store, extractor, embedder, logger: quietLogger });
+      try {
+        let block = '';
+        recorder?.willReply((input) => {
+          const recalled = blockStatements(memoryBlockOf(input.input));
+          return recalled.length > 0
+            ? `From memory: ${recalled.join(' ')}`
+            : "I don't have anything about that in memory.";
+        });
+        const config = session.runConfig();
+        const filter = config.callModelInputFilter;
+        // Capture what the model receives, whichever model it is.
+        const capture = async (args: Parameters<typeof filter>[0]) => {
+          const out = await filter(args);
+          block ||= memoryBlockOf(out.input);
+          return out;
+        };
+        const result = await runner.run(agent, user, { session, ...config, callModelInputFilter: capture });
+        await session.flushMemory();
+        const history = await session.memoryHistory({ includeInvalidated: true });
+        steps.push({
+          step: i + 1,
+          conversationId,
+          user,
+          recalledBlock: block,
+          recalled: blockStatements(block),
+          answer: String(result.finalOutput ?? ''),
+          beliefs: history.map(view),
+        });
+      } finally {
+        await session.close();
+      }
+    }
+  } finally {
+    if (!runtime.store) await store?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
+  return steps;
+}
