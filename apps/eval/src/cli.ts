@@ -1,19 +1,16 @@
 /** `pnpm eval:locomo`: argument parsing and the run, callable in-process for tests. */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type EngineConfigInput, InvalidInputError } from '@mem01/engine';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type LocomoData, parseLocomo, sliceData } from './locomo-data.js';
 import { type ClockMode, type EvalResult, runLocomo, TURN_FORMATS, type TurnFormat } from './locomo-eval.js';
+import { DEFAULT_DATA, RESULTS_DIR } from './paths.js';
 import { buildReport, type LocomoReport, recallTable, renderMarkdown, verdicts } from './report.js';
 import { type Models, openModels, openStore, STORE_KINDS, type StoreKind } from './systems.js';
 
-/** The repository root (this file is `apps/eval/{src,dist}/cli.*`). */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-export const DEFAULT_DATA = resolve(REPO_ROOT, '../shared/bench/locomo10.json');
-export const RESULTS_DIR = resolve(REPO_ROOT, 'bench/results');
+export { DEFAULT_DATA, RESULTS_DIR } from './paths.js';
 
 export interface CliOptions {
   readonly data: string;

@@ -1,0 +1,431 @@
+/**
+ * The one report of every benchmark: reads `bench/results/*.json` (whatever ran), puts each figure beside its target,
+ * draws the plots, and writes `bench/results/summary.md`. Figures, never pass/fail: a missing or odd file is
+ * reported as "not run" and never fails the build.
+ *
+ * Benchmarks are written by different packages in different shapes, so figures are found by convention:
+ * - a latency row is an object with a count of beliefs (`beliefs`, `n`, `size`, `count`) and a p95 in ms
+ *   (`p95_ms`, `p95Ms`, `p95`, or a nested `{ p95 }` such as `recallMs.p95`), preferring keys that say `recall`;
+ * - OpenAI call rates are rows whose `name` says `unbatched` / `batches of 4`, with `llmCallsPerUserTurn`;
+ * - model-input series are objects with a `strategy` and per-conversation `bytes`;
+ * - LoCoMo reports are `locomo-*.json` files of kind `locomo`.
+ */
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { LocomoReport } from './report.js';
+import { lineChart, type Series } from './svg-plot.js';
+
+export interface BenchFile {
+  /** File name without `.json`, e.g. `store-sqlite`, `locomo-memory`. */
+  readonly name: string;
+  readonly data: unknown;
+  readonly modified: string;
+}
+
+export interface Figure {
+  readonly figure: string;
+  readonly target: string;
+  /** The measured value, or null when the benchmark did not run or its file had no such figure. */
+  readonly value: number | null;
+  readonly unit: string;
+  /** Which file (and key) the value came from, or why it is missing. */
+  readonly source: string;
+  /** Whether the value meets the target (a figure, not a gate); null without a value. */
+  readonly meets: boolean | null;
+}
+
+type Json = Record<string, unknown>;
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Reads every `*.json` of `dir` except the summary's own; unreadable files are returned with `data: undefined`. */
+export async function readBenchResults(dir: string): Promise<BenchFile[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
+  } catch {
+    return [];
+  }
+  const out: BenchFile[] = [];
+  for (const f of names) {
+    const path = join(dir, f);
+    let data: unknown;
+    let modified = '';
+    try {
+      modified = (await stat(path)).mtime.toISOString();
+      data = JSON.parse(await readFile(path, 'utf8'));
+    } catch {
+      data = undefined;
+    }
+    out.push({ name: basename(f, '.json'), data, modified });
+  }
+  return out;
+}
+
+const COUNT_KEYS = ['beliefs', 'n', 'size', 'count', 'N', 'items'];
+
+function countOf(row: Json): number | null {
+  for (const k of COUNT_KEYS) {
+    const v = row[k];
+    if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v;
+  }
+  return null;
+}
+
+/** Numeric leaves of an object, to depth 2, as `key` or `key.sub`. */
+function leaves(row: Json): [string, number][] {
+  const out: [string, number][] = [];
+  for (const [k, v] of Object.entries(row)) {
+    if (typeof v === 'number' && Number.isFinite(v)) out.push([k, v]);
+    else if (isObj(v)) {
+      for (const [k2, v2] of Object.entries(v)) {
+        if (typeof v2 === 'number' && Number.isFinite(v2)) out.push([`${k}.${k2}`, v2]);
+      }
+    }
+  }
+  return out;
+}
+
+/** Every object in a document (depth-first), with the strings of its direct fields joined (for matching). */
+function objects(
+  doc: unknown,
+  acc: { row: Json; text: string }[] = [],
+  depth = 0,
+): { row: Json; text: string }[] {
+  if (depth > 8) return acc;
+  if (Array.isArray(doc)) for (const v of doc) objects(v, acc, depth + 1);
+  else if (isObj(doc)) {
+    const text = Object.values(doc)
+      .filter((v): v is string => typeof v === 'string')
+      .join(' ');
+    acc.push({ row: doc, text });
+    for (const v of Object.values(doc)) objects(v, acc, depth + 1);
+  }
+  return acc;
+}
+
+const P95 = /(^|[._])p95(_?ms)?$|p95Ms$/i;
+const EXCLUDE = /lexical_only|lexicalOnly|keys|commit|append|heap|insert|write/i;
+
+/** The p95 latency of a row: a `recall` key first, then a plain `p95`, then search keys. */
+function recallP95(row: Json, prefer: RegExp | null = null): { key: string; value: number } | null {
+  const ls = leaves(row).filter(([k]) => P95.test(k) && !EXCLUDE.test(k));
+  const pick =
+    (prefer ? ls.find(([k]) => prefer.test(k)) : undefined) ??
+    ls.find(([k]) => /recall/i.test(k)) ??
+    ls.find(([k]) => /^p95/i.test(k)) ??
+    ls.find(([k]) => /lexical/i.test(k)) ??
+    ls[0];
+  return pick ? { key: pick[0], value: pick[1] } : null;
+}
+
+/** (beliefs, p95 ms) points of a file, from every row that has both. */
+export function latencyPoints(
+  file: BenchFile | undefined,
+  filter: (text: string) => boolean = () => true,
+): { points: [number, number][]; key: string | null } {
+  if (!file) return { points: [], key: null };
+  const points = new Map<number, number>();
+  let key: string | null = null;
+  for (const { row, text } of objects(file.data)) {
+    const n = countOf(row);
+    if (n === null || !filter(text)) continue;
+    const p = recallP95(row);
+    if (!p) continue;
+    key ??= p.key;
+    if (p.key === key && !points.has(n)) points.set(n, p.value);
+  }
+  return { points: [...points.entries()].sort((a, b) => a[0] - b[0]), key };
+}
+
+function latencyFigure(
+  files: readonly BenchFile[],
+  names: readonly string[],
+  figure: string,
+  n: number,
+  max: number,
+  filter?: (text: string) => boolean,
+): Figure {
+  const target = `p95 ≤ ${max} ms`;
+  for (const name of names) {
+    const file = files.find((f) => f.name === name);
+    if (!file) continue;
+    const { points, key } = latencyPoints(file, filter);
+    const hit = points.find(([x]) => x === n);
+    if (hit) {
+      return {
+        figure,
+        target,
+        value: hit[1],
+        unit: 'ms',
+        source: `${name}.json (${key})`,
+        meets: hit[1] <= max,
+      };
+    }
+  }
+  const present = names.filter((n) => files.some((f) => f.name === n));
+  return {
+    figure,
+    target,
+    value: null,
+    unit: 'ms',
+    source:
+      present.length > 0
+        ? `no ${n.toLocaleString('en')}-belief row in ${present.map((p) => `${p}.json`).join(', ')}`
+        : 'not run',
+    meets: null,
+  };
+}
+
+function appendFigure(files: readonly BenchFile[]): Figure {
+  const figure = 'SQLite: append of 10 items, median';
+  const target = 'median ≤ 1 ms';
+  const file = files.find((f) => f.name === 'store-sqlite');
+  if (!file) return { figure, target, value: null, unit: 'ms', source: 'not run', meets: null };
+  for (const { row, text } of objects(file.data)) {
+    for (const [k, v] of leaves(row)) {
+      const where = `${text} ${k}`;
+      if (/append/i.test(where) && /(median|p50)/i.test(k)) {
+        return { figure, target, value: v, unit: 'ms', source: `store-sqlite.json (${k})`, meets: v <= 1 };
+      }
+    }
+  }
+  return {
+    figure,
+    target,
+    value: null,
+    unit: 'ms',
+    source: 'no append median in store-sqlite.json',
+    meets: null,
+  };
+}
+
+function openaiFigure(files: readonly BenchFile[], pattern: RegExp, figure: string, max: number): Figure {
+  const target = `≤ ${max} LLM calls per user turn`;
+  const file = files.find((f) => f.name === 'openai');
+  if (!file) return { figure, target, value: null, unit: 'calls/turn', source: 'not run', meets: null };
+  for (const { row, text } of objects(file.data)) {
+    const v = row.llmCallsPerUserTurn;
+    if (pattern.test(text) && typeof v === 'number') {
+      return {
+        figure,
+        target,
+        value: v,
+        unit: 'calls/turn',
+        source: `openai.json (${text})`,
+        meets: v <= max,
+      };
+    }
+  }
+  return {
+    figure,
+    target,
+    value: null,
+    unit: 'calls/turn',
+    source: 'no matching row in openai.json',
+    meets: null,
+  };
+}
+
+function isLocomo(f: BenchFile): f is BenchFile & { data: LocomoReport } {
+  return (
+    f.name.startsWith('locomo-') && isObj(f.data) && f.data.kind === 'locomo' && Array.isArray(f.data.results)
+  );
+}
+
+function locomoFigures(files: readonly BenchFile[]): Figure[] {
+  const target = 'recall@10 excl. adversarial ≥ 65';
+  const locomo = files.filter(isLocomo);
+  if (locomo.length === 0) {
+    return [
+      {
+        figure: 'LoCoMo: recall@10 excl. adversarial (offline default)',
+        target,
+        value: null,
+        unit: '%',
+        source: 'not run',
+        meets: null,
+      },
+    ];
+  }
+  const out: Figure[] = [];
+  for (const f of locomo) {
+    for (const r of f.data.results) {
+      const v = r.scores?.allButAdversarial?.recall?.[10];
+      const value = typeof v === 'number' ? Math.round(v * 1000) / 10 : null;
+      out.push({
+        figure: `LoCoMo: recall@10 excl. adversarial, ${r.label} (${f.data.info?.store ?? f.name}; ${f.data.info?.extractor ?? ''})`,
+        target,
+        value,
+        unit: '%',
+        source: `${f.name}.json`,
+        meets: value === null ? null : value >= 65,
+      });
+    }
+  }
+  return out;
+}
+
+/** Every figure beside its target. */
+export function collectFigures(files: readonly BenchFile[]): Figure[] {
+  return [
+    latencyFigure(
+      files,
+      ['engine', 'store-memory'],
+      'Engine recall, 10k beliefs, in-memory store',
+      10_000,
+      5,
+    ),
+    latencyFigure(files, ['store-sqlite'], 'SQLite recall, 10k beliefs', 10_000, 10),
+    latencyFigure(files, ['store-sqlite'], 'SQLite recall, 100k beliefs', 100_000, 50),
+    appendFigure(files),
+    latencyFigure(
+      files,
+      ['store-postgres'],
+      'PostgreSQL recall, 100k beliefs, HNSW',
+      100_000,
+      20,
+      (t) => !/exact/i.test(t),
+    ),
+    openaiFigure(files, /unbatched/i, 'OpenAI extraction, unbatched', 1),
+    openaiFigure(files, /batch(es)? of 4/i, 'OpenAI extraction, batches of 4', 0.3),
+    ...locomoFigures(files),
+  ];
+}
+
+const STORE_FILES = ['engine', 'store-memory', 'store-sqlite', 'store-postgres'];
+
+/** Recall latency (p95) against beliefs, one series per store benchmark. */
+export function latencySeries(files: readonly BenchFile[]): Series[] {
+  const out: Series[] = [];
+  for (const name of STORE_FILES) {
+    const { points, key } = latencyPoints(files.find((f) => f.name === name));
+    if (points.length > 0) out.push({ label: `${name} (${key})`, points });
+  }
+  return out;
+}
+
+/** Model-input bytes against conversations, one series per strategy, from the demo/session benchmarks. */
+export function inputBytesSeries(files: readonly BenchFile[]): Series[] {
+  const out: Series[] = [];
+  for (const f of files) {
+    if (f.name.startsWith('locomo-')) continue;
+    for (const { row } of objects(f.data)) {
+      const strategy = row.strategy ?? row.name;
+      if (typeof strategy !== 'string') continue;
+      const per = isObj(row.perConversation) ? row.perConversation.bytes : row.bytes;
+      if (!Array.isArray(per) || per.length === 0 || !per.every((b) => typeof b === 'number')) continue;
+      out.push({ label: `${strategy} (${f.name})`, points: (per as number[]).map((b, i) => [i + 1, b]) });
+    }
+  }
+  return out;
+}
+
+const show = (f: Figure): string =>
+  f.value === null ? 'not run' : `${+f.value.toFixed(f.unit === '%' ? 1 : 3)} ${f.unit}`;
+
+/** The summary Markdown (plots are referenced by file name, written beside it). */
+export function renderSummary(
+  files: readonly BenchFile[],
+  figures: readonly Figure[],
+  generatedAt: string,
+): string {
+  const lines = [
+    '# mem01 benchmark summary',
+    '',
+    `Generated ${generatedAt} by \`pnpm bench\` from \`bench/results/*.json\`. Figures, not pass/fail: nothing here fails a build.`,
+    '',
+    '| figure | target | measured | meets target | source |',
+    '|---|---|---|---|---|',
+    ...figures.map(
+      (f) =>
+        `| ${f.figure} | ${f.target} | ${show(f)} | ${f.meets === null ? '–' : f.meets ? 'yes' : 'no'} | ${f.source.replace(/\|/g, '/')} |`,
+    ),
+    '',
+  ];
+  const locomo = files.filter(isLocomo);
+  if (locomo.length > 0) {
+    lines.push(
+      '## LoCoMo retrieval (recall@k, %)',
+      '',
+      '| run | store | k | all but adversarial | all | MRR | recall p95 (ms) |',
+      '|---|---|---|---|---|---|---|',
+    );
+    for (const f of locomo) {
+      for (const r of f.data.results) {
+        for (const k of r.ks) {
+          const a = r.scores.allButAdversarial.recall[k];
+          const b = r.scores.all.recall[k];
+          lines.push(
+            `| ${r.label} | ${f.data.info.store} | ${k} | ${a === undefined ? '–' : (a * 100).toFixed(1)} | ${b === undefined ? '–' : (b * 100).toFixed(1)} | ${r.scores.all.mrr.toFixed(3)} | ${r.recall.p95Ms.toFixed(2)} |`,
+          );
+        }
+      }
+    }
+    lines.push(
+      '',
+      'Reference (turn level, k=10): BM25 58.8 all but adversarial / 60.7 all; DRAGON 66.2 all. Details in the `locomo-*.md` reports.',
+      '',
+    );
+  }
+  lines.push(
+    '## Plots',
+    '',
+    '![Recall latency p95 against beliefs, per store](recall-latency.svg)',
+    '',
+    '![Model-input bytes against conversations, per strategy](model-input-bytes.svg)',
+    '',
+    '## Result files',
+    '',
+    '| file | what | written |',
+    '|---|---|---|',
+  );
+  if (files.length === 0) lines.push('| – | no benchmark has run | – |');
+  for (const f of files) {
+    const what = isObj(f.data)
+      ? String(
+          f.data.benchmark ??
+            f.data.measured ??
+            f.data.package ??
+            (f.data.kind === 'locomo' ? 'LoCoMo retrieval' : ''),
+        )
+      : f.data === undefined
+        ? 'unreadable JSON'
+        : '';
+    lines.push(`| ${f.name}.json | ${what.replace(/\|/g, '/')} | ${f.modified} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Reads `dir`, writes `summary.md` and the two SVG plots into it. Never throws for missing or odd inputs. */
+export async function writeSummary(
+  dir: string,
+  now = new Date(),
+): Promise<{ figures: Figure[]; markdown: string }> {
+  const files = (await readBenchResults(dir)).filter((f) => f.name !== 'summary');
+  const figures = collectFigures(files);
+  const markdown = renderSummary(files, figures, now.toISOString());
+  await writeFile(join(dir, 'summary.md'), markdown);
+  await writeFile(
+    join(dir, 'recall-latency.svg'),
+    lineChart(latencySeries(files), {
+      title: 'Recall latency p95 vs beliefs',
+      xLabel: 'beliefs in the store (one user)',
+      yLabel: 'p95 (ms)',
+      xLog: true,
+      yLog: true,
+      hLines: [
+        { y: 5, label: 'in-memory target 5 ms @10k' },
+        { y: 50, label: 'SQLite target 50 ms @100k' },
+      ],
+    }),
+  );
+  await writeFile(
+    join(dir, 'model-input-bytes.svg'),
+    lineChart(inputBytesSeries(files), {
+      title: 'Model-input bytes vs conversations',
+      xLabel: 'conversations so far',
+      yLabel: 'bytes of model input',
+    }),
+  );
+  return { figures, markdown };
+}
