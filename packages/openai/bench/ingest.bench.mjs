@@ -12,7 +12,7 @@ import {
   EXTRACTION_INSTRUCTIONS,
   extractionTextFormat,
 } from '../dist/index.js';
-import { extractionData, startFakeOpenAI } from '../dist/testing/index.js';
+import { quotingResponder, startFakeOpenAI } from '../dist/testing/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../../..');
@@ -54,68 +54,19 @@ if (existsSync(fixturePath)) {
 const userTurns = conversations.length;
 
 // ---------------------------------------------------------------- a deterministic stand-in model
-// It answers like a frugal model would: one operation per user turn, quoting the turn, confirming or superseding a
-// candidate with the same attribute. Output sizes are therefore realistic in shape, not in exact length.
-const STOP = new Set(
-  'i my me a an the and to of in at on for is am are was be it this that with as we our you your hi so just now'.split(
-    ' ',
-  ),
-);
-function topic(text) {
-  const words = (text.toLowerCase().match(/[a-z]+/g) ?? []).filter((w) => !STOP.has(w) && w.length > 2);
-  return words[0] ?? 'note';
-}
+// quotingResponder answers like a frugal model would: one operation per user turn, quoting the turn, confirming or
+// superseding a candidate with the same attribute. Output sizes are realistic in shape, not in exact length.
+const mem01Responder = quotingResponder();
 function firstClause(text) {
   const clause = text.split(/[.!?;]/).find((s) => s.trim().split(/\s+/).length >= 3) ?? text;
   return clause.trim().split(/\s+/).slice(0, 12).join(' ');
-}
-function plausibleOperations(turns, candidates) {
-  const ops = [];
-  for (const t of turns) {
-    if (t.role !== 'user') continue;
-    const quote = firstClause(t.text);
-    const attribute = topic(t.text);
-    const value = quote.split(/\s+/).slice(-3).join(' ');
-    const statement = `The user said: ${quote}.`;
-    const ev = [{ turn: t.id, quote }];
-    const c = candidates.find((x) => x.attribute === attribute);
-    if (c && c.value === value) ops.push({ op: 'confirm', id: c.id, confidence: null, evidence: ev });
-    else if (c)
-      ops.push({
-        op: 'supersede',
-        id: c.id,
-        kind: null,
-        value,
-        statement,
-        confidence: 0.9,
-        validFrom: null,
-        evidence: ev,
-      });
-    else
-      ops.push({
-        op: 'add',
-        kind: 'fact',
-        subject: 'user',
-        attribute,
-        value,
-        statement,
-        confidence: 0.9,
-        validFrom: null,
-        validTo: null,
-        evidence: ev,
-      });
-  }
-  return { operations: ops };
 }
 
 const fake = await startFakeOpenAI({
   embeddingDimensions: 256,
   responses: (request) => {
     const body = request.body;
-    if (body?.text?.format?.name === 'belief_operations') {
-      const data = extractionData(request);
-      return plausibleOperations(data.turns, data.candidates);
-    }
+    if (body?.text?.format?.name === 'belief_operations') return mem01Responder(request);
     // Baseline calls: echo a facts list or an update decision of similar size.
     const marker = body?.metadata?.step;
     if (marker === 'facts') {

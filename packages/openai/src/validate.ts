@@ -37,7 +37,8 @@ export function groundQuote(text: string, quote: string): string | null {
         .map((ch) => {
           if (/['‘’`]/.test(ch)) return "['‘’`]";
           if (/["“”]/.test(ch)) return '["“”]';
-          return ch.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+          // Only syntax characters may be escaped in a `u` regex (`\-` is an error there).
+          return ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
         })
         .join(''),
     )

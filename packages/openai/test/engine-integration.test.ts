@@ -3,7 +3,7 @@ import { MemoryEngine } from '@mem01/engine';
 import { createMemoryStore } from '@mem01/store-memory';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAIEmbedder, createOpenAIExtractor } from '../src/index.js';
-import { extractionData, type FakeOpenAI, startFakeOpenAI } from '../src/testing/index.js';
+import { extractionData, type FakeOpenAI, quotingResponder, startFakeOpenAI } from '../src/testing/index.js';
 import { API_KEY, FAST_RETRY } from './helpers.js';
 
 const fake: FakeOpenAI = await startFakeOpenAI({ embeddingDimensions: 64 });
@@ -100,5 +100,31 @@ describe('inside MemoryEngine', () => {
     expect(backlog.queued).toBe(1);
     expect(backlog.dead).toBe(0);
     await engine.close();
+  });
+});
+
+describe('quotingResponder (for smoke runs)', () => {
+  it('turns every user turn into a grounded belief through the engine', async () => {
+    const smoke = await startFakeOpenAI({ responses: quotingResponder(), embeddingDimensions: 64 });
+    try {
+      const common = { apiKey: API_KEY, baseURL: smoke.url, env: {} };
+      const engine = new MemoryEngine({
+        store: createMemoryStore(),
+        extractor: createOpenAIExtractor({ ...common }),
+        embedder: createOpenAIEmbedder({ ...common, dimensions: 64 }),
+      });
+      await engine.accept([
+        input(0, 'user', 'I work as a nurse at Harborview hospital.'),
+        input(1, 'assistant', 'That sounds demanding.'),
+        input(2, 'user', 'My sister Ana lives in Portland.'),
+      ]);
+      await engine.flush(scope);
+      const page = await engine.list(scope, {});
+      expect(page.items.map((b) => b.attribute).sort()).toEqual(['sister', 'work']);
+      for (const b of page.items) expect(b.evidence[0]?.role).toBe('user');
+      await engine.close();
+    } finally {
+      await smoke.close();
+    }
   });
 });

@@ -14,3 +14,4 @@ export {
   fakeEmbedding,
   startFakeOpenAI,
 } from './fake-openai.js';
+export { quotingResponder } from './quoting-responder.js';

@@ -1,0 +1,38 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { groundQuote } from '../src/index.js';
+
+describe('groundQuote', () => {
+  it('finds every substring of a text and returns a verbatim slice', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), fc.nat(), fc.nat(), (text, a, b) => {
+        const start = a % (text.length + 1);
+        const end = Math.min(text.length, start + (b % 120));
+        const quote = text.slice(start, end);
+        const found = groundQuote(text, quote);
+        if (quote.replace(/\s/g, '').length < 2) return found === null;
+        return found !== null && text.includes(found);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never throws and only returns slices of the text, whatever the quote', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 100 }), fc.string({ maxLength: 60 }), (text, quote) => {
+        const found = groundQuote(text, quote);
+        return found === null || text.includes(found);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('tolerates case, spacing and quote styles but not different words', () => {
+    const text = 'Well — I’m moving to São Paulo (Brazil) in 2026-03, for real.';
+    expect(groundQuote(text, "i'm moving to são paulo")).toBe('I’m moving to São Paulo');
+    expect(groundQuote(text, 'São Paulo (Brazil) in 2026-03')).toBe('São Paulo (Brazil) in 2026-03');
+    expect(groundQuote(text, 'Paulo  (brazil)  in 2026-03,')).toBe('Paulo (Brazil) in 2026-03,');
+    expect(groundQuote(text, 'moving to Rio')).toBeNull();
+    expect(groundQuote(text, 'a')).toBeNull();
+  });
+});
