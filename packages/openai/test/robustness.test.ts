@@ -1,4 +1,6 @@
+import { inspect } from 'node:util';
 import { ProviderError } from '@mem01/engine';
+import OpenAI from 'openai';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   AbortedError,
@@ -149,14 +151,37 @@ describe('retries over HTTP', () => {
 
   it('retries a truncated body and a reset connection', async () => {
     fake.script('responses', { type: 'truncated' }, { type: 'reset' }, ok);
-    expect((await run()).operations).toHaveLength(1);
+    const { lines, logger } = captureLogger();
+    expect((await run(extractor({ logger }))).operations).toHaveLength(1);
     expect(fake.requests).toHaveLength(3);
+    expect(lines.map((l) => /failed \((.*)\); retrying/.exec(l)?.[1])).toEqual([
+      'connection failed while reading the body',
+      'connection failed',
+    ]);
   });
 
   it('retries a 200 that is not a Responses object', async () => {
     fake.script('responses', { type: 'json', body: { hello: 'world' } }, ok);
     expect((await run()).operations).toHaveLength(1);
     expect(fake.requests).toHaveLength(2);
+  });
+});
+
+describe('an injected client', () => {
+  it('is used with our retry policy instead of its own, and its key stays hidden', async () => {
+    const key = 'injected-secret-token-123456';
+    const client = new OpenAI({ apiKey: key, baseURL: fake.url, maxRetries: 7, timeout: 600_000 });
+    const ex = createOpenAIExtractor({ client, maxAttempts: 2, retry: FAST_RETRY, env: {} });
+    expect(ex.fingerprint).toBe('injected');
+    fake.script('responses', ...Array.from({ length: 4 }, () => ({ type: 'status' as const, status: 500 })));
+    const err = await run(ex).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 500, attempts: 2 });
+    expect(fake.requests).toHaveLength(2);
+    expect(inspect(ex)).not.toContain(key);
+    fake.reset();
+    fake.script('responses', { type: 'slow', delayMs: 3000 });
+    const slow = createOpenAIExtractor({ client, maxAttempts: 1, timeoutMs: 200, env: {} });
+    await expect(run(slow)).rejects.toThrow(/timed out/);
   });
 });
 
