@@ -145,24 +145,52 @@ function ms(iso: string): number {
   return Date.parse(iso);
 }
 
-/** Keeps the `limit` best hits (score desc, id desc) without sorting every candidate. */
+/** Keeps the `limit` best hits (score desc, then id desc) in a binary min-heap whose root is the worst kept hit. */
 class TopK<T extends { id: string }> {
-  readonly items: { item: T; score: number }[] = [];
+  private readonly heap: { item: T; score: number }[] = [];
   constructor(private readonly limit: number) {}
-  private better(a: { item: T; score: number }, score: number, id: string): boolean {
-    return a.score > score || (a.score === score && a.item.id > id);
+
+  /** Is `a` worse than `b`? Lower score, or the same score and a smaller id. */
+  private static worse(
+    a: { item: { id: string }; score: number },
+    b: { item: { id: string }; score: number },
+  ) {
+    return a.score < b.score || (a.score === b.score && a.item.id < b.item.id);
   }
+
   offer(item: T, score: number): void {
-    const items = this.items;
+    const heap = this.heap;
     if (this.limit <= 0) return;
-    if (items.length === this.limit) {
-      const worst = items[items.length - 1]!;
-      if (this.better(worst, score, item.id)) return;
-      items.pop();
+    const entry = { item, score };
+    if (heap.length < this.limit) {
+      heap.push(entry);
+      let i = heap.length - 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (!TopK.worse(heap[i]!, heap[parent]!)) break;
+        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+        i = parent;
+      }
+      return;
     }
-    let i = items.length;
-    while (i > 0 && !this.better(items[i - 1]!, score, item.id)) i--;
-    items.splice(i, 0, { item, score });
+    if (!TopK.worse(heap[0]!, entry)) return;
+    heap[0] = entry;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && TopK.worse(heap[l]!, heap[m]!)) m = l;
+      if (r < heap.length && TopK.worse(heap[r]!, heap[m]!)) m = r;
+      if (m === i) break;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
+    }
+  }
+
+  /** The kept hits, best first. */
+  sorted(): { item: T; score: number }[] {
+    return [...this.heap].sort((a, b) => (TopK.worse(a, b) ? 1 : TopK.worse(b, a) ? -1 : 0));
   }
 }
 
@@ -345,10 +373,14 @@ export class InMemoryStore implements FullStore {
       throw new InvalidInputError('query', `must be a string, got ${typeOf(query)}`);
     const { limit, statuses } = this.searchOptions(options);
     if (!state || limit === 0) return [];
-    const scores = state.lexical.score(query, (row) => statuses.has(row.belief.status));
     const top = new TopK<Belief>(limit);
-    for (const [row, score] of scores) top.offer(row.belief, score);
-    return top.items.map(({ item, score }) => ({ belief: cloneBelief(item), score }));
+    state.lexical.score(
+      query,
+      limit,
+      (row) => statuses.has(row.belief.status),
+      (row, score) => top.offer(row.belief, score),
+    );
+    return top.sorted().map(({ item, score }) => ({ belief: cloneBelief(item), score }));
   }
 
   async searchVector(scope: Scope, vector: Float32Array, options: SearchOptions): Promise<VectorHit[]> {
@@ -369,7 +401,7 @@ export class InMemoryStore implements FullStore {
       (row) => statuses.has(row.belief.status),
       (row, score) => top.offer(row.belief, Math.max(-1, Math.min(1, score))),
     );
-    return top.items.map(({ item, score }) => ({ belief: cloneBelief(item), score }));
+    return top.sorted().map(({ item, score }) => ({ belief: cloneBelief(item), score }));
   }
 
   async history(scope: Scope, options: { readonly id?: string | undefined } = {}): Promise<Belief[]> {
