@@ -14,7 +14,7 @@ import {
   type Scope,
   type ScoredBelief,
 } from '@mem01/engine';
-import type { Agent, RunContext } from '@openai/agents';
+import type { Agent, AgentOutputType, RunContext } from '@openai/agents';
 import { turnOf } from './items.js';
 import type { MemSession } from './mem-session.js';
 import { MAX_QUERY_CHARS, recallBlock } from './recall-block.js';
@@ -158,7 +158,7 @@ export interface MemoryInstructionsOptions extends MemoryHelperOptions {
 
 type Instructions<TContext> = (
   runContext: RunContext<TContext>,
-  agent: Agent<TContext, any>,
+  agent: Agent<TContext, AgentOutputType>,
 ) => Promise<string>;
 
 /**
@@ -168,7 +168,10 @@ type Instructions<TContext> = (
 export function memoryInstructions<TContext = unknown>(
   base:
     | string
-    | ((runContext: RunContext<TContext>, agent: Agent<TContext, any>) => string | Promise<string>),
+    | ((
+        runContext: RunContext<TContext>,
+        agent: Agent<TContext, AgentOutputType>,
+      ) => string | Promise<string>),
   options: MemoryInstructionsOptions,
 ): Instructions<TContext> {
   if (!options || !['profile', 'query', 'full'].includes(options.mode)) {

@@ -183,11 +183,12 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
           store = opened;
           storeName = 'postgres';
         } else {
-          const sqlite = (await import('@mem01/store-sqlite')) as unknown as SqliteModule;
+          const sqlite = await import('@mem01/store-sqlite');
           const path = sqlite.defaultSqlitePath(env as NodeJS.ProcessEnv);
-          const opened = await sqlite.openSqliteStore({
+          const opened = sqlite.openSqliteStore({
             path,
             ...(embedder ? { dimensions: embedder.dimensions } : {}),
+            logger: options.logger ?? quietLogger,
           });
           owned.push(() => opened.close());
           store = opened;
@@ -246,10 +247,11 @@ interface PostgresModule {
   }): Promise<FullStore>;
 }
 
-interface SqliteModule {
-  defaultSqlitePath(env?: NodeJS.ProcessEnv): string;
-  openSqliteStore(options: { path?: string; dimensions?: number }): FullStore | Promise<FullStore>;
-}
+/** Without a caller's logger: informational lines are dropped, warnings go to stderr. */
+const quietLogger: Logger = {
+  info: () => {},
+  warn: (message) => process.stderr.write(`${message}\n`),
+};
 
 async function loadLocal(): Promise<{ extractor: Extractor; embedder: Embedder }> {
   const local = await import('@mem01/local');

@@ -3,7 +3,15 @@ import { inspect } from 'node:util';
 import { ClosedError, type EngineStore, type FullStore, Mem01Error } from '@mem01/engine';
 import { KeyValueExtractor, WordHashEmbedder } from '@mem01/engine/testing';
 import { createMemoryStore } from '@mem01/store-memory';
-import { Agent, Runner, type Span, setTraceProcessors, setTracingDisabled, tool } from '@openai/agents';
+import {
+  Agent,
+  Runner,
+  type Span,
+  type SpanData,
+  setTraceProcessors,
+  setTracingDisabled,
+  tool,
+} from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -61,7 +69,7 @@ describe('injection', () => {
   });
 
   it('recalls once per run across a tool loop and records a content-free span', async () => {
-    const spans: Span<any>[] = [];
+    const spans: Span<SpanData>[] = [];
     // NODE_ENV=test disables tracing by default; a local processor replaces the exporter (no network).
     setTracingDisabled(false);
     setTraceProcessors([

@@ -7,7 +7,6 @@ import {
   assistantMessage,
   functionCall,
   modelError,
-  modelResponse,
   ScriptedModel,
   type ScriptedModelInput,
 } from '@openai/agents/testing';

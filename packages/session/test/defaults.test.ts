@@ -1,0 +1,160 @@
+/**
+ * The defaults from the environment, end to end: @mem01/local + one SQLite file; the OpenAI path against the
+ * fake OpenAI server; Postgres when DATABASE_URL is set; a clear error when the Postgres package is missing.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '@mem01/engine';
+import { extractionData, startFakeOpenAI } from '@mem01/openai/testing';
+import { openSqliteStore } from '@mem01/store-sqlite';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { closeSharedRuntimes, memSession, sharedRuntimeCount } from '../src/index.js';
+import { loadOptionalPeer, resetNoticeForTests } from '../src/resolve-runtime.js';
+import { agentWith, echoModel, runner } from './harness.js';
+
+const dirs: string[] = [];
+function tempHome(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mem01session-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => closeSharedRuntimes());
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const blockOf = (input: unknown): string | null => {
+  const items = input as Array<{ content?: unknown }>;
+  const hit = items.find((i) => typeof i.content === 'string' && i.content.startsWith('<mem01-memory'));
+  return (hit?.content as string | undefined) ?? null;
+};
+
+describe('no DATABASE_URL, no OPENAI_API_KEY: @mem01/local and one SQLite file', () => {
+  it('remembers across conversations: a move supersedes the old city; unrelated questions recall nothing', async () => {
+    const home = tempHome();
+    const env = { MEM01_HOME: home };
+    const lines: string[] = [];
+    const logger = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
+    resetNoticeForTests();
+    const model = echoModel();
+    const agent = agentWith(model);
+    const converse = async (conversation: string, text: string) => {
+      const session = memSession(conversation, { userId: 'dana', env, logger });
+      try {
+        await runner().run(agent, text, { session, ...session.runConfig() });
+        await session.flushMemory();
+      } finally {
+        await session.close();
+      }
+      return model.calls.at(-1)!.request.input;
+    };
+
+    await converse('conv-a', 'I live in NYC and pay $2,400 rent');
+    await converse('conv-b', 'I moved to SF');
+    const c = blockOf(await converse('conv-c', 'Where do I live now?'));
+    expect(c).not.toBeNull();
+    expect(c).toMatch(/San Francisco|\bSF\b/);
+    expect(c).not.toMatch(/NYC|New York/);
+    const sister = await converse('conv-d', "What is my sister's name?");
+    expect(blockOf(sister)).toBeNull();
+
+    // one notice, once per process
+    expect(lines.filter((l) => l.includes('OPENAI_API_KEY is not set'))).toHaveLength(1);
+    expect(sharedRuntimeCount()).toBe(0);
+
+    // one file holds both the transcript and the beliefs; the package closed it, so it can be reopened
+    const path = join(home, 'memory.db');
+    expect(existsSync(path)).toBe(true);
+    const store = openSqliteStore({ path });
+    try {
+      expect(await store.getItems('conv-a')).toHaveLength(2);
+      const history = await store.history({ userId: 'dana' });
+      const city = history.filter((b) => b.attribute === 'home_city');
+      expect(city.find((b) => b.status === 'active')?.value).toMatch(/San Francisco|SF/);
+      expect(city.find((b) => b.status === 'superseded')?.value).toMatch(/New York|NYC/);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('OPENAI_API_KEY set: @mem01/openai', () => {
+  it('extracts and embeds through the OpenAI API (a fake server on 127.0.0.1)', async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.setResponses((request) => {
+        const data = extractionData(request);
+        const turn = data.turns.find((t) => t.role === 'user' && t.text.includes('Lisbon'));
+        if (!turn) return { operations: [] };
+        return {
+          operations: [
+            {
+              op: 'add',
+              kind: 'fact',
+              subject: 'user',
+              attribute: 'home_city',
+              value: 'Lisbon',
+              statement: 'The user lives in Lisbon.',
+              confidence: 0.95,
+              validFrom: null,
+              validTo: null,
+              evidence: [{ turn: turn.id, quote: 'I live in Lisbon' }],
+            },
+          ],
+        };
+      });
+      const env = {
+        MEM01_HOME: tempHome(),
+        OPENAI_API_KEY: 'sk-test-fake-key-0123456789',
+        OPENAI_BASE_URL: fake.url,
+      };
+      const model = echoModel();
+      const a = memSession('oa-1', { userId: 'ola', env });
+      await runner().run(agentWith(model), 'I live in Lisbon', { session: a, ...a.runConfig() });
+      await a.flushMemory();
+      const b = memSession('oa-2', { userId: 'ola', env });
+      expect(sharedRuntimeCount()).toBe(1);
+      await runner().run(agentWith(model), 'Which city do I live in?', { session: b, ...b.runConfig() });
+      expect(blockOf(model.calls.at(-1)!.request.input)).toContain('The user lives in Lisbon.');
+      expect(fake.requestsFor('responses').length).toBeGreaterThan(0);
+      expect(fake.requestsFor('embeddings').length).toBeGreaterThan(0);
+      expect(fake.requests.every((r) => r.authorized)).toBe(true);
+      await a.close();
+      await b.close();
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('DATABASE_URL set: Postgres', () => {
+  it('stores transcript and beliefs in Postgres', async () => {
+    const env = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
+    const userId = `pg-user-${Date.now()}`;
+    const session = memSession(`pg-conv-${Date.now()}`, {
+      userId,
+      env,
+      logger: { info: () => {}, warn: () => {} },
+    });
+    try {
+      await session.addItems([{ role: 'user', content: 'I live in Berlin' }]);
+      await session.flushMemory();
+      expect(await session.getItems()).toEqual([{ role: 'user', content: 'I live in Berlin' }]);
+      expect((await session.memoryHistory()).map((b) => b.value)).toContain('Berlin');
+      expect((await session.runtime()).description.store).toBe('postgres');
+      await session.clearSession();
+      await session.clearMemory();
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('explains how to install the optional Postgres package when it is missing', async () => {
+    const err = await loadOptionalPeer('@mem01/not-installed-anywhere', 'install it with npm i x').catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toBe('install it with npm i x');
+  });
+});
