@@ -73,8 +73,10 @@ CREATE INDEX IF NOT EXISTS belief_embeddings_scope ON belief_embeddings (scope_i
 
 CREATE VIRTUAL TABLE IF NOT EXISTS belief_fts USING fts5 (
   statement, value, subject, attribute, scope_tok,
-  content = '', contentless_delete = 1, tokenize = 'porter unicode61'
+  tokenize = 'porter unicode61'
 );
+-- A contentful table (not contentless_delete): only then does FTS5 secure-delete remove a deleted row's terms
+-- from the index segments, which forgetting relies on.
 INSERT INTO belief_fts (belief_fts, rank) VALUES ('secure-delete', 1);
 
 CREATE TRIGGER IF NOT EXISTS beliefs_fts_insert AFTER INSERT ON beliefs WHEN new.status <> 'forgotten' BEGIN

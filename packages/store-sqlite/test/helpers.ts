@@ -1,0 +1,51 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Belief, createBelief, type Logger, type Scope } from '@mem01/engine';
+import { afterEach } from 'vitest';
+
+export const quiet: Logger = { info: () => {}, warn: () => {} };
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh temporary folder, removed after the test. */
+export function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'mem01-sqlite-'));
+  dirs.push(d);
+  return d;
+}
+
+export function t(n: number): string {
+  return new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString();
+}
+
+export function belief(scope: Scope, over: Partial<Parameters<typeof createBelief>[0]> = {}): Belief {
+  return createBelief({
+    scope,
+    kind: 'fact',
+    subject: 'user',
+    attribute: 'home_city',
+    value: 'Lisbon',
+    statement: 'The user lives in Lisbon.',
+    confidence: 0.9,
+    source: 'extracted',
+    at: t(1),
+    ...over,
+  });
+}
+
+/** The bytes of the database file and its WAL (if any), concatenated. */
+export function fileBytes(path: string): Buffer {
+  const parts = [readFileSync(path)];
+  for (const suffix of ['-wal']) {
+    try {
+      parts.push(readFileSync(path + suffix));
+    } catch {
+      // no WAL
+    }
+  }
+  return Buffer.concat(parts);
+}
