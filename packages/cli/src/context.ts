@@ -1,4 +1,5 @@
 /** Opens the selected store and an engine over it for one command, and closes both afterwards. */
+import { existsSync } from 'node:fs';
 import {
   type Embedder,
   type Extractor,
@@ -8,7 +9,7 @@ import {
   type Scope,
   sanitize,
 } from '@mem01/engine';
-import { UsageError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 import { describeTarget, resolveStoreTarget, type StoreTarget } from './store-target.js';
 
@@ -61,6 +62,16 @@ export async function loadEmbedder(choice: EmbedderChoice): Promise<Embedder | n
   return local.createLocalEmbedder();
 }
 
+/** Store notices (the vector mode chosen at open) stay quiet; warnings go to stderr without secrets. */
+function quietLogger(io: CliIo | undefined) {
+  return {
+    info: () => {},
+    warn: (m: string) => {
+      (io?.stderr ?? process.stderr).write(`warning: ${sanitize(m)}\n`);
+    },
+  };
+}
+
 /** Opens a store for a target. Each adapter is imported only when used. */
 export async function openStore(
   target: StoreTarget,
@@ -68,7 +79,11 @@ export async function openStore(
 ): Promise<FullStore> {
   if (target.kind === 'sqlite') {
     const { openSqliteStore } = await import('@mem01/store-sqlite');
-    return openSqliteStore({ path: target.path, dimensions: options.dimensions });
+    return openSqliteStore({
+      path: target.path,
+      dimensions: options.dimensions,
+      logger: quietLogger(options.io),
+    });
   }
   const { openPostgresStore } = await import('@mem01/store-postgres');
   const io = options.io;
@@ -76,9 +91,7 @@ export async function openStore(
     connectionString: target.connectionString,
     schema: options.schema,
     dimensions: options.dimensions,
-    logger: io
-      ? { info: () => {}, warn: (m: string) => void io.stderr.write(`warning: ${sanitize(m)}\n`) }
-      : undefined,
+    logger: quietLogger(io),
   });
 }
 
@@ -92,21 +105,49 @@ export async function withContext<T>(
   io: CliIo,
   opts: GlobalOptions,
   fn: (ctx: CliContext) => Promise<T>,
-  extra: { readonly needsEmbedder?: boolean; readonly dimensions?: number | undefined } = {},
+  extra: {
+    readonly needsEmbedder?: boolean;
+    readonly dimensions?: number | undefined;
+    /** `report`: a store/embedder dimension mismatch is left to the command (doctor) instead of failing. */
+    readonly dimensionCheck?: 'error' | 'report';
+    /** May create a new SQLite file (import); other commands refuse a missing file. */
+    readonly create?: boolean;
+  } = {},
 ): Promise<T> {
   const target = resolveStoreTarget(opts, io.env);
+  if (target.kind === 'sqlite' && !extra.create) {
+    const path = target.path ?? (await defaultSqlitePath(io.env));
+    if (!existsSync(path)) {
+      throw new CliError(
+        'not_found',
+        `no mem01 database at ${path} (give --db, or create one with mem01 migrate)`,
+      );
+    }
+  }
   const namespace = opts.namespace?.trim() ? opts.namespace : undefined;
-  const embedder =
-    extra.needsEmbedder === false ? null : await loadEmbedder(parseEmbedderChoice(opts.embedder));
+  const choice = parseEmbedderChoice(opts.embedder);
   const where = describeTarget(
     target,
     target.kind === 'sqlite' && !target.path ? await defaultSqlitePath(io.env) : '',
   );
-  const store = await openStore(target, {
-    dimensions: extra.dimensions ?? embedder?.dimensions,
-    schema: opts.pgSchema,
-    io,
-  });
+  // The store first: a wrong path or an unreachable server fails before the embedder is loaded.
+  const store = await openStore(target, { dimensions: extra.dimensions, schema: opts.pgSchema, io });
+  let embedder: Embedder | null = null;
+  try {
+    embedder = extra.needsEmbedder === false ? null : await loadEmbedder(choice);
+    if (embedder && extra.dimensionCheck !== 'report') {
+      const stored = (await store.info()).dimensions;
+      if (stored !== null && stored !== embedder.dimensions) {
+        throw new CliError(
+          'dimension_mismatch',
+          `${where} holds ${stored}-dimension embeddings but the ${choice} embedder makes ${embedder.dimensions}: use the embedder the data was written with, or --embedder none for lexical recall`,
+        );
+      }
+    }
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
   const engine = new MemoryEngine({ store, extractor: INERT_EXTRACTOR, embedder, workerId: 'mem01-cli' });
   const ctx: CliContext = {
     io,

@@ -188,6 +188,7 @@ export function createProgram(io: CliIo): Command {
       }
       await withContext(io, opts, (ctx) => importRecords(ctx, parsed, file), {
         needsEmbedder: false,
+        create: true,
         dimensions: parsed.header.embedding.dimensions ?? undefined,
       });
     });
@@ -203,8 +204,13 @@ export function createProgram(io: CliIo): Command {
     .action(async (_o, cmd: Command) => {
       const opts = g(cmd);
       parseEmbedderChoice(opts.embedder);
-      await withContext(io, opts, async (ctx) =>
-        doctorCommand(ctx, await supportedSchemaVersion(ctx.target)),
+      await withContext(
+        io,
+        opts,
+        async (ctx) => doctorCommand(ctx, await supportedSchemaVersion(ctx.target)),
+        {
+          dimensionCheck: 'report',
+        },
       );
     });
 

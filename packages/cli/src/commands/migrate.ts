@@ -29,6 +29,20 @@ async function sqliteVersionBefore(path: string): Promise<number | null> {
   }
 }
 
+/** The SQLite migration steps between two versions (Postgres migrations are run by kysely's Migrator). */
+async function migrationSteps(
+  target: StoreTarget,
+  before: number | null,
+  after: number,
+): Promise<{ version: number; description: string }[]> {
+  if (target.kind !== 'sqlite') return [];
+  const { MIGRATIONS } = await import('@mem01/store-sqlite');
+  return MIGRATIONS.filter((m) => m.version > (before ?? 0) && m.version <= after).map((m) => ({
+    version: m.version,
+    description: m.description,
+  }));
+}
+
 export async function migrateCommand(io: CliIo, opts: GlobalOptions): Promise<void> {
   const target = resolveStoreTarget(opts, io.env);
   const path = target.kind === 'sqlite' ? (target.path ?? (await defaultSqlitePath(io.env))) : null;
@@ -46,6 +60,7 @@ export async function migrateCommand(io: CliIo, opts: GlobalOptions): Promise<vo
   } finally {
     await store.close();
   }
+  const steps = await migrationSteps(target, before, after);
   const report = {
     store: where,
     before,
@@ -65,5 +80,7 @@ export async function migrateCommand(io: CliIo, opts: GlobalOptions): Promise<vo
       : before === after
         ? `${where}: schema version ${after}, already up to date`
         : `${where}: migrated schema version ${before} → ${after}`;
-  await writeOut(io.stdout, `${line}${supported !== null ? ` (this mem01 supports ${supported})` : ''}\n`);
+  let text = `${line}${supported !== null ? ` (this mem01 supports ${supported})` : ''}\n`;
+  for (const s of steps) text += `  applied ${s.version}: ${s.description}\n`;
+  await writeOut(io.stdout, text);
 }

@@ -1,0 +1,417 @@
+/**
+ * Every command against a real SQLite file: a few through the built bin (a real child process), the rest through
+ * the command layer in-process with captured output.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Belief } from '@mem01/engine';
+import { openSqliteStore, SQLITE_SCHEMA_VERSION as V } from '@mem01/store-sqlite';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { copyDb, runBin, runInProcess, seedFixture, tempDir, USER, XSS } from './helpers.js';
+
+let dir: string;
+let seeded: string;
+let n = 0;
+/** A fresh copy of the seeded database for one test. */
+function fresh(): string {
+  n++;
+  return copyDb(seeded, join(dir, `copy-${n}.db`));
+}
+
+const cli = (db: string, ...args: string[]) => runInProcess(['--db', db, ...args]);
+const json = async <T>(db: string, ...args: string[]): Promise<T> => {
+  const r = await cli(db, '--json', ...args);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as T;
+};
+const allBeliefs = (db: string) => json<Belief[]>(db, 'beliefs', '--user', USER, '--status', 'all');
+const byStatement = (beliefs: readonly Belief[], text: string) => {
+  const b = beliefs.find((x) => x.statement === text);
+  if (!b)
+    throw new Error(`no belief ${JSON.stringify(text)} among ${beliefs.map((x) => x.statement).join(' | ')}`);
+  return b;
+};
+
+beforeAll(async () => {
+  dir = tempDir();
+  seeded = join(dir, 'seeded.db');
+  await seedFixture(seeded);
+});
+
+describe('reading', () => {
+  it('users: a table through the real bin, and JSON counts that match the beliefs', async () => {
+    const db = fresh();
+    const r = await runBin(['--db', db, 'users']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^USER\s+NAMESPACE\s+ACTIVE\s+PENDING/);
+    expect(r.stdout).toMatch(/demo-user/);
+    expect(r.stdout).toMatch(/other-user/);
+    const users = await json<{ userId: string; counts: Record<string, number> }[]>(db, 'users');
+    const demo = users.find((u) => u.userId === USER);
+    const beliefs = await allBeliefs(db);
+    for (const status of ['active', 'pending', 'superseded'] as const) {
+      expect(demo?.counts[status]).toBe(beliefs.filter((b) => b.status === status).length);
+    }
+    expect(demo?.counts.superseded).toBeGreaterThan(0);
+  });
+
+  it('beliefs: active by default, --status filters, never another user', async () => {
+    const db = fresh();
+    const r = await cli(db, 'beliefs', '--user', USER);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/The user lives in Portland\./);
+    expect(r.stdout).not.toMatch(/Seattle/); // superseded
+    expect(r.stdout).not.toMatch(/Lisbon/); // the other user's
+    const pending = await json<Belief[]>(db, 'beliefs', '--user', USER, '--status', 'pending');
+    expect(pending.length).toBeGreaterThan(0);
+    expect(pending.every((b) => b.status === 'pending')).toBe(true);
+    const superseded = await json<Belief[]>(db, 'beliefs', '--user', USER, '--status', 'superseded,pending');
+    expect(new Set(superseded.map((b) => b.status))).toEqual(new Set(['superseded', 'pending']));
+    const bad = await cli(db, 'beliefs', '--user', USER, '--status', 'zombie');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--status "zombie"/);
+  });
+
+  it('recall --explain: ranked beliefs with every signal and the exact injected block', async () => {
+    const db = fresh();
+    const r = await runBin(['--db', db, 'recall', '--user', USER, 'where do I live?', '--explain']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/SCORE\s+LEXICAL\s+VECTOR\s+RECENCY\s+CONF\s+KIND/);
+    const res = await json<{
+      results: { belief: Belief; score: number; injected: boolean; signals: Record<string, number | null> }[];
+      block: { text: string; bytes: number };
+    }>(db, 'recall', '--user', USER, 'where do I live?', '--explain');
+    expect(res.results[0]?.belief.statement).toBe('The user lives in Portland.');
+    const top = res.results[0]!;
+    expect(top.signals.lexical).toBeGreaterThan(0);
+    expect(top.signals.vector).toBeGreaterThan(0);
+    expect(top.signals.total).toBeCloseTo(top.score, 10);
+    expect(res.results.every((x) => x.belief.scope.userId === USER)).toBe(true);
+    // The terminal shows the same block as the JSON, byte for byte.
+    expect(r.stdout).toContain(res.block.text);
+    expect(res.block.text).toMatch(/^<mem01-memory trust="untrusted">/);
+    expect(Buffer.byteLength(res.block.text)).toBe(res.block.bytes);
+    for (const x of res.results.filter((x) => x.injected))
+      expect(res.block.text).toContain(x.belief.statement);
+  });
+
+  it('history: the supersession chain of one belief, and everything with the evidence quotes', async () => {
+    const db = fresh();
+    const seattle = byStatement(await allBeliefs(db), 'The user lives in Seattle.');
+    const r = await cli(db, 'history', '--user', USER, '--id', seattle.id);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/superseded by \S+ \("The user lives in Portland\."\)/);
+    expect(r.stdout).toMatch(/session conv-01 #0 \(user\): "[^"]*Seattle[^"]*"/);
+    expect(r.stdout).toMatch(/session conv-17 #0/);
+    const all = await json<{ belief: Belief; timeline: { type: string }[] }[]>(db, 'history', '--user', USER);
+    expect(all.length).toBe((await allBeliefs(db)).length);
+    const missing = await cli(db, 'history', '--user', USER, '--id', 'no-such-id');
+    expect(missing.code).toBe(2);
+  });
+
+  it('doctor: schema version, capabilities with the vector mode, backlog and stale leases', async () => {
+    const db = fresh();
+    const store = openSqliteStore({ path: db, logger: { info() {}, warn() {} } });
+    await store.enqueue([
+      {
+        scope: { userId: USER },
+        sessionId: 's-x',
+        position: 0,
+        role: 'user',
+        text: 'I like chess.',
+        at: new Date().toISOString(),
+      },
+    ]);
+    const past = new Date(Date.now() - 120_000).toISOString();
+    expect(await store.claim({ worker: 'dead-worker', leaseMs: 1000, now: past })).not.toBeNull();
+    await store.close();
+    const r = await runBin(['--db', db, 'doctor']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`schema version\\s+${V} \\(this mem01 supports ${V}\\)`));
+    expect(r.stdout).toMatch(/vector search\s+(index \(sqlite-vec\)|exact \(exact-cosine\))/);
+    expect(r.stdout).toMatch(/1 claimed, 0 dead, 1 stale lease/);
+    expect(r.stdout).toMatch(/warning: 1 outbox lease\(s\) expired/);
+    const report = await json<{ outbox: { staleLeases: number }; capabilities: { vectorIndex: string } }>(
+      db,
+      'doctor',
+    );
+    expect(report.outbox.staleLeases).toBe(1);
+    expect(report.capabilities.vectorIndex).toBeTruthy();
+  });
+});
+
+describe('changing', () => {
+  it('correct: a receipt, the new belief active and the old one kept as superseded', async () => {
+    const db = fresh();
+    const old = byStatement(await allBeliefs(db), 'The user lives in Portland.');
+    const r = await runBin([
+      '--db',
+      db,
+      'correct',
+      '--user',
+      USER,
+      '--id',
+      old.id,
+      'The user lives in Vancouver.',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/corrected belief/);
+    expect(r.stdout).toMatch(/superseded: "The user lives in Portland\." \(kept in history\)/);
+    const after = await allBeliefs(db);
+    const fixed = byStatement(after, 'The user lives in Vancouver.');
+    expect(fixed).toMatchObject({
+      status: 'active',
+      source: 'correction',
+      confidence: 1,
+      supersedes: old.id,
+    });
+    expect(after.find((b) => b.id === old.id)).toMatchObject({
+      status: 'superseded',
+      supersededBy: fixed.id,
+    });
+  });
+
+  it('forget: a receipt, the content gone from recall and history, a tombstone kept', async () => {
+    const db = fresh();
+    const target = byStatement(await allBeliefs(db), 'The user is allergic to peanuts.');
+    const r = await cli(db, 'forget', '--user', USER, '--id', target.id);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/removed: "The user is allergic to peanuts\.", its value, 1 evidence quote/);
+    const recall = await json<{ results: { belief: Belief }[]; block: { text: string } }>(
+      db,
+      'recall',
+      '--user',
+      USER,
+      'peanuts allergy',
+    );
+    expect(recall.results.map((x) => x.belief.id)).not.toContain(target.id);
+    expect(recall.block.text).not.toMatch(/peanut/i);
+    const history = await cli(db, 'history', '--user', USER);
+    expect(history.stdout).not.toMatch(/peanut/i);
+    const tomb = (await allBeliefs(db)).find((b) => b.id === target.id);
+    expect(tomb).toMatchObject({ status: 'forgotten', statement: '', value: '', evidence: [] });
+    const again = await cli(db, 'forget', '--user', USER, '--id', target.id);
+    expect(again.stdout).toMatch(/already forgotten/);
+  });
+
+  it('approve and reject pending beliefs', async () => {
+    const db = fresh();
+    const [pending] = await json<Belief[]>(db, 'beliefs', '--user', USER, '--status', 'pending');
+    expect(pending).toBeDefined();
+    const approved = await cli(db, 'approve', '--user', USER, '--id', pending!.id);
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toMatch(/approved belief .*now active/);
+    expect((await allBeliefs(db)).find((b) => b.id === pending!.id)?.status).toBe('active');
+    // Approving again is refused: it is not pending any more.
+    const twice = await cli(db, 'approve', '--user', USER, '--id', pending!.id);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/^error \[invalid_input\]: .*not pending/);
+
+    const db2 = fresh();
+    const rejected = await cli(db2, 'reject', '--user', USER, '--id', pending!.id);
+    expect(rejected.code).toBe(0);
+    expect((await allBeliefs(db2)).find((b) => b.id === pending!.id)?.status).toBe('retracted');
+  });
+
+  it('erase: refuses without --yes off a terminal, asks on one, and prints a receipt', async () => {
+    const db = fresh();
+    const refused = await runBin(['--db', db, 'erase', '--user', USER]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/pass --yes/);
+    expect((await allBeliefs(db)).length).toBeGreaterThan(0);
+
+    const wrong = await runInProcess(['--db', db, 'erase', '--user', USER], {
+      tty: true,
+      stdinText: 'nope\n',
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/Type the user id to confirm/);
+    expect((await allBeliefs(db)).length).toBeGreaterThan(0);
+
+    const before = (await allBeliefs(db)).length;
+    const ok = await runInProcess(['--db', db, 'erase', '--user', USER], {
+      tty: true,
+      stdinText: `${USER}\n`,
+    });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`beliefs:          ${before}`);
+    expect(ok.stdout).toMatch(/transcript items: \d+/);
+    expect(await allBeliefs(db)).toEqual([]);
+    const users = await json<{ userId: string }[]>(db, 'users');
+    expect(users.map((u) => u.userId)).toEqual(['other-user']);
+
+    const db2 = fresh();
+    const yes = await runBin(['--db', db2, 'erase', '--user', 'other-user', '--yes']);
+    expect(yes.code).toBe(0);
+    expect(yes.stdout).toMatch(/erased user other-user/);
+  });
+});
+
+describe('export and import', () => {
+  it('round trip on the demo fixture is lossless (lifecycle, provenance, embeddings) and idempotent', async () => {
+    const src = fresh();
+    // Give the export a correction, a forgotten tombstone and a retracted belief too.
+    const beliefs = await allBeliefs(src);
+    await cli(
+      src,
+      'correct',
+      '--user',
+      USER,
+      '--id',
+      byStatement(beliefs, 'The user likes jazz music.').id,
+      'The user likes blues.',
+    );
+    await cli(src, 'forget', '--user', USER, '--id', byStatement(beliefs, 'The user has a dog.').id);
+    const file = join(dir, 'export.jsonl');
+    const exp = await runBin(['--db', src, 'export', '--user', USER, '--output', file]);
+    expect(exp.code).toBe(0);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const header = JSON.parse(lines[0]!);
+    expect(header).toMatchObject({
+      format: 'mem01-export',
+      version: 1,
+      scope: { userId: USER, namespace: null },
+    });
+    expect(header.beliefs).toBe(lines.length - 1);
+    expect(header.embedding.dimensions).toBe(384);
+    const piped = await runBin(['--db', src, 'export', '--user', USER]);
+    expect(piped.stdout.split('\n').slice(1).join('\n')).toBe(lines.slice(1).join('\n') + '\n');
+
+    const dst = join(dir, 'imported.db');
+    const imp = await runBin(['--db', dst, 'import', file]);
+    expect(imp.code).toBe(0);
+    expect(imp.stderr).toBe(''); // no progress bar off a terminal
+    expect(imp.stdout).toMatch(new RegExp(`${header.beliefs} belief\\(s\\) added, 0 already present`));
+    const before = await allBeliefs(src);
+    expect(await allBeliefs(dst)).toEqual(before);
+    const histSrc = await json<unknown>(src, 'history', '--user', USER);
+    expect(await json<unknown>(dst, 'history', '--user', USER)).toEqual(
+      // Audit records are not exported; the lifecycle and the evidence are.
+      (histSrc as { belief: Belief; timeline: { type: string }[] }[]).map((e) => ({
+        ...e,
+        timeline: e.timeline.filter((t) => t.type !== 'audit'),
+      })),
+    );
+    // The embeddings came along: vector scores are the same in both files.
+    const rec = async (db: string) =>
+      (
+        await json<{ results: { belief: { id: string }; signals: unknown }[] }>(
+          db,
+          'recall',
+          '--user',
+          USER,
+          'hiking on weekends',
+          '--explain',
+          '--embedder',
+          'local',
+        )
+      ).results.map((r) => [r.belief.id, r.signals]);
+    const dstStore = openSqliteStore({ path: dst, logger: { info() {}, warn() {} } });
+    expect((await dstStore.info()).dimensions).toBe(384);
+    await dstStore.close();
+    const [a, b] = [await rec(src), await rec(dst)];
+    expect(b.length).toBeGreaterThan(0);
+    expect(b.map(([id, s]) => [id, (s as { vector: number }).vector])).toEqual(
+      a.map(([id, s]) => [id, (s as { vector: number }).vector]),
+    );
+
+    const again = await cli(dst, 'import', file);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`0 belief\\(s\\) added, ${header.beliefs} already present`));
+    expect(await allBeliefs(dst)).toEqual(before);
+  });
+
+  it('a malformed line: a clear error with its line number, and nothing imported', async () => {
+    const src = fresh();
+    const file = join(dir, 'good.jsonl');
+    expect((await cli(src, 'export', '--user', USER, '--output', file)).code).toBe(0);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const broken = [...lines];
+    broken[4] = broken[4]!.replace('"status":"', '"status":"zzz');
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(bad, `${broken.join('\n')}\n`);
+    const dst = join(dir, 'never.db');
+    const r = await runBin(['--db', dst, 'import', bad]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error \[invalid_export\]: line 5: belief\.status "zzz\w+" is unknown; nothing was imported\n$/,
+    );
+    expect((await cli(dst, 'users')).code).toBe(1); // the file was never created
+
+    // A later bad line (not JSON) after many good ones: still nothing half-imported.
+    const half = [...lines];
+    half[lines.length - 1] = '{"type":"belief","belief":';
+    writeFileSync(bad, `${half.join('\n')}\n`);
+    const dst2 = fresh();
+    await runInProcess(['--db', dst2, 'erase', '--user', USER, '--yes']);
+    const r2 = await cli(dst2, 'import', bad);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toMatch(new RegExp(`line ${lines.length}: not valid JSON`));
+    expect(await allBeliefs(dst2)).toEqual([]);
+
+    // A truncated file is detected by the header's count.
+    writeFileSync(bad, `${lines.slice(0, -3).join('\n')}\n`);
+    const r3 = await cli(dst2, 'import', bad);
+    expect(r3.code).toBe(1);
+    expect(r3.stderr).toMatch(/announces \d+ beliefs but the file has \d+/);
+    expect(await allBeliefs(dst2)).toEqual([]);
+  });
+
+  it('escapes nothing away: a script-tag statement survives the round trip as text', async () => {
+    const src = fresh();
+    const file = join(dir, 'xss.jsonl');
+    await cli(src, 'export', '--user', USER, '--output', file);
+    const dst = join(dir, 'xss.db');
+    await cli(dst, 'import', file);
+    expect((await allBeliefs(dst)).some((b) => b.statement === XSS)).toBe(true);
+  });
+});
+
+describe('migrate, usage and errors', () => {
+  it('migrate creates a file at the current schema and then reports it up to date', async () => {
+    const db = join(dir, 'new.db');
+    const r = await runBin(['--db', db, 'migrate']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      new RegExp(`created sqlite .*new\\.db at schema version ${V} \\(this mem01 supports ${V}\\)`),
+    );
+    expect(r.stdout).toMatch(/applied 1: /);
+    const again = await cli(db, 'migrate');
+    expect(again.stdout).toMatch(new RegExp(`schema version ${V}, already up to date`));
+    expect(await json<unknown[]>(db, 'users')).toEqual([]);
+  });
+
+  it('exit codes: 2 for usage errors, 1 for runtime errors, with one-line messages', async () => {
+    const db = fresh();
+    const unknown = await cli(db, 'frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command 'frobnicate'/);
+    const noUser = await cli(db, 'beliefs');
+    expect(noUser.code).toBe(2);
+    expect(noUser.stderr).toMatch(/required option '-u, --user <id>' not specified/);
+    const notFound = await cli(db, 'forget', '--user', USER, '--id', 'no-such-belief');
+    expect(notFound.code).toBe(1);
+    expect(notFound.stderr).toMatch(/^error \[not_found\]: .*\n$/);
+    const otherUsers = byStatement(await allBeliefs(db), 'The user is a nurse.');
+    const crossUser = await cli(db, 'forget', '--user', 'other-user', '--id', otherUsers.id);
+    expect(crossUser.code).toBe(1);
+    expect((await allBeliefs(db)).find((b) => b.id === otherUsers.id)?.status).toBe('active');
+    const missingFile = await cli(join(dir, 'absent.db'), 'users');
+    expect(missingFile.code).toBe(1);
+    expect(missingFile.stderr).toMatch(/no mem01 database at .*absent\.db/);
+    const help = await cli(db, '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Usage: mem01/);
+  });
+
+  it('never prints a database password', async () => {
+    const r = await runBin(['doctor'], {
+      env: { DATABASE_URL: 'postgres://mem01:hunter2-secret@127.0.0.1:1/test?connect_timeout=2' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error \[store_error\]/);
+    expect(r.stdout + r.stderr).not.toContain('hunter2-secret');
+  });
+});
