@@ -45,7 +45,12 @@ export async function helperRuntime(
     return { runtime: await options.session.runtime(), scope };
   }
   const scope = normalizeScope({ userId: options.userId, namespace: options.namespace });
-  return { runtime: await pinnedRuntime(resolveRuntime(options)), scope };
+  // `budgetBytes` of a helper call is a per-call block size, not a runtime setting: it must not pick another
+  // runtime, whose read barrier would not wait for this runtime's writes.
+  const { budgetBytes: _perCall, ...runtimeOptions } = options as MemoryHelperOptions & {
+    budgetBytes?: number;
+  };
+  return { runtime: await pinnedRuntime(resolveRuntime(runtimeOptions)), scope };
 }
 
 /** Options of {@link getMemoryContext}. */

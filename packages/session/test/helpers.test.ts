@@ -1,0 +1,158 @@
+/** createMemoryTools, memoryInstructions, getMemoryContext, searchMemories and saveTurn through the real Runner. */
+
+import { WordHashEmbedder } from '@mem01/engine/testing';
+import { createMemoryStore } from '@mem01/store-memory';
+import { Agent } from '@openai/agents';
+import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  closeSharedRuntimes,
+  createMemoryTools,
+  getMemoryContext,
+  memoryInstructions,
+  saveTurn,
+  searchMemories,
+} from '../src/index.js';
+import { withFaults } from '../src/testing/index.js';
+import { echoModel, RecordingExtractor, runner } from './harness.js';
+
+afterEach(() => closeSharedRuntimes());
+
+function runtimeOptions() {
+  return {
+    store: createMemoryStore(),
+    extractor: new RecordingExtractor(),
+    embedder: new WordHashEmbedder(),
+  };
+}
+
+const outputs = (model: ScriptedModel) =>
+  ((model.lastCall?.request.input ?? []) as unknown[])
+    .filter((i) => (i as { type?: string }).type === 'function_call_result')
+    .map((i) => JSON.stringify((i as { output?: unknown }).output));
+
+describe('createMemoryTools', () => {
+  it('lets an agent add, search, list, update and delete memories; failures come back as strings', async () => {
+    const opts = { ...runtimeOptions(), userId: 'tool-user' };
+    const tools = createMemoryTools(opts);
+    expect(tools.map((t) => t.name)).toEqual([
+      'add_memory',
+      'search_memories',
+      'list_memories',
+      'update_memory',
+      'delete_memory',
+    ]);
+    const model = new ScriptedModel([
+      [
+        functionCall(
+          'add_memory',
+          { kind: 'fact', attribute: 'Home City', value: 'Oslo', statement: 'The user lives in Oslo.' },
+          { callId: 'a1' },
+        ),
+      ],
+      [functionCall('search_memories', { query: 'where does the user live', limit: null }, { callId: 's1' })],
+      [functionCall('update_memory', { id: 'not-a-real-id', text: 'x' }, { callId: 'u1' })],
+      [assistantMessage('done')],
+    ]);
+    const agent = new Agent({ name: 'a', instructions: 'x', model, tools });
+    await runner().run(agent, 'remember where I live');
+    const out = outputs(model);
+    expect(out[0]).toMatch(/remembered /);
+    expect(out[1]).toMatch(/The user lives in Oslo\./);
+    expect(out[2]).toMatch(/memory error: .*not found/);
+
+    const [hit] = await searchMemories({ ...opts, query: 'Oslo' });
+    expect(hit?.belief.attribute).toBe('home_city');
+    const model2 = new ScriptedModel([
+      [functionCall('update_memory', { id: hit!.belief.id, text: 'Bergen' }, { callId: 'u2' })],
+      [functionCall('list_memories', { limit: null }, { callId: 'l1' })],
+      [assistantMessage('ok')],
+    ]);
+    await runner().run(
+      new Agent({ name: 'a', instructions: 'x', model: model2, tools }),
+      'I moved to Bergen',
+    );
+    const out2 = outputs(model2);
+    expect(out2[0]).toMatch(/updated: /);
+    expect(out2[1]).toMatch(/Bergen/);
+    expect(out2[1]).not.toMatch(/Oslo/);
+    const [current] = await searchMemories({ ...opts, query: 'Bergen' });
+    const model3 = new ScriptedModel([
+      [functionCall('delete_memory', { id: current!.belief.id }, { callId: 'd1' })],
+      [functionCall('list_memories', { limit: 5 }, { callId: 'l2' })],
+      [assistantMessage('ok')],
+    ]);
+    await runner().run(new Agent({ name: 'a', instructions: 'x', model: model3, tools }), 'forget it');
+    expect(outputs(model3)).toEqual([
+      expect.stringMatching(/forgotten /),
+      expect.stringMatching(/no memories/),
+    ]);
+  });
+
+  it('readOnly offers only search and list; a failing store gives a short string, not a throw', async () => {
+    const { store, faults } = withFaults(createMemoryStore());
+    const tools = createMemoryTools({ ...runtimeOptions(), store, userId: 'ro', readOnly: true });
+    expect(tools.map((t) => t.name)).toEqual(['search_memories', 'list_memories']);
+    faults.fail('list');
+    const model = new ScriptedModel([
+      [functionCall('list_memories', { limit: null }, { callId: 'l1' })],
+      [assistantMessage('ok')],
+    ]);
+    const result = await runner().run(new Agent({ name: 'a', instructions: 'x', model, tools }), 'list');
+    expect(result.finalOutput).toBe('ok');
+    expect(outputs(model)[0]).toMatch(/memory error: StoreError \[store_error\]: injected failure in list/);
+    expect(() => createMemoryTools({ ...runtimeOptions(), userId: '' })).toThrow(/userId/);
+  });
+});
+
+describe('memoryInstructions', () => {
+  it('adds profile, query or both to the base instructions; recall failure degrades to base', async () => {
+    const base = runtimeOptions();
+    const { store, faults } = withFaults(base.store);
+    const opts = { ...base, store, userId: 'mi' };
+    await saveTurn({ ...opts, sessionId: 'mi-1', user: 'home_city=Tokyo; diet=vegan', assistant: 'noted' });
+    await saveTurn({ ...opts, sessionId: 'mi-1', user: 'employer=Acme' });
+    const run = async (mode: 'profile' | 'query' | 'full', input: string) => {
+      const model = echoModel();
+      const agent = new Agent({
+        name: 'a',
+        model,
+        instructions: memoryInstructions('Base.', { ...opts, mode, query: () => input }),
+      });
+      await runner().run(agent, input);
+      return model.calls[0]!.request.systemInstructions ?? '';
+    };
+    const profile = await run('profile', 'unrelated words');
+    expect(profile).toMatch(/^Base\.\n\n<mem01-memory/);
+    expect(profile).toMatch(/Tokyo/);
+    expect(profile).toMatch(/Acme/);
+    expect(profile).toMatch(/Memory policy/);
+    const query = await run('query', 'what is my diet');
+    // query mode: the most relevant belief comes first (the profile would put the newest, Acme, first)
+    expect(query.split('\n').find((l) => l.startsWith('- '))).toMatch(/vegan/);
+    expect(profile.split('\n').find((l) => l.startsWith('- '))).toMatch(/Acme/);
+    const full = await run('full', 'what is my diet');
+    expect(full).toMatch(/vegan/);
+    expect(full).toMatch(/Acme/);
+    faults.fail('searchLexical');
+    faults.fail('list');
+    expect(await run('full', 'what is my diet')).toBe('Base.');
+  });
+});
+
+describe('getMemoryContext, searchMemories, saveTurn', () => {
+  it('saves a turn into the transcript and the outbox, then recalls it as the bounded block', async () => {
+    const opts = { ...runtimeOptions(), userId: 'h1' };
+    const saved = await saveTurn({ ...opts, sessionId: 'h-conv', user: 'pet=parrot', assistant: 'Nice!' });
+    expect(saved).toEqual({ positions: [0, 1], accepted: 2 });
+    expect(await opts.store.getItems('h-conv')).toHaveLength(2);
+    const ctx = await getMemoryContext({ ...opts, query: 'what pet do I have', budgetBytes: 400 });
+    expect(ctx.text).toMatch(/parrot/);
+    expect(ctx.bytes).toBeLessThanOrEqual(400);
+    expect(opts.extractor.texts).toContain('pet=parrot');
+    const hits = await searchMemories({ ...opts, query: 'parrot', limit: 1 });
+    expect(hits).toHaveLength(1);
+    expect(await searchMemories({ ...opts, userId: 'someone-else', query: 'parrot' })).toEqual([]);
+    await expect(saveTurn({ ...opts, sessionId: 'h-conv' })).rejects.toMatchObject({ code: 'invalid_input' });
+  });
+});
