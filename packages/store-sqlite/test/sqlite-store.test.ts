@@ -464,7 +464,7 @@ describe('vector index bookkeeping', () => {
       const b = await exactStore.searchVector(scope, query, { limit: 10 });
       expect(a).toHaveLength(10);
       expect(a.map((h) => h.belief.id)).toEqual(b.map((h) => h.belief.id));
-      a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 5));
+      for (const [i, h] of a.entries()) expect(h.score).toBeCloseTo(b[i]!.score, 5);
       expect(a.every((h) => h.belief.status === 'active' && h.belief.scope.userId === 'u')).toBe(true);
     }
     await vecStore.close();

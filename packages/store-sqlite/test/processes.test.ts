@@ -1,0 +1,256 @@
+/**
+ * Crash and multi-process tests: real child processes (Node running the built dist) on one real SQLite file.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
+import { type Belief, MemoryEngine } from '@mem01/engine';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../src/index.js';
+// @ts-expect-error plain .mjs fixture shared with the child processes
+import { attributeOf, TurnExtractor } from './fixtures/turn-extractor.mjs';
+import { quiet, tempDir } from './helpers.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkgDir = join(here, '..');
+const fixtures = join(here, 'fixtures');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** The children import dist: build this package and the engine when a dist is missing or older than its source. */
+beforeAll(() => {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const engineDir = join(pkgDir, '..', 'engine');
+  const engineDist = join(engineDir, 'dist', 'index.js');
+  if (!existsSync(engineDist) || statSync(engineDist).mtimeMs < newestMtime(join(engineDir, 'src'))) {
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: engineDir, stdio: 'pipe' });
+  }
+  const ownDist = join(pkgDir, 'dist', 'index.js');
+  if (!existsSync(ownDist) || statSync(ownDist).mtimeMs < newestMtime(join(pkgDir, 'src'))) {
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: pkgDir, stdio: 'pipe' });
+  }
+}, 120_000);
+
+interface LogLine {
+  readonly tag: string;
+  readonly userId: string;
+  readonly text: string;
+}
+
+function readLog(path: string): LogLine[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => {
+      const [tag, userId, text] = l.split('\t');
+      return { tag: tag!, userId: userId!, text: text! };
+    });
+}
+
+async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function runChild(
+  script: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(fixtures, script), ...args], { cwd: pkgDir });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += String(d);
+    });
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function beliefsByAttribute(beliefs: readonly Belief[]): Map<string, Belief[]> {
+  const out = new Map<string, Belief[]>();
+  for (const b of beliefs) out.set(b.attribute, [...(out.get(b.attribute) ?? []), b]);
+  return out;
+}
+
+describe('crash: SIGKILL during extraction, then reopen and resume', () => {
+  it('every accepted turn is extracted exactly once, with no duplicate beliefs and no transcript item lost', async () => {
+    const dir = tempDir();
+    const dbPath = join(dir, 'memory.db');
+    const logPath = join(dir, 'extract.log');
+    writeFileSync(logPath, '');
+    const users = ['alice', 'bob'];
+    const turns = 6;
+
+    const child = spawn(
+      process.execPath,
+      [join(fixtures, 'crash-child.mjs'), dbPath, logPath, users.join(','), `${turns}`],
+      {
+        cwd: pkgDir,
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += String(d);
+    });
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
+    try {
+      await waitFor(
+        () => stdout.includes('accepted'),
+        30_000,
+        `the child to accept turns (stderr: ${stderr})`,
+      );
+      // Kill while extraction is under way: some turns extracted (maybe committed), most not.
+      await waitFor(() => readLog(logPath).length >= 2, 30_000, 'extraction to start');
+    } finally {
+      child.kill('SIGKILL');
+    }
+    expect(await exited).toBe('SIGKILL');
+
+    const childCalls = readLog(logPath);
+    expect(childCalls.length).toBeLessThan(users.length * turns);
+
+    // Reopen. The child's lease is still running, so resume as if a minute later: the lease has expired.
+    const store = openSqliteStore({ path: dbPath, logger: quiet });
+    const committedByChild = new Set<string>();
+    for (const userId of users) {
+      for (const b of (await store.list({ userId }, { statuses: ['active', 'pending'] })).items) {
+        committedByChild.add(b.attribute);
+      }
+    }
+    const before = await store.backlog({ now: new Date().toISOString() });
+    expect(before.queued + before.claimed).toBe(users.length * turns - committedByChild.size);
+
+    const resumeLog = join(dir, 'resume.log');
+    writeFileSync(resumeLog, '');
+    const engine = new MemoryEngine({
+      store,
+      extractor: new TurnExtractor({ logPath: resumeLog, tag: 'parent' }),
+      clock: () => new Date(Date.now() + 60_000),
+    });
+    await engine.resume();
+    await engine.close();
+
+    const parentCalls = readLog(resumeLog);
+    expect(parentCalls.length).toBeGreaterThan(0);
+    // Committed turns are never extracted again; each remaining turn exactly once.
+    const parentAttrs = parentCalls.map((c) => attributeOf(c.text));
+    expect(new Set(parentAttrs).size).toBe(parentAttrs.length);
+    for (const a of parentAttrs) expect(committedByChild.has(a)).toBe(false);
+    expect(committedByChild.size + parentAttrs.length).toBe(users.length * turns);
+
+    const after = await store.backlog({ now: new Date(Date.now() + 60_000).toISOString() });
+    expect(after).toEqual({ queued: 0, claimed: 0, dead: 0, staleLeases: 0 });
+    for (const userId of users) {
+      const all = await store.history({ userId });
+      const byAttr = beliefsByAttribute(all);
+      expect(byAttr.size).toBe(turns);
+      for (let i = 0; i < turns; i++) {
+        const group = byAttr.get(attributeOf(`${userId} turn ${i} from child`)) ?? [];
+        expect(group).toHaveLength(1);
+        expect(group[0]!.status).toBe('active');
+      }
+      // No transcript item lost, in order.
+      const items = (await store.getItems(`s-${userId}`)) as { content: string }[];
+      expect(items.map((i) => i.content)).toEqual(
+        Array.from({ length: turns }, (_, i) => [`${userId} turn ${i} from child`, `noted ${i}`]).flat(),
+      );
+    }
+    await store.close();
+    const raw = new DatabaseSync(dbPath);
+    expect(raw.prepare('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+    raw.close();
+  }, 60_000);
+});
+
+describe('two processes on one file', () => {
+  it('keep the file intact, keep per-user order and never extract a turn twice', async () => {
+    const dir = tempDir();
+    const dbPath = join(dir, 'memory.db');
+    const logPath = join(dir, 'extract.log');
+    writeFileSync(logPath, '');
+    const users = ['u1', 'u2', 'u3', 'u4'];
+    const preloaded = 10;
+    const extra = 4;
+
+    const store = openSqliteStore({ path: dbPath, logger: quiet });
+    for (let i = 0; i < preloaded; i++) {
+      for (const userId of users) {
+        const text = `${userId} turn ${i} from parent`;
+        await store.appendItems(`s-${userId}`, [{ role: 'user', content: text }], {
+          owner: { userId },
+          enqueue: [{ index: 0, role: 'user', text, at: new Date().toISOString() }],
+        });
+      }
+    }
+    await store.close();
+
+    const results = await Promise.all(
+      ['wa', 'wb'].map((tag) =>
+        runChild('worker-child.mjs', [dbPath, logPath, users.join(','), `${extra}`, tag]),
+      ),
+    );
+    for (const r of results) {
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+    }
+
+    const raw = new DatabaseSync(dbPath);
+    expect(raw.prepare('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+    // Acceptance order of every turn: outbox seq, joined to the transcript item that holds its text.
+    const accepted = raw
+      .prepare(
+        `SELECT o.user_id AS userId, t.item AS item FROM outbox o
+           JOIN transcript_items t ON t.session_id = o.session_id AND t.position = o.position ORDER BY o.seq`,
+      )
+      .all() as { userId: string; item: string }[];
+    raw.close();
+    const total = users.length * (preloaded + 2 * extra);
+    expect(accepted).toHaveLength(total);
+
+    const reopened = openSqliteStore({ path: dbPath, logger: quiet });
+    const log = readLog(logPath);
+    // Every turn extracted exactly once, across both processes.
+    expect(log).toHaveLength(total);
+    expect(new Set(log.map((l) => l.text)).size).toBe(total);
+    for (const userId of users) {
+      // Per-user order: the turns were extracted in acceptance order.
+      const acceptedTexts = accepted
+        .filter((a) => a.userId === userId)
+        .map((a) => (JSON.parse(a.item) as { content: string }).content);
+      const userLog = log.filter((l) => l.userId === userId);
+      expect(userLog.map((l) => l.text)).toEqual(acceptedTexts);
+      const beliefs = await reopened.history({ userId });
+      expect(beliefs).toHaveLength(preloaded + 2 * extra);
+      expect(new Set(beliefs.map((b) => b.attribute)).size).toBe(beliefs.length);
+      expect(beliefs.every((b) => b.status === 'active')).toBe(true);
+    }
+    // Both processes did part of the work (otherwise this tested one process).
+    expect(new Set(log.map((l) => l.tag)).size).toBe(2);
+    await reopened.close();
+  }, 90_000);
+});
