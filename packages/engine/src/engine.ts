@@ -13,6 +13,7 @@ import {
   LeaseLostError,
   Mem01Error,
   NotFoundError,
+  ProviderError,
   VersionConflictError,
 } from './errors.js';
 import type {
@@ -322,7 +323,7 @@ export class MemoryEngine {
           : Promise.resolve([]);
       const vectorP =
         this.embedder && this.store.capabilities.vectorSearch !== 'none'
-          ? this.embedQuery(query, options.signal).then((v) =>
+          ? this.embedQuery(query, s, options.signal).then((v) =>
               this.store.searchVector(s, v, { limit: candidateLimit }),
             )
           : Promise.resolve([]);
@@ -696,7 +697,8 @@ export class MemoryEngine {
         return false;
       }
       if (err instanceof BudgetExceededError) {
-        const retryAt = new Date(this.clock().getTime() + this.config.budgetRetryMs).toISOString();
+        const retryAt =
+          err.resetAt ?? new Date(this.clock().getTime() + this.config.budgetRetryMs).toISOString();
         await this.store.release(claim, { retryAt, reason: message }).catch(() => undefined);
         st.lastError = message;
         this.emit({ type: 'deferred', scope, reason: message, turns: turns.length });
@@ -708,7 +710,13 @@ export class MemoryEngine {
       if (this.config.strict) st.strictError = err;
       this.emit({ type: 'error', scope, error: message, turns: turns.length });
       this.logger?.warn(`mem01: extraction failed: ${message}`);
-      await this.store.fail(claim, message, { maxAttempts: this.config.maxAttempts }).catch(() => undefined);
+      const retryAt =
+        err instanceof ProviderError && err.retryAfterMs !== undefined
+          ? new Date(this.clock().getTime() + err.retryAfterMs).toISOString()
+          : undefined;
+      await this.store
+        .fail(claim, message, { maxAttempts: this.config.maxAttempts, retryAt })
+        .catch(() => undefined);
       return false;
     }
   }
@@ -841,7 +849,7 @@ export class MemoryEngine {
     }
     const vectors = await this.embedder.embed(
       beliefs.map((b) => b.statement),
-      { signal: this.abort.signal },
+      { signal: this.abort.signal, scope: beliefs[0]?.scope },
     );
     this.statsData.embeddingCalls++;
     return beliefs.map((belief, i) => ({ belief, embedding: vectors[i] ?? null }));
@@ -852,8 +860,12 @@ export class MemoryEngine {
     return insert ?? { belief };
   }
 
-  private async embedQuery(query: string, signal: AbortSignal | undefined): Promise<Float32Array> {
-    const [v] = await (this.embedder as Embedder).embed([query], { signal });
+  private async embedQuery(
+    query: string,
+    scope: Scope,
+    signal: AbortSignal | undefined,
+  ): Promise<Float32Array> {
+    const [v] = await (this.embedder as Embedder).embed([query], { signal, scope });
     this.statsData.embeddingCalls++;
     if (!v) throw new InvalidInputError('embedder', 'returned no vector');
     return v;

@@ -124,8 +124,18 @@ export class DimensionMismatchError extends Mem01Error {
 
 /** A configured budget is spent. The work stays queued. */
 export class BudgetExceededError extends Mem01Error {
-  constructor(message: string) {
-    super('budget_exceeded', message);
+  /** When the budget frees up again, ISO-8601 UTC, if the extractor knows. The engine retries the turns then. */
+  readonly resetAt: string | undefined;
+  constructor(message: string, options?: { resetAt?: string | undefined; cause?: unknown }) {
+    super('budget_exceeded', message, options);
+    this.resetAt = options?.resetAt;
+  }
+}
+
+/** The caller cancelled the operation through its `AbortSignal`. */
+export class AbortedError extends Mem01Error {
+  constructor(message = 'the operation was aborted', options?: { cause?: unknown }) {
+    super('aborted', message, options);
   }
 }
 
@@ -143,9 +153,16 @@ export class ClosedError extends Mem01Error {
 
 export class ProviderError extends Mem01Error {
   readonly status: number | null;
-  constructor(message: string, status: number | null, options?: { cause?: unknown }) {
+  /** How long the provider asked to wait before retrying, if it said. The engine retries the turns after it. */
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    message: string,
+    status: number | null,
+    options?: { cause?: unknown; retryAfterMs?: number | undefined },
+  ) {
     super('provider_error', message, options);
     this.status = status;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

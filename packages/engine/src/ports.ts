@@ -460,7 +460,11 @@ export interface Embedder {
   /** One vector per text, in order, each of length `dimensions`. */
   embed(
     texts: readonly string[],
-    options?: { readonly signal?: AbortSignal | undefined },
+    options?: {
+      readonly signal?: AbortSignal | undefined;
+      /** Whose text this is, for per-user budgets and accounting. Never part of a cache key. */
+      readonly scope?: Scope | undefined;
+    },
   ): Promise<Float32Array[]>;
 }
 
