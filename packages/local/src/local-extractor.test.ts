@@ -432,3 +432,12 @@ describe('LocalExtractor: value clean-up', () => {
     expect((await ops(text)).map(brief)).toEqual(expected);
   });
 });
+
+describe('LocalExtractor: clause splitting keeps numbers whole', () => {
+  it.each<[string, Expected[]]>([
+    ['I pay $1,900 rent for my apartment.', [['fact', 'user', 'rent_amount', '$1,900']]],
+    ['Also, my rent is $2,250, which is a lot', [['fact', 'user', 'rent_amount', '$2,250']]],
+  ])('%s', async (text, expected) => {
+    expect((await ops(text)).map(brief)).toEqual(expected);
+  });
+});

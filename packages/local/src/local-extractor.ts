@@ -74,7 +74,7 @@ export class LocalExtractor implements Extractor {
   #extractTurn(turnId: string, text: string, at: string): Found[] {
     const out: Found[] = [];
     for (const sentence of sentencesOf(text)) {
-      if (isQuestion(sentence.text) || isInjection(sentence.text)) continue;
+      if (isQuestion(sentence) || isInjection(sentence.text)) continue;
       for (const clause of clausesOf(sentence)) {
         if (!clause.core) continue;
         const dates = findDates(clause.core, at);

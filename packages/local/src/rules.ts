@@ -294,12 +294,12 @@ function ageIntent(subject: string, group: View | undefined): Intent[] | null {
 /** Rules about someone else ("my sister", "my wife"): applied to the rest of the clause after the relation. */
 const THIRD_PERSON: readonly Rule[] = [
   {
-    name: 'rel.name',
+    name: 'third.name',
     patterns: ['^(is called|is named|goes by) [<v>.+]'],
     build: (g, ctx) => nameIntent('?', personName(text(g, 'v', ctx))),
   },
   {
-    name: 'rel.employer',
+    name: 'third.employer',
     patterns: [
       '^(just|recently|now)? (works|is working|started) (at|for) [<v>.+]',
       '^(just|recently)? joined [<v>.+]',
@@ -307,7 +307,7 @@ const THIRD_PERSON: readonly Rule[] = [
     build: (g, ctx) => employer('?', text(g, 'v', ctx, false), ctx, false),
   },
   {
-    name: 'rel.home',
+    name: 'third.home',
     patterns: [
       '^(still|now)? (lives|is living|is based|resides) in [<v>.+]',
       '^(just|recently)? (moved|relocated) to [<v>.+]',
@@ -315,22 +315,22 @@ const THIRD_PERSON: readonly Rule[] = [
     build: (g, ctx) => homeCity('?', text(g, 'v', ctx), ctx, false),
   },
   {
-    name: 'rel.age',
+    name: 'third.age',
     patterns: ['^(is|just turned|turned) [<v>#Value] (years|year|yrs)? old?$'],
     build: (g) => ageIntent('?', g.v),
   },
   {
-    name: 'rel.occupation',
+    name: 'third.occupation',
     patterns: ['^is (a|an) [<v>.+]', '^works as (a|an)? [<v>.+]'],
     build: (g, ctx) => occupation('?', g.v, ctx),
   },
   {
-    name: 'rel.likes',
+    name: 'third.likes',
     patterns: ['^(really)? (likes|loves|enjoys|adores) [<v>.+]'],
     build: (g, ctx) => preference('?', text(g, 'v', ctx), 'likes'),
   },
   {
-    name: 'rel.dislikes',
+    name: 'third.dislikes',
     patterns: ['^(really)? (hates|dislikes|detests) [<v>.+]', '^(does not|doesnt) (like|enjoy) [<v>.+]'],
     build: (g, ctx) => preference('?', text(g, 'v', ctx), 'dislikes'),
   },
@@ -952,11 +952,70 @@ export const RULES: readonly Rule[] = [
   },
 ];
 
+/**
+ * Words a clause must contain for a rule to be tried at all: a cheap string test in front of the compromise
+ * matcher, which is the slow part. A rule without an entry is always tried.
+ */
+const TRIGGERS: Readonly<Record<string, RegExp>> = {
+  'third.name': /\b(called|named|goes)\b/i,
+  'third.employer': /\b(works?|working|started|joined)\b/i,
+  'third.home': /\b(lives|living|based|resides|moved|relocated)\b/i,
+  'third.age': /\d|\b(is|turned)\b/i,
+  'third.occupation': /\b(is|works)\b/i,
+  'third.likes': /\b(likes|loves|enjoys|adores)\b/i,
+  'third.dislikes': /\b(hates|dislikes|detests|like|enjoy)\b/i,
+  name: /\b(name|called|call|go by)\b/i,
+  'name.not': /\bname/i,
+  pronouns: /\bpronouns\b/i,
+  age: /\b(old|turned|age|\d+)\b|\b(i am|i'm|im) \w+$/i,
+  relationship_status: /\b(married|single|divorced|engaged|widowed|separated)\b/i,
+  'diet.not': /\b(not|no longer|stopped|quit|n't)\b/i,
+  diet: /\b(vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten|dairy|lactose|kosher|halal|carnivore|flexitarian)\b/i,
+  allergy: /\ballerg/i,
+  'home.not': /\b(live|reside|living|based|moved|relocated)\b/i,
+  'home.planned': /\b(move|moving|relocate|relocating)\b/i,
+  home: /\b(live|reside|based|living|located|settled|home)\b/i,
+  'home.moved': /\b(moved|relocated)\b/i,
+  'work.left': /\b(quit|left|resigned|retired|fired|laid off|let go|work|working|employed)\b/i,
+  'work.as': /\b(work|working|job|profession|occupation|role)\b/i,
+  'work.at': /\b(work|working|employed|hired|employer|company)\b/i,
+  'work.started': /\b(started|began|joined|job|position|role|offer|hired)\b/i,
+  'occupation.not': /\b(not|no longer|n't)\b/i,
+  occupation: /\b(a|an)\b/i,
+  'amount.pay': /\b(pay|spend)\b/i,
+  'amount.cost': /\b(pay|spend)\b/i,
+  'amount.earn': /\b(earn|make|take home|paid)\b/i,
+  'amount.budget': /\bbudget\b/i,
+  'amount.my': /\b(rent|salary|budget|income|pay|wage|mortgage|savings|debt)\b/i,
+  'rel.name': /\bname/i,
+  'rel.named': /^my\b/i,
+  'rel.about': /^my\b/i,
+  'rel.is_my': /\bis my\b/i,
+  'rel.count': /\bhave\b/i,
+  'rel.have.not': /\bhave\b/i,
+  'rel.have': /\bhave\b/i,
+  favorite: /\b(favou?rite|fave)\b/i,
+  'favorite.inverse': /\b(favou?rite|fave)\b/i,
+  'goal.not': /\b(want|plan|intend|hope|gave|given|planning|trying|hoping|going)\b/i,
+  dislike:
+    /\b(hate|dislike|detest|loathe|despise|abhor|stand|bear|tolerate|like|enjoy|love|care|fan|into|sick|tired)\b/i,
+  goal: /\b(want|hope|plan|intend|aim|need|wish|like|love|planning|hoping|trying|aiming|intending|working|saving|going|gonna|goal|goals|dream|aim|resolution|ambition|objective|might|may|could|will|'ll)\b/i,
+  decision:
+    /\b(decided|chose|chosen|opted|elected|committed|resolved|picked|selected|settled|went|booked|bought|going with|go with)\b/i,
+  prefer: /\bprefer/i,
+  like: /\b(like|love|enjoy|adore|dig|fan|into|passionate|obsessed|crazy)\b/i,
+  trip: /\b(going|flying|traveling|travelling|heading|driving)\b/i,
+  event: /\b(i|we)\b/i,
+};
+
 const compiled = new WeakMap<Rule, ReturnType<typeof nlp.parseMatch>[]>();
 
 function runRules(rules: readonly Rule[], core: string, ctx: RuleContext): Intent[] | null {
-  const doc = nlp(core);
+  let doc: View | undefined;
   for (const rule of rules) {
+    const trigger = TRIGGERS[rule.name];
+    if (trigger && !trigger.test(core)) continue;
+    doc ??= nlp(core);
     let patterns = compiled.get(rule);
     if (!patterns) {
       patterns = rule.patterns.map((p) => nlp.parseMatch(p));

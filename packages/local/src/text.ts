@@ -35,13 +35,31 @@ const QUESTION_START =
 const INJECTION =
   /\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,60}\b(instructions?|prompts?|rules|guidelines|guardrails|above|previous|prior|policy|policies)\b|\bsystem prompt\b|\byou are now\b|\bfrom now on,? (you|treat|always)\b|\bact as\b|\bpretend\b|\bjailbreak\b|\bdeveloper mode\b|<\/?\s*(system|assistant|memory|instructions?)\b|\b(new|updated) instructions?\b|\b(store|save|record|write|remember) (that|this)?\s*(the user|user|i)\b[^.!?\n]{0,40}\b(admin|administrator|root|superuser|privileged|authori[sz]ed|owner)\b/i;
 
-/** Sentences of a turn, with exact offsets. */
-export function sentencesOf(text: string): Span[] {
-  const out: Span[] = [];
-  const json = nlp(text).sentences().json({ offset: true }) as {
+/** A sentence of a turn, with the compromise tags of its terms (offsets into the turn text). */
+export interface Sentence extends Span {
+  /** compromise judged it a question. */
+  readonly question: boolean;
+  readonly terms: readonly { readonly start: number; readonly tags: readonly string[] }[];
+}
+
+interface TermJson {
+  tags?: string[];
+  offset?: { start: number; length: number };
+}
+
+/**
+ * Sentences of a turn, with exact offsets, parsed once: clause splitting and question detection reuse the
+ * tags of this single parse (parsing is the expensive part of extraction).
+ */
+export function sentencesOf(text: string): Sentence[] {
+  const out: Sentence[] = [];
+  const sentences = nlp(text).sentences();
+  const json = sentences.json({ offset: true }) as {
     text: string;
     offset?: { start: number; length: number };
+    terms?: TermJson[];
   }[];
+  const questions = new Set(sentences.isQuestion().out('array') as string[]);
   let cursor = 0;
   for (const s of json) {
     const start = s.offset?.start ?? text.indexOf(s.text, cursor);
@@ -50,18 +68,21 @@ export function sentencesOf(text: string): Span[] {
     const raw = text.slice(start, start + length);
     const trimmed = raw.trim();
     if (!trimmed) continue;
-    out.push({ text: trimmed, start: start + raw.indexOf(trimmed) });
+    const terms = (s.terms ?? [])
+      .filter((t) => t.offset)
+      .map((t) => ({ start: t.offset?.start ?? 0, tags: t.tags ?? [] }));
+    out.push({ text: trimmed, start: start + raw.indexOf(trimmed), question: questions.has(s.text), terms });
     cursor = start + length;
   }
   return out;
 }
 
 /** True when the sentence asks something rather than states it. */
-export function isQuestion(sentence: string): boolean {
-  const t = sentence.trim();
+export function isQuestion(sentence: Sentence | string): boolean {
+  const t = (typeof sentence === 'string' ? sentence : sentence.text).trim();
   if (t.endsWith('?')) return true;
   if (QUESTION_START.test(t)) return true;
-  return nlp(t).questions().found;
+  return typeof sentence === 'string' ? nlp(t).questions().found : sentence.question;
 }
 
 /** True when the sentence looks like an instruction to the model (prompt injection). */
@@ -70,19 +91,21 @@ export function isInjection(sentence: string): boolean {
 }
 
 const SEPARATOR =
-  /\s*[,;:]\s*|\s*\s-\s\s*|\s+(?:and|but|so|because|since|although|though|whereas|while|plus)\s+/gi;
+  /\s*[,;:](?=\s|$)\s*|\s*\s-\s\s*|\s+(?:and|but|so|because|since|although|though|whereas|while|plus)\s+/gi;
 const FIRST_PERSON = /^(i|i'm|im|i've|i'd|i'll|me|my|we|we're|we've|our|mine)\b/i;
 
 function startsFirstPerson(text: string): boolean {
   return FIRST_PERSON.test(stripLeadIns(text).rest);
 }
 
-function startsWithFiniteVerb(text: string): boolean {
-  const first = nlp(text).terms().first();
-  if (!first.found) return false;
-  return (
-    first.has('(#Infinitive|#PresentTense|#PastTense)') && !first.has('(#Gerund|#Copula|#Modal|#Auxiliary)')
-  );
+const FINITE = new Set(['Infinitive', 'PresentTense', 'PastTense']);
+const NOT_FINITE = new Set(['Gerund', 'Copula', 'Modal', 'Auxiliary']);
+
+/** Whether the first term at or after `offset` (turn offsets) is a finite verb, by the sentence's tags. */
+function startsWithFiniteVerb(sentence: Sentence, offset: number): boolean {
+  const first = sentence.terms.find((t) => t.start >= offset);
+  if (!first) return false;
+  return first.tags.some((t) => FINITE.has(t)) && !first.tags.some((t) => NOT_FINITE.has(t));
 }
 
 /**
@@ -90,7 +113,7 @@ function startsWithFiniteVerb(text: string): boolean {
  * own (a list item, an object) is glued back onto the previous clause; a piece starting with a verb after a
  * first-person clause ("I live in NYC and pay $2,400 rent") inherits the subject "I".
  */
-export function clausesOf(sentence: Span): Clause[] {
+export function clausesOf(sentence: Sentence): Clause[] {
   const pieces: { start: number; end: number }[] = [];
   let last = 0;
   for (const m of sentence.text.matchAll(SEPARATOR)) {
@@ -111,7 +134,8 @@ export function clausesOf(sentence: Span): Clause[] {
     }
     const prevText = sentence.text.slice(prev.start, prev.end);
     const prevSubject = /^(i|i'm|i've|we|we're|we've)\b/i.test(stripLeadIns(prevText).rest);
-    if (prevSubject && startsWithFiniteVerb(text)) {
+    const lead = text.length - text.trimStart().length;
+    if (prevSubject && startsWithFiniteVerb(sentence, sentence.start + p.start + lead)) {
       groups.push({ ...p, inherit: true });
     } else {
       prev.end = p.end;
