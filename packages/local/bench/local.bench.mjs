@@ -164,6 +164,8 @@ const result = {
   at: new Date().toISOString(),
   node: process.version,
   cpus: os.cpus().length,
+  // The machine may be shared: a high load average inflates every timing above.
+  loadAverage1m: round(os.loadavg()[0], 2),
   extraction,
   embedding,
   similarity,
