@@ -243,7 +243,8 @@ function statusOf(err: unknown): number {
 /** Same-origin check for a state-changing request: `Origin` must be ours, else `Sec-Fetch-Site: same-origin`. */
 export function sameOrigin(req: IncomingMessage, allowed: readonly string[]): boolean {
   const origin = req.headers.origin;
-  if (origin !== undefined) return allowed.includes(origin);
+  // `Origin: null` comes from privacy-sensitive contexts; then only the browser-set Sec-Fetch-Site can vouch.
+  if (origin !== undefined && origin !== 'null') return allowed.includes(origin);
   return req.headers['sec-fetch-site'] === 'same-origin';
 }
 
@@ -279,7 +280,8 @@ function securityHeaders(): Record<string, string> {
     'Content-Security-Policy': CSP,
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
+    // Not no-referrer: Chromium then sends `Origin: null` on same-origin form posts.
+    'Referrer-Policy': 'same-origin',
     'Cache-Control': 'no-store',
     'Cross-Origin-Opener-Policy': 'same-origin',
     'Cross-Origin-Resource-Policy': 'same-origin',
