@@ -54,6 +54,7 @@ const ADDS: [string, Expected[]][] = [
   // identity
   ['My name is Ana.', [['identity', 'user', 'name', 'Ana']]],
   ["my name's ana", [['identity', 'user', 'name', 'Ana']]],
+  ['Call me Ana.', [['identity', 'user', 'name', 'Ana']]],
   ["I'm a nurse.", [['identity', 'user', 'occupation', 'nurse']]],
   ['I am a teacher', [['identity', 'user', 'occupation', 'teacher']]],
   ['I am vegetarian', [['identity', 'user', 'diet', 'vegetarian']]],
