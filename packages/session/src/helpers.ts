@@ -42,7 +42,9 @@ export async function helperRuntime(
       options.userId === undefined
         ? options.session.scope
         : normalizeScope({ userId: options.userId, namespace: options.namespace });
-    return { runtime: await options.session.runtime(), scope };
+    const runtime = await options.session.runtime();
+    await runtime.settled(scope.userId);
+    return { runtime, scope };
   }
   const scope = normalizeScope({ userId: options.userId, namespace: options.namespace });
   // `budgetBytes` of a helper call is a per-call block size, not a runtime setting: it must not pick another
@@ -50,7 +52,9 @@ export async function helperRuntime(
   const { budgetBytes: _perCall, ...runtimeOptions } = options as MemoryHelperOptions & {
     budgetBytes?: number;
   };
-  return { runtime: await pinnedRuntime(resolveRuntime(runtimeOptions)), scope };
+  const runtime = await pinnedRuntime(resolveRuntime(runtimeOptions));
+  await runtime.settled(scope.userId);
+  return { runtime, scope };
 }
 
 /** Options of {@link getMemoryContext}. */
@@ -132,7 +136,7 @@ export async function saveTurn(
   });
   if (runtime.atomicEnqueue) {
     const result = await runtime.transcript.appendItems(options.sessionId, items, { owner: scope, enqueue });
-    if (enqueue.length > 0) runtime.engine.schedule(scope.userId);
+    if (enqueue.length > 0) runtime.scheduleSoon(scope.userId);
     return { positions: result.positions, accepted: enqueue.length };
   }
   const result = await runtime.transcript.appendItems(options.sessionId, items, { owner: scope });

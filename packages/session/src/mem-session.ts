@@ -90,6 +90,13 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     return runtime;
   }
 
+  /** The runtime once this user's accepted writes have reached the engine (its read barrier then waits for them). */
+  private async memory(): Promise<Runtime> {
+    const rt = await this.runtime();
+    await rt.settled(this.scope.userId);
+    return rt;
+  }
+
   // ---------------------------------------------------------------- Session
 
   async getSessionId(): Promise<string> {
@@ -187,7 +194,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     });
     if (enqueue.length === 0) return;
     if (rt.atomicEnqueue) {
-      rt.engine.schedule(this.scope.userId);
+      rt.scheduleSoon(this.scope.userId);
       return;
     }
     // A separate transcript: accept afterwards (idempotent by session, position and content, so a retry converges).
@@ -240,7 +247,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
       throw new InvalidInputError('limit', 'must be a positive integer');
     }
-    const rt = await this.runtime();
+    const rt = await this.memory();
     const all = await rt.engine.history(this.scope);
     const kept = options.includeInvalidated
       ? all
@@ -250,7 +257,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
 
   /** A user's correction: the belief is superseded by `text` with full confidence. Returns the new belief. */
   async correctMemory(id: string, text: string): Promise<Belief> {
-    const rt = await this.runtime();
+    const rt = await this.memory();
     return rt.engine.correct(this.scope, id, text);
   }
 
@@ -260,7 +267,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
    */
   async forgetMemory(id: string, options: { readonly reason?: string | undefined } = {}): Promise<Belief> {
     if (options.reason !== undefined) assertText(options.reason, 'reason', 1000);
-    const rt = await this.runtime();
+    const rt = await this.memory();
     const tombstone = await rt.engine.forget(this.scope, id);
     if (options.reason)
       rt.logger?.info(`mem01: belief ${id} forgotten (reason given: ${options.reason.length} chars)`);
@@ -269,7 +276,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
 
   /** Waits until this user's accepted turns are extracted. In strict mode, raises a recorded failure. */
   async flushMemory(): Promise<void> {
-    const rt = await this.runtime();
+    const rt = await this.memory();
     await rt.engine.flush(this.scope);
   }
 
@@ -278,7 +285,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
    * Returns how many were forgotten. Transcripts are not touched (see {@link clearSession}).
    */
   async clearMemory(): Promise<number> {
-    const rt = await this.runtime();
+    const rt = await this.memory();
     await rt.engine.flush(this.scope);
     let count = 0;
     for (;;) {

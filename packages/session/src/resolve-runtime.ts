@@ -65,6 +65,14 @@ export interface Runtime {
   readonly budgetBytes: number;
   readonly logger: Logger | undefined;
   readonly description: RuntimeDescription;
+  /**
+   * Schedules extraction of a user's accepted turns on the next turn of the event loop, so that extraction
+   * work (CPU-bound for the local extractor, synchronous I/O for SQLite) does not delay the run that accepted
+   * them. {@link settled} must be awaited before a read that needs the user's accepted writes.
+   */
+  scheduleSoon(userId: string): void;
+  /** Resolves once every {@link scheduleSoon} of this user has reached the engine (whose barrier then waits). */
+  settled(userId: string): Promise<void>;
   /** Drains accepted writes, then closes what this package opened. */
   close(): Promise<void>;
 }
@@ -207,6 +215,7 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
           options.logger?.warn(`mem01: resuming queued extraction failed: ${String(err)}`);
         });
         let closing: Promise<void> | null = null;
+        const soon = new Map<string, Promise<void>>();
         return {
           engine,
           store,
@@ -222,9 +231,26 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
             strict,
             budgetBytes,
           },
+          scheduleSoon(userId) {
+            if (soon.has(userId)) return;
+            soon.set(
+              userId,
+              new Promise<void>((resolve) =>
+                setImmediate(() => {
+                  soon.delete(userId);
+                  engine.schedule(userId);
+                  resolve();
+                }),
+              ),
+            );
+          },
+          async settled(userId) {
+            await soon.get(userId);
+          },
           close() {
             closing ??= (async () => {
               await resumed;
+              await Promise.all(soon.values());
               await engine.close();
               await closeOwned();
             })();
