@@ -37,6 +37,8 @@ export function assertId(value: unknown, field: string): asserts value is string
     throw new InvalidInputError(field, `must be at most ${MAX_ID_LENGTH} characters`);
   if (/[\u0000-\u001f\u007f]/.test(value))
     throw new InvalidInputError(field, 'must not contain control characters');
+  // Lone surrogates cannot round-trip through SQLite or Postgres text: the scope would change identity.
+  if (!value.isWellFormed()) throw new InvalidInputError(field, 'must be well-formed Unicode (no lone surrogates)');
 }
 
 /** Throws unless `value` is a string of at most `maxBytes` UTF-8 bytes. */

@@ -22,6 +22,7 @@ describe('scopes and ids', () => {
       { userId: '  ' },
       { userId: 3 },
       { userId: 'a\u0000b' },
+      { userId: 'lone\ud800surrogate' },
       null,
       'u',
       { userId: 'x'.repeat(300) },

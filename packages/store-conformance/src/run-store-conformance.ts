@@ -6,6 +6,7 @@ import { concurrencyTests } from './areas/concurrency.js';
 import { isolationTests } from './areas/isolation.js';
 import { forgetTests, historyTests } from './areas/lifecycle.js';
 import { outboxTests } from './areas/outbox.js';
+import { pipelineTests } from './areas/pipeline.js';
 import { readTests } from './areas/reads.js';
 import { lexicalTests, vectorTests } from './areas/search.js';
 import { transcriptTests } from './areas/transcript.js';
@@ -25,6 +26,7 @@ const AREAS: readonly [string, (ctx: SuiteContext) => void][] = [
   ['TranscriptStore', transcriptTests],
   ['concurrent writers', concurrencyTests],
   ['scope isolation and bad input', isolationTests],
+  ['MemoryEngine pipeline on this store', pipelineTests],
 ];
 
 /**
