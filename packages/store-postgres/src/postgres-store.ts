@@ -1,8 +1,10 @@
 import {
   type AppendEnqueue,
   type AuditEvent,
+  assertConfidence,
   assertId,
   assertText,
+  BELIEF_SOURCES,
   BELIEF_STATUSES,
   type Belief,
   type BeliefInsert,
@@ -19,6 +21,7 @@ import {
   type FullStore,
   InvalidInputError,
   idempotencyKey,
+  isBeliefKind,
   isoNow,
   LeaseLostError,
   type LexicalHit,
@@ -587,8 +590,18 @@ export class PostgresStore implements FullStore {
     assertText(b.attribute, `${where}.attribute`, 1024, b.status === 'forgotten');
     assertText(b.value, `${where}.value`, MAX_TEXT_BYTES, true);
     assertText(b.statement, `${where}.statement`, MAX_TEXT_BYTES, true);
-    if (typeof b.confidence !== 'number' || !Number.isFinite(b.confidence)) {
-      throw new InvalidInputError(`${where}.confidence`, 'must be a finite number');
+    if (!isBeliefKind(b.kind)) throw new InvalidInputError(`${where}.kind`, `unknown kind ${JSON.stringify(b.kind)}`);
+    if (!(BELIEF_SOURCES as readonly string[]).includes(b.source)) {
+      throw new InvalidInputError(`${where}.source`, `unknown source ${JSON.stringify(b.source)}`);
+    }
+    assertConfidence(b.confidence, `${where}.confidence`);
+    assertIso(b.storedAt, `${where}.storedAt`);
+    assertIso(b.updatedAt, `${where}.updatedAt`);
+    for (const field of ['validFrom', 'validTo', 'invalidatedAt'] as const) {
+      if (b[field] !== null && b[field] !== undefined) assertIso(b[field], `${where}.${field}`);
+    }
+    for (const field of ['supersedes', 'supersededBy'] as const) {
+      if (b[field] !== null && b[field] !== undefined) assertId(b[field], `${where}.${field}`);
     }
     if (!Number.isInteger(b.version) || b.version < 1)
       throw new InvalidInputError(`${where}.version`, 'must be >= 1');
@@ -649,9 +662,7 @@ export class PostgresStore implements FullStore {
     if (set.invalidatedAt !== undefined) parts.push(sql`invalidated_at = ${set.invalidatedAt}`);
     if (set.validTo !== undefined) parts.push(sql`valid_to = ${set.validTo}`);
     if (set.confidence !== undefined) {
-      if (typeof set.confidence !== 'number' || !Number.isFinite(set.confidence)) {
-        throw new InvalidInputError('set.confidence', 'must be a finite number');
-      }
+      assertConfidence(set.confidence, 'set.confidence');
       parts.push(sql`confidence = ${set.confidence}`);
     }
     if (set.evidence !== undefined) parts.push(sql`evidence = ${JSON.stringify(set.evidence)}`);
@@ -703,7 +714,13 @@ export class PostgresStore implements FullStore {
               for update`.execute(trx);
             if (held.rows.length !== new Set(complete.entryIds).size) throw new LeaseLostError();
           }
-          for (const [i, u] of updates.entries()) {
+          // Retire before activating: the one-active-per-key index is checked per statement, so an update that
+          // activates a belief runs after the updates that move another one out of `active`.
+          const order = [...updates.keys()].sort(
+            (a, b) => Number(updates[a]?.set.status === 'active') - Number(updates[b]?.set.status === 'active'),
+          );
+          for (const i of order) {
+            const u = updates[i]!;
             let updated: { rows: unknown[] };
             try {
               updated = await sql`
@@ -994,12 +1011,12 @@ export class PostgresStore implements FullStore {
           set subject = '', attribute = '', value = '', statement = '', evidence = '[]', embedding = null,
               status = 'forgotten', invalidated_at = ${at}, updated_at = ${at}, version = version + 1
           where id = ${id} returning ${BELIEF_COLUMNS}`.execute(trx);
-        // The turns the belief came from may still sit in the outbox (dead entries keep their text).
+        // The turns the belief came from may still sit in the outbox (queued or dead): erase their text too.
         const sessions = current.evidence.map((e) => e.sessionId);
         const positions = current.evidence.map((e) => e.position);
         if (sessions.length > 0) {
           await sql`update ${this.#t('outbox')} set text = ''
-            where user_id = ${s.userId} and status in ('done', 'dead')
+            where user_id = ${s.userId}
               and (session_id, position) in (select * from unnest(${sessions}::text[], ${positions}::int[]))`.execute(
             trx,
           );

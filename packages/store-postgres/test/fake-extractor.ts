@@ -10,7 +10,11 @@ export class FakeExtractor implements Extractor {
   gate: Promise<void> | null = null;
   onCall: ((request: ExtractionRequest) => void) | null = null;
 
-  constructor(private readonly latencyMs = 0) {}
+  /** `log`: a list shared by several extractors, to check the global order turns were extracted in. */
+  constructor(
+    private readonly latencyMs = 0,
+    private readonly log: { userId: string; position: number }[] = [],
+  ) {}
 
   async extract(request: ExtractionRequest): Promise<ExtractionResult> {
     this.onCall?.(request);
@@ -24,6 +28,7 @@ export class FakeExtractor implements Extractor {
         position: turn.position,
         text: turn.text,
       });
+      this.log.push({ userId: request.scope.userId, position: turn.position });
       if (turn.role !== 'user') continue;
       for (const part of turn.text.split(';')) {
         const m = /^\s*(\w+)=(.+?)\s*$/.exec(part);

@@ -229,10 +229,11 @@ describe('faults on the real server', () => {
       }
     }
     const extractors: FakeExtractor[] = [];
+    const log: { userId: string; position: number }[] = [];
     const engines: MemoryEngine[] = [];
     for (let i = 0; i < 3; i++) {
       const store = await open(schema, { maxConnections: 2 });
-      const extractor = new FakeExtractor(5 + i * 3);
+      const extractor = new FakeExtractor(5 + i * 3, log);
       extractors.push(extractor);
       engines.push(new MemoryEngine({ store, extractor, workerId: `W${i}`, config: { leaseMs: 20_000 } }));
     }
@@ -257,6 +258,11 @@ describe('faults on the real server', () => {
       expect(beliefs).toHaveLength(perUser);
     }
     expect(extractors.filter((x) => x.seen.length > 0).length).toBeGreaterThan(1);
+    // Per user, turns were extracted in acceptance order although three workers took part.
+    for (let u = 0; u < users; u++) {
+      const positions = log.filter((l) => l.userId === `w${u}`).map((l) => l.position);
+      expect(positions).toEqual(Array.from({ length: perUser }, (_, p) => p));
+    }
   });
 
   it('pool exhaustion gives a clear error', async () => {

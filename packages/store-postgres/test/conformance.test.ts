@@ -1,0 +1,48 @@
+import type { Logger } from '@mem01/engine';
+import { runStoreConformance } from '@mem01/store-conformance';
+import pg from 'pg';
+import { afterAll, describe } from 'vitest';
+import { openPostgresStore, type PostgresStore } from '../src/index.js';
+import { dropSchema, type Target, uniqueSchema, urlOf } from './helpers.js';
+
+const quiet: Logger = { info: () => {}, warn: () => {} };
+const TABLES = 'beliefs, audit, outbox, transcript_sessions, transcript_items, transcript_operations';
+
+/**
+ * One schema per dimension per run (migrated by the store on first use, dropped after the run); every `open`
+ * starts from empty tables. `openSecond` is another pool on the same schema.
+ */
+function harness(target: Target) {
+  const schemas = new Map<number, string>();
+  let last = '';
+  const vector = target === 'real' ? ('auto' as const) : ('pgvector' as const);
+  const open = (schema: string, dimensions?: number): Promise<PostgresStore> =>
+    openPostgresStore({ connectionString: urlOf(target), schema, dimensions, vector, logger: quiet, maxConnections: 4 });
+  afterAll(async () => {
+    for (const schema of schemas.values()) await dropSchema(urlOf(target), schema);
+  });
+  return {
+    async open({ dimensions }: { dimensions: number }) {
+      const existing = schemas.get(dimensions);
+      if (existing) {
+        const client = new pg.Client({ connectionString: urlOf(target) });
+        await client.connect();
+        const list = TABLES.split(', ')
+          .map((t) => `"${existing}".${t}`)
+          .join(', ');
+        await client.query(`truncate ${list} restart identity`);
+        await client.end();
+      } else {
+        schemas.set(dimensions, uniqueSchema(`c${target}${dimensions}`));
+      }
+      last = schemas.get(dimensions)!;
+      return open(last, dimensions);
+    },
+    async openSecond() {
+      return open(last);
+    },
+  };
+}
+
+describe('real server, exact-cosine fallback', () => runStoreConformance('postgres', harness('real')));
+describe('PGlite with pgvector HNSW', () => runStoreConformance('postgres', harness('pglite')));
