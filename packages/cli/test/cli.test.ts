@@ -2,12 +2,14 @@
  * Every command against a real SQLite file: a few through the built bin (a real child process), the rest through
  * the command layer in-process with captured output.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Belief } from '@mem01/engine';
+import { openPostgresStore } from '@mem01/store-postgres';
 import { openSqliteStore, SQLITE_SCHEMA_VERSION as V } from '@mem01/store-sqlite';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { copyDb, runBin, runInProcess, seedFixture, tempDir, USER, XSS } from './helpers.js';
+import { BIN, copyDb, runBin, runInProcess, seedFixture, seedStore, tempDir, USER, XSS } from './helpers.js';
 
 let dir: string;
 let seeded: string;
@@ -366,6 +368,98 @@ describe('export and import', () => {
     const dst = join(dir, 'xss.db');
     await cli(dst, 'import', file);
     expect((await allBeliefs(dst)).some((b) => b.statement === XSS)).toBe(true);
+  });
+});
+
+describe('on a terminal, and serving', () => {
+  it('import shows a progress bar on a TTY', async () => {
+    const src = fresh();
+    const file = join(dir, 'tty.jsonl');
+    await cli(src, 'export', '--user', USER, '--output', file);
+    const dst = join(dir, 'tty.db');
+    const r = await runInProcess(['--db', dst, 'import', file], { tty: true });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/checking \[.*\] \d+\/\d+ lines/);
+    expect(r.stderr).toMatch(/writing {2}\[.*\] \d+\/\d+ beliefs/);
+  });
+
+  it('mem01 inspect (the real bin) prints a 127.0.0.1 URL with a token, and requires it', async () => {
+    const db = fresh();
+    const child = spawn(process.execPath, [BIN, '--db', db, 'inspect'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (c: string) => {
+          out += c;
+          const m = out.match(/http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/);
+          if (m) resolve(m[0]);
+        });
+        child.once('exit', (code) => reject(new Error(`inspect exited with ${code}`)));
+      });
+      const u = new URL(url);
+      expect((await fetch(`${u.origin}/`)).status).toBe(401);
+      const ok = await fetch(url, { redirect: 'manual' });
+      expect(ok.status).toBe(303);
+      const cookie = ok.headers.get('set-cookie') ?? '';
+      expect(cookie).toMatch(/HttpOnly; SameSite=Strict/);
+      const page = await fetch(`${u.origin}/user?u=${USER}`, { headers: { cookie: cookie.split(';')[0]! } });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+      const html = await page.text();
+      expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      expect(html).not.toContain(XSS);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('close', r));
+    }
+    expect(child.exitCode).toBe(0);
+  });
+});
+
+describe('on PostgreSQL', () => {
+  it('reads the same commands from a real Postgres and exports into SQLite losslessly', async () => {
+    const url = process.env.MEM01_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const schema = 'mem01_cli_test';
+    const pgArgs = ['--db', url, '--pg-schema', schema];
+    const quiet = { info() {}, warn() {} };
+    const store = await openPostgresStore({ connectionString: url, schema, dimensions: 384, logger: quiet });
+    try {
+      await store.eraseUser(USER);
+      await store.eraseUser('other-user');
+      await seedStore(store);
+    } finally {
+      await store.close();
+    }
+    try {
+      const users = await runInProcess([...pgArgs, '--json', 'users']);
+      expect(users.code).toBe(0);
+      expect(JSON.parse(users.stdout).map((u: { userId: string }) => u.userId)).toEqual([USER, 'other-user']);
+      const recall = await runInProcess([
+        ...pgArgs,
+        'recall',
+        '--user',
+        USER,
+        'where do I live?',
+        '--explain',
+      ]);
+      expect(recall.stdout).toMatch(/1 +\d\.\d{3} .*The user lives in Portland\./);
+      const file = join(dir, 'pg.jsonl');
+      expect((await runInProcess([...pgArgs, 'export', '--user', USER, '--output', file])).code).toBe(0);
+      const dst = join(dir, 'from-pg.db');
+      expect((await cli(dst, 'import', file)).code).toBe(0);
+      const pgBeliefs = JSON.parse(
+        (await runInProcess([...pgArgs, '--json', 'beliefs', '--user', USER, '--status', 'all'])).stdout,
+      );
+      expect(await allBeliefs(dst)).toEqual(pgBeliefs);
+      const doctor = await runInProcess([...pgArgs, 'doctor']);
+      expect(doctor.stdout).toMatch(/lexical index\s+tsvector-gin/);
+    } finally {
+      const erase = await runInProcess([...pgArgs, 'erase', '--user', USER, '--yes']);
+      expect(erase.code).toBe(0);
+      await runInProcess([...pgArgs, 'erase', '--user', 'other-user', '--yes']);
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { MemoryEngine, type OutboxInput } from '@mem01/engine';
+import { type EngineStore, MemoryEngine, type OutboxInput } from '@mem01/engine';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import type { CliIo } from '../src/io.js';
@@ -32,8 +32,17 @@ export function tempDir(prefix = 'mem01-cli-'): string {
  * user so that scope isolation is visible.
  */
 export async function seedFixture(path: string): Promise<void> {
+  const store = openSqliteStore({ path, dimensions: 384, logger: { info() {}, warn() {} } });
+  try {
+    await seedStore(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** {@link seedFixture} into any store (left open). */
+export async function seedStore(store: EngineStore): Promise<void> {
   const fixture = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Fixture;
-  const store = await openSqliteStore({ path, dimensions: 384 });
   const engine = new MemoryEngine({
     store,
     extractor: createLocalExtractor(),
@@ -74,7 +83,6 @@ export async function seedFixture(path: string): Promise<void> {
     await engine.flush();
   } finally {
     await engine.close();
-    await store.close();
   }
 }
 

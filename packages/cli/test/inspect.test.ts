@@ -1,3 +1,4 @@
+// biome-ignore-all lint/performance/useDomNodeTextContent: these are Playwright's Locator.innerText(), not the DOM property
 /**
  * The inspector in a real browser: playwright-core driving Debian's Chromium against a server over a real SQLite
  * file seeded from the demo fixture.
@@ -88,7 +89,7 @@ afterAll(async () => {
   await store?.close();
 });
 
-const active = async (): Promise<Belief[]> =>
+const active = async (): Promise<readonly Belief[]> =>
   (await store.list({ userId: USER }, { statuses: ['active'], limit: 1000 })).items;
 
 describe('mem01 inspect in Chromium', () => {
@@ -131,7 +132,7 @@ describe('mem01 inspect in Chromium', () => {
     expect(total).toBe((await active()).length);
     // The script belief is shown as text and never ran.
     expect(await page.locator('a.statement', { hasText: XSS }).count()).toBe(1);
-    expect(await page.evaluate(() => document.querySelectorAll('main script').length)).toBe(0);
+    expect(await page.locator('main script').count()).toBe(0);
 
     // Live search in the page.
     await page.fill('#q', 'portland');
