@@ -78,6 +78,7 @@ async function latency(mode, runs) {
   const agent = new Agent({ name: 'bench', instructions: 'You are helpful.', model });
   const base = [];
   const mem = [];
+  const plain = [];
   const userId = `lat-${mode}`;
   // warm-up: open the runtime, load the extractor
   const warm = memSession(`${userId}-warm`, { userId, env, logger });
@@ -94,6 +95,13 @@ async function latency(mode, runs) {
     mem.push(performance.now() - t);
     if (mode === 'settled') await session.flushMemory();
     await session.close();
+    // Attribution: the same run with memSession as a plain Session (transcript writes, no recall).
+    const plainSession = memSession(`${userId}-plain-${i}`, { userId, env, logger });
+    t = performance.now();
+    await runner.run(agent, text, { session: plainSession });
+    plain.push(performance.now() - t);
+    if (mode === 'settled') await plainSession.flushMemory();
+    await plainSession.close();
   }
   await warm.close();
   const b = summary(base);
@@ -101,6 +109,7 @@ async function latency(mode, runs) {
   return {
     memorySessionMs: b,
     memSessionMs: m,
+    memSessionWithoutHooksMs: summary(plain),
     extraMs: { p50: round(m.p50 - b.p50), p95: round(m.p95 - b.p95) },
     ratio: { p50: round(m.p50 / b.p50, 2), p95: round(m.p95 / b.p95, 2) },
   };

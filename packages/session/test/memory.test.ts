@@ -178,6 +178,20 @@ describe('concurrency', () => {
     expect(sharedRuntimeCount()).toBe(0);
   });
 
+  it('shares a runtime only between identical settings', async () => {
+    const store = createMemoryStore();
+    const extractor = new RecordingExtractor();
+    const a = memSession('s-a', { userId: 'u1', store, extractor, embedder: null });
+    const b = memSession('s-b', { userId: 'u2', store, extractor, embedder: null });
+    const c = memSession('s-c', { userId: 'u1', store, extractor, embedder: null, strict: true });
+    const d = memSession('s-d', { userId: 'u1', store: createMemoryStore(), extractor, embedder: null });
+    await Promise.all([a, b, c, d].map((s) => s.getItems()));
+    expect(await a.runtime()).toBe(await b.runtime());
+    expect(sharedRuntimeCount()).toBe(3);
+    for (const s of [a, b, c, d]) await s.close();
+    expect(sharedRuntimeCount()).toBe(0);
+  });
+
   it('never shows one user’s beliefs to another', async () => {
     const store = createMemoryStore();
     const extractor = new RecordingExtractor();
