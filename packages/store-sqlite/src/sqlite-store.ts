@@ -29,7 +29,6 @@ import {
   type CommitRequest,
   ConfigError,
   CorruptStoreError,
-  cosineSimilarity,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
   type EraseReceipt,
@@ -45,6 +44,7 @@ import {
   NotFoundError,
   newId,
   normalizeScope,
+  normalizeVector,
   type OutboxBacklog,
   type OutboxClaim,
   type OutboxInput,
@@ -95,8 +95,9 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number | undefined;
   /** Limit for belief values/statements and turn texts, in UTF-8 bytes. Default 65536. */
   maxTextBytes?: number | undefined;
-  /** `full` (default) syncs the WAL on every commit, so an accepted turn survives power loss; `normal` survives
-   * process crashes only and is faster. */
+  /** `normal` (default): in WAL mode a commit survives a process crash (SIGKILL) but the last commits may roll back
+   * on power loss or an OS crash; the file is never corrupted. `full` also fsyncs the WAL on every commit, so an
+   * accepted turn survives power loss, at several ms per commit on most disks. */
   synchronous?: 'full' | 'normal' | undefined;
   /** Where the active vector mode is reported (once, at open). Default: one line on stderr. */
   logger?: Logger | undefined;
@@ -140,7 +141,7 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
   if (!['auto', 'sqlite-vec', 'exact'].includes(vector)) {
     throw new InvalidInputError('vector', `must be auto, sqlite-vec or exact, got ${JSON.stringify(vector)}`);
   }
-  const synchronous = options.synchronous ?? 'full';
+  const synchronous = options.synchronous ?? 'normal';
   if (synchronous !== 'full' && synchronous !== 'normal') {
     throw new InvalidInputError('synchronous', 'must be full or normal');
   }
@@ -726,19 +727,31 @@ export class SqliteStore implements FullStore {
       if (scopeId === null) return [];
       const match = buildMatch(query, `k${scopeId}`);
       if (match === null) return [];
-      const rows = this.#all(
-        `SELECT b.*, -bm25(belief_fts, 1.0, 1.0, 0.5, 0.5, 0.0) AS score
-           FROM belief_fts JOIN beliefs b ON b.seq = belief_fts.rowid
-          WHERE belief_fts MATCH ? AND b.user_id = ? AND b.namespace = ?
-            AND b.status IN (${placeholders(statuses.length)})
-          ORDER BY score DESC, b.id DESC LIMIT ?`,
-        match,
-        s.userId,
-        s.namespace,
-        ...statuses,
-        limit,
-      );
-      return rows.map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
+      // Rank inside FTS5 first (ORDER BY rank with a LIMIT keeps only the top rows), then join the few winners to
+      // beliefs for the status filter, over-fetching until the limit is filled or the matches run out.
+      const wanted = new Set<string>(statuses);
+      let k = Math.max(limit * 2, 32);
+      for (;;) {
+        const rows = this.#all(
+          `SELECT b.*, f.score AS score FROM (
+             SELECT rowid, -rank AS score FROM belief_fts
+              WHERE belief_fts MATCH ? AND rank MATCH 'bm25(1.0, 1.0, 0.5, 0.5, 0.0)' ORDER BY rank LIMIT ?
+           ) f JOIN beliefs b ON b.seq = f.rowid
+           WHERE b.user_id = ? AND b.namespace = ?`,
+          match,
+          k,
+          s.userId,
+          s.namespace,
+        );
+        const hits = rows
+          .filter((row) => wanted.has(String(row.status)))
+          .map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
+        if (hits.length >= limit || rows.length < k) {
+          hits.sort((x, y) => y.score - x.score || (x.belief.id < y.belief.id ? 1 : -1));
+          return hits.slice(0, limit);
+        }
+        k *= 4;
+      }
     });
   }
 
@@ -771,33 +784,42 @@ export class SqliteStore implements FullStore {
     statuses: readonly BeliefStatus[],
   ): VectorHit[] | null {
     const bytes = vectorToBytes(vector);
-    const wanted = new Set<string>(statuses);
-    let k = Math.min(MAX_VEC_K, Math.max(limit * 3, 32));
+    let k = Math.min(MAX_VEC_K, Math.max(Math.ceil(limit * 1.5), limit + 8));
     for (;;) {
-      const knn = this.#all(
-        `SELECT rowid, distance FROM ${VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND scope_id = ? ORDER BY distance`,
+      const rows = this.#all(
+        `SELECT b.*, v.distance AS distance, v.n AS n FROM (
+           SELECT rowid, distance, count(*) OVER () AS n FROM ${VEC_TABLE}
+            WHERE embedding MATCH ? AND k = ? AND scope_id = ?
+         ) v JOIN beliefs b ON b.seq = v.rowid
+         WHERE b.user_id = ? AND b.namespace = ? AND b.status IN (${placeholders(statuses.length)})
+         ORDER BY v.distance, b.id DESC`,
         bytes,
         k,
         BigInt(scopeId),
+        s.userId,
+        s.namespace,
+        ...statuses,
       );
-      const hits: VectorHit[] = [];
-      for (const hit of knn) {
-        const row = this.#get(
-          'SELECT * FROM beliefs WHERE seq = ? AND user_id = ? AND namespace = ?',
-          Number(hit.rowid),
-          s.userId,
-          s.namespace,
-        );
-        if (!row || !wanted.has(String(row.status))) continue;
-        hits.push({ belief: rowToBelief(row), score: 1 - Number(hit.distance) });
-      }
-      if (hits.length >= limit || knn.length < k) {
-        hits.sort((a, b) => b.score - a.score || (a.belief.id < b.belief.id ? 1 : -1));
+      const found = rows.length > 0 ? Number(rows[0]!.n) : this.#vecCount(bytes, k, scopeId);
+      if (rows.length >= limit || found < k) {
+        const hits = rows.map((row) => ({ belief: rowToBelief(row), score: 1 - Number(row.distance) }));
+        hits.sort((x, y) => y.score - x.score || (x.belief.id < y.belief.id ? 1 : -1));
         return hits.slice(0, limit);
       }
       if (k >= MAX_VEC_K) return null;
       k = Math.min(MAX_VEC_K, k * 4);
     }
+  }
+
+  /** How many neighbours the KNN returned when none of them passed the filter. */
+  #vecCount(bytes: Uint8Array, k: number, scopeId: number): number {
+    const row = this.#get(
+      `SELECT count(*) AS n FROM ${VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND scope_id = ?`,
+      bytes,
+      k,
+      BigInt(scopeId),
+    );
+    return row ? Number(row.n) : 0;
   }
 
   #searchExact(
@@ -816,10 +838,11 @@ export class SqliteStore implements FullStore {
       s.namespace,
       ...statuses,
     );
+    const q = normalizeVector(vector);
     const scored = rows.map((r) => ({
       seq: Number(r.seq),
       id: String(r.id),
-      score: cosineSimilarity(vector, bytesToVector(r.embedding as Uint8Array)),
+      score: cosineToUnit(q, r.embedding as Uint8Array),
     }));
     scored.sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : -1));
     return scored.slice(0, limit).map((r) => ({
@@ -1502,6 +1525,23 @@ function validateAudit(a: unknown, field: string, scope: { userId: string; names
     throw new InvalidInputError(`${field}.action`, `unknown action ${JSON.stringify(ev.action)}`);
   }
   assertId(ev.actor, `${field}.actor`);
+}
+
+/** Cosine similarity of a unit vector and a stored Float32 blob, without copying the blob. */
+function cosineToUnit(q: Float32Array, blob: Uint8Array): number {
+  const v =
+    blob.byteOffset % 4 === 0
+      ? new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4)
+      : bytesToVector(blob);
+  let dot = 0;
+  let norm = 0;
+  const n = Math.min(q.length, v.length);
+  for (let i = 0; i < n; i++) {
+    const x = v[i]!;
+    dot += q[i]! * x;
+    norm += x * x;
+  }
+  return norm === 0 ? 0 : dot / Math.sqrt(norm);
 }
 
 function createVecTable(db: DatabaseSync, dimensions: number): void {
