@@ -25,6 +25,7 @@ export interface CliOptions {
   readonly engineConfig?: EngineConfigInput | undefined;
   readonly provider?: 'local' | 'openai' | undefined;
   readonly progress: boolean;
+  readonly collapseCovered: boolean;
 }
 
 export interface CliIo {
@@ -83,7 +84,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     .addOption(
       new Option('--turn-format <format>', 'how a turn is written for the engine')
         .choices(TURN_FORMATS)
-        .default('speaker'),
+        .default('date-speaker'),
     )
     .addOption(
       new Option('--clock <mode>', 'engine clock while ingesting: wall, or each session date')
@@ -117,6 +118,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     engineConfig: o.engineConfig as EngineConfigInput | undefined,
     provider: o.provider as CliOptions['provider'],
     progress: o.progress as boolean,
+    collapseCovered: o.collapseCovered === true,
   };
 }
 
@@ -180,6 +182,7 @@ export async function runCli(
             turnFormat: options.turnFormat,
             clock: options.clock,
             engineConfig: options.engineConfig,
+            collapseCovered: options.collapseCovered,
             onProgress: (e) =>
               bar?.increment(e.phase === 'ingest' ? e.turns : e.questions, {
                 run: runName,

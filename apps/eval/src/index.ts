@@ -19,6 +19,7 @@ export {
 export {
   type ClockMode,
   type ConversationStats,
+  collapseCovered,
   type EvalOptions,
   type EvalResult,
   type EvalSystem,

@@ -1,9 +1,10 @@
+import type { Belief } from '@mem01/engine';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { createMemoryStore } from '@mem01/store-memory';
 import { describe, expect, it } from 'vitest';
 import { syntheticLocomo } from '../test/synthetic.js';
 import { parseLocomo } from './locomo-data.js';
-import { type EvalSystem, provenance, runLocomo, turnText } from './locomo-eval.js';
+import { collapseCovered, type EvalSystem, provenance, runLocomo, turnText } from './locomo-eval.js';
 
 const data = parseLocomo(syntheticLocomo());
 const conv = data.conversations[0];
@@ -83,5 +84,23 @@ describe('runLocomo', () => {
   it('refuses bad cut-offs', async () => {
     await expect(runLocomo({ data, system: system(), ks: [], episodic: true })).rejects.toThrow(RangeError);
     await expect(runLocomo({ data, system: system(), ks: [0], episodic: true })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('collapseCovered', () => {
+  const m = (id: string, ...refs: string[]) => ({
+    id,
+    belief: { evidence: refs.map((ref) => ({ ref })) } as unknown as Belief,
+  });
+  it('drops memories whose turns better-ranked ones already cover, keeping order', () => {
+    const out = collapseCovered([
+      m('a', 'D1:1'),
+      m('b', 'D1:1'),
+      m('c', 'D1:1', 'D2:2'),
+      m('d'),
+      m('e', 'D3:3'),
+      m('f', 'D2:2'),
+    ]);
+    expect(out.map((x) => x.id)).toEqual(['a', 'c', 'e']);
   });
 });

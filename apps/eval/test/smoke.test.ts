@@ -21,33 +21,37 @@ afterAll(async () => {
 });
 
 describe('eval:locomo smoke run', () => {
-  it.skipIf(!existsSync(DEFAULT_DATA))('2 conversations of the real data, both recall modes', async () => {
-    const lines: string[] = [];
-    const json = join(dir, 'locomo-smoke.json');
-    const { report, markdownPath } = await runCli(
-      parseArgs([
-        '--limit-conversations',
-        '2',
-        '--limit-sessions',
-        '2',
-        '--k',
-        '10,5',
-        '--json',
-        json,
-        '--no-progress',
-      ]),
-      { env: {}, out: (l) => lines.push(l) },
-    );
-    const written = JSON.parse(await readFile(json, 'utf8')) as LocomoReport;
-    expect(written).toEqual(JSON.parse(JSON.stringify(report)));
-    checkReport(written, { ks: [5, 10], conversations: 2 });
-    expect(written.results.map((r) => r.episodic)).toEqual([false, true]);
-    expect(written.info.extractor).toMatch(/^local/);
-    const md = await readFile(markdownPath, 'utf8');
-    expect(md).toContain('BM25, turn + date (reference)');
-    expect(md).toContain('mem01 default (beliefs + episodes)');
-    expect(lines.join('\n')).toContain('recall@10 excluding adversarial');
-  });
+  it.skipIf(!existsSync(DEFAULT_DATA))(
+    '2 conversations of the real data, both recall modes',
+    async () => {
+      const lines: string[] = [];
+      const json = join(dir, 'locomo-smoke.json');
+      const { report, markdownPath } = await runCli(
+        parseArgs([
+          '--limit-conversations',
+          '2',
+          '--limit-sessions',
+          '2',
+          '--k',
+          '10,5',
+          '--json',
+          json,
+          '--no-progress',
+        ]),
+        { env: {}, out: (l) => lines.push(l) },
+      );
+      const written = JSON.parse(await readFile(json, 'utf8')) as LocomoReport;
+      expect(written).toEqual(JSON.parse(JSON.stringify(report)));
+      checkReport(written, { ks: [5, 10], conversations: 2 });
+      expect(written.results.map((r) => r.episodic)).toEqual([false, true]);
+      expect(written.info.extractor).toMatch(/^local/);
+      const md = await readFile(markdownPath, 'utf8');
+      expect(md).toContain('BM25, turn + date (reference)');
+      expect(md).toContain('mem01 default (beliefs + episodes)');
+      expect(lines.join('\n')).toContain('recall@10 excluding adversarial');
+    },
+    120_000,
+  );
 
   it('any file of the shape: a synthetic file on SQLite, episodic only', async () => {
     const data = join(dir, 'synthetic.json');
