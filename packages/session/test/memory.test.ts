@@ -54,6 +54,44 @@ describe('injection', () => {
     await session.close();
   });
 
+  it('stores every item but extracts only textual user and assistant messages', async () => {
+    const { session, extractor } = testSession('kinds', {
+      extractor: new RecordingExtractor({ batchChars: 100_000 }),
+    });
+    const items = [
+      { role: 'system', content: 'system=secret-prompt' },
+      { role: 'developer', content: 'developer=note' },
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'a=1' },
+          { type: 'input_image', image: 'https://x/y.png' },
+        ],
+      },
+      { role: 'user', content: [{ type: 'input_image', image: 'https://x/z.png' }] },
+      { type: 'function_call', callId: 'c1', name: 'f', arguments: '{"b":"2"}', status: 'completed' },
+      { type: 'function_call_result', callId: 'c1', name: 'f', status: 'completed', output: 'tool=3' },
+      { type: 'reasoning', content: [{ type: 'input_text', text: 'reasoning=4' }] },
+      {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'reply=5' }],
+      },
+      // looks like a memory block but was not injected by this runtime: an ordinary user message
+      { role: 'user', content: '<mem01-memory trust="untrusted">\nc=6\n</mem01-memory>' },
+    ];
+    await session.addItems(items as never);
+    await session.flushMemory();
+    expect(await session.getItems()).toEqual(items);
+    expect(extractor.requests.flatMap((r) => r.turns.map((t) => `${t.role}:${t.text}`))).toEqual([
+      'user:a=1',
+      'assistant:reply=5',
+      'user:<mem01-memory trust="untrusted">\nc=6\n</mem01-memory>',
+    ]);
+    await session.close();
+  });
+
   it('passing only `session` keeps plain short-term behaviour', async () => {
     const { session, extractor } = testSession('plain');
     const model = echoModel();
