@@ -378,6 +378,31 @@ describe('lifecycle and memory management', () => {
     await session.close();
   });
 
+  it('works with a separate transcript store (turns accepted after the append, idempotently)', async () => {
+    const transcript = createMemoryStore();
+    const store = createMemoryStore();
+    const session = memSession('split', {
+      userId: 'u1',
+      store,
+      transcript,
+      extractor: new RecordingExtractor(),
+      embedder: null,
+    });
+    await session.applyHistoryTransaction({
+      operationId: 'op',
+      transaction: { type: 'append_items', items: [{ role: 'user', content: 'city=Kyiv' }] },
+    });
+    await session.applyHistoryTransaction({
+      operationId: 'op',
+      transaction: { type: 'append_items', items: [{ role: 'user', content: 'city=Kyiv' }] },
+    });
+    await session.flushMemory();
+    expect(await transcript.getItems('split')).toHaveLength(1);
+    expect(await store.getItems('split')).toEqual([]);
+    expect((await session.memoryHistory({ includeInvalidated: true })).map((b) => b.value)).toEqual(['Kyiv']);
+    await session.close();
+  });
+
   it('validates input before writing anything', () => {
     expect(() => memSession('', { userId: 'u1', store: createMemoryStore() })).toThrow(Mem01Error);
     expect(() => memSession('s', { userId: '', store: createMemoryStore() })).toThrow(/userId/);
