@@ -69,17 +69,22 @@ function actionForm(action: string, s: PageScope, id: string, label: string, cls
   return `<form method="post" action="/act/${action}" class="inline"><input type="hidden" name="u" value="${esc(s.userId)}"><input type="hidden" name="ns" value="${esc(s.namespace)}"><input type="hidden" name="id" value="${esc(id)}"><button type="submit" class="${cls}" data-action="${action}">${esc(label)}</button></form>`;
 }
 
+/** Rows rendered on a user's page; a search narrows the rest down on the server. */
+export const MAX_ROWS = 500;
+
 export function userPage(
   s: PageScope,
   active: readonly Belief[],
   pending: readonly Belief[],
   query: string,
   flash?: string,
+  more = false,
 ): string {
   const q = query.trim().toLowerCase();
   const matches = (b: Belief) =>
     !q || [b.statement, b.value, b.subject, b.attribute, b.kind].some((t) => t.toLowerCase().includes(q));
-  const shown = active.filter(matches);
+  const matched = active.filter(matches);
+  const shown = matched.slice(0, MAX_ROWS);
   const row = (b: Belief, withReview: boolean) => {
     const link = `/belief${qs({ ...scopeParams(s), id: b.id })}`;
     const text = `${b.statement} ${b.value} ${b.subject} ${b.attribute} ${b.kind}`.toLowerCase();
@@ -95,7 +100,11 @@ export function userPage(
     : '';
   const body = `<h1>${esc(s.userId)}${s.namespace ? ` <span class="ns">${esc(s.namespace)}</span>` : ''}</h1>${nav(s, 'beliefs')}
 ${pendingHtml}
-<section><h2>Active beliefs <span class="count" id="shown">${shown.length}</span></h2>
+<section><h2>Active beliefs <span class="count" id="shown">${shown.length}</span></h2>${
+    matched.length > shown.length || more
+      ? `<p class="muted">Showing the newest ${shown.length}${more ? '' : ` of ${matched.length}`}; search to narrow them down.</p>`
+      : ''
+  }
 <form method="get" action="/user" class="search" role="search"><input type="hidden" name="u" value="${esc(s.userId)}"><input type="hidden" name="ns" value="${esc(s.namespace)}">
 <input type="search" id="q" name="q" value="${esc(query)}" placeholder="Search beliefs…" autocomplete="off" aria-label="Search beliefs"><button type="submit">Search</button></form>
 <table class="grid" id="beliefs"><thead><tr><th>Statement</th><th>Conf.</th><th>Stored</th><th></th></tr></thead><tbody>

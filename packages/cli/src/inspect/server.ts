@@ -8,7 +8,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { type FullStore, Mem01Error, type MemoryEngine, normalizeScope, sanitize } from '@mem01/engine';
 import { APP_CSS, APP_JS } from './assets.js';
-import { beliefPage, errorPage, type PageScope, qs, recallPage, userPage, usersPage } from './html.js';
+import {
+  beliefPage,
+  errorPage,
+  MAX_ROWS,
+  type PageScope,
+  qs,
+  recallPage,
+  userPage,
+  usersPage,
+} from './html.js';
 
 export interface InspectorOptions {
   readonly engine: MemoryEngine;
@@ -120,11 +129,17 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       case '/user': {
         const s = pageScope(p);
         const scope = normalizeScope(s);
+        const q = p.get('q') ?? '';
+        // Without a search only the newest rows are shown, so only they are read.
         const [active, pending] = await Promise.all([
-          listAll(options.engine, scope, 'active'),
+          q.trim()
+            ? listAll(options.engine, scope, 'active').then((items) => ({ items, more: false }))
+            : options.engine
+                .list(scope, { statuses: ['active'], limit: MAX_ROWS })
+                .then((page) => ({ items: page.items, more: page.nextCursor !== null })),
           listAll(options.engine, scope, 'pending'),
         ]);
-        return send(res, 200, userPage(s, active, pending, p.get('q') ?? '', p.get('msg') ?? undefined));
+        return send(res, 200, userPage(s, active.items, pending, q, p.get('msg') ?? undefined, active.more));
       }
       case '/belief': {
         const s = pageScope(p);
