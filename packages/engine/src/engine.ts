@@ -68,6 +68,8 @@ export interface RecallOptions {
   readonly kinds?: readonly BeliefKind[] | undefined;
   /** Skip the read barrier (used by the pipeline itself). */
   readonly noBarrier?: boolean | undefined;
+  /** Use vector similarity when an embedder is configured. Default true. */
+  readonly vector?: boolean | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -223,6 +225,9 @@ export class MemoryEngine {
     if (st.queued) return;
     st.queued = true;
     st.tail = st.tail.then(async () => {
+      // Yield to the event loop first: the caller (for example a run that is returning) is not held up by
+      // extraction, and the read barrier still waits for it.
+      await new Promise((resolve) => setTimeout(resolve, 0));
       st.queued = false;
       await this.drainUser(userId);
     });
@@ -322,7 +327,7 @@ export class MemoryEngine {
           ? this.store.searchLexical(s, terms.join(' '), { limit: candidateLimit })
           : Promise.resolve([]);
       const vectorP =
-        this.embedder && this.store.capabilities.vectorSearch !== 'none'
+        this.embedder && options.vector !== false && this.store.capabilities.vectorSearch !== 'none'
           ? this.embedQuery(query, s, options.signal).then((v) =>
               this.store.searchVector(s, v, { limit: candidateLimit }),
             )
@@ -454,11 +459,16 @@ export class MemoryEngine {
   async forget(
     scope: Scope,
     id: string,
-    options: { readonly expectedVersion?: number | undefined } = {},
+    options: {
+      readonly expectedVersion?: number | undefined;
+      /** Why (for the caller's logs). Checked, never stored: the tombstone and the audit log stay content-free. */
+      readonly reason?: string | undefined;
+    } = {},
   ): Promise<Belief> {
     this.assertOpen();
     const s = normalizeScope(scope);
     assertId(id, 'id');
+    if (options.reason !== undefined) assertText(options.reason, 'reason', 1024, true);
     if (options.expectedVersion !== undefined) assertVersion(options.expectedVersion);
     await this.barrier(s.userId);
     return this.store.forget(s, id, { at: this.now(), expectedVersion: options.expectedVersion });
@@ -723,10 +733,17 @@ export class MemoryEngine {
 
   /** The user's existing active beliefs most related to the batch, offered to the extractor. */
   private async findCandidates(scope: Scope, text: string): Promise<CandidateBelief[]> {
-    const hits = await this.recall(scope, text.slice(0, 4000), {
+    const options: RecallOptions = {
       limit: this.config.candidatesForExtraction,
       noBarrier: true,
       kinds: ['identity', 'preference', 'goal', 'decision', 'fact', 'relationship', 'event'],
+    };
+    const query = text.slice(0, 4000);
+    // Candidates are a hint for the extractor: when the embedder fails, lexical candidates keep extraction going
+    // (and the commit, which needs embeddings, reports the failure if it persists).
+    const hits = await this.recall(scope, query, options).catch((err: unknown) => {
+      this.logger?.warn(`mem01: vector candidates unavailable, using lexical only: ${describeError(err)}`);
+      return this.recall(scope, query, { ...options, vector: false });
     });
     return hits.map(({ belief: b }) => ({
       id: b.id,
@@ -877,6 +894,14 @@ export class MemoryEngine {
     this.statsData.inputTokens += usage.inputTokens ?? 0;
     this.statsData.outputTokens += usage.outputTokens ?? 0;
     this.statsData.embeddingCalls += usage.embeddingCalls ?? 0;
+  }
+
+  /**
+   * Strict mode: raises (once) a pipeline failure recorded for this user, as `accept` and the read barrier do.
+   * For bindings that enqueue turns through a transcript transaction instead of `accept`.
+   */
+  raiseIfFailed(scope: Scope): void {
+    this.raiseStrict(normalizeScope(scope).userId);
   }
 
   private raiseStrict(userId: string): void {

@@ -38,7 +38,8 @@ export function assertId(value: unknown, field: string): asserts value is string
   if (/[\u0000-\u001f\u007f]/.test(value))
     throw new InvalidInputError(field, 'must not contain control characters');
   // Lone surrogates cannot round-trip through SQLite or Postgres text: the scope would change identity.
-  if (!value.isWellFormed()) throw new InvalidInputError(field, 'must be well-formed Unicode (no lone surrogates)');
+  if (!value.isWellFormed())
+    throw new InvalidInputError(field, 'must be well-formed Unicode (no lone surrogates)');
 }
 
 /** Throws unless `value` is a string of at most `maxBytes` UTF-8 bytes. */

@@ -51,7 +51,8 @@ export function createRunConfig(host: RunHookHost): MemoryRunConfig {
         const runtime = await host.runtime();
         const block = await recallBlock(runtime, host.scope, q);
         host.recordSuccess();
-        if (block.beliefs.length === 0) return { ok: true, block: null };
+        // The block is injected even when it recalls nothing: it says so, and the model input keeps one shape
+        // (the memory item plus the authority policy) on every run.
         runtime.injected.add(block.text);
         return { ok: true, block };
       } catch (error) {
