@@ -42,11 +42,10 @@ export function quoteTerm(term: string): string {
 }
 
 /**
- * The MATCH expression for `text` restricted to one scope's token, or null when the text has no searchable word.
- * The content columns are named explicitly so the scope column never matches a user's word.
+ * The MATCH expression for `text` (its words, quoted and OR-ed), or null when the text has no searchable word.
  */
-export function buildMatch(text: string, scopeToken: string): string | null {
+export function buildMatch(text: string): string | null {
   const terms = queryTerms(text);
   if (terms.length === 0) return null;
-  return `scope_tok : ${quoteTerm(scopeToken)} AND {statement value subject attribute} : (${terms.map(quoteTerm).join(' OR ')})`;
+  return terms.map(quoteTerm).join(' OR ');
 }

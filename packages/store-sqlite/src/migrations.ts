@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS belief_embeddings (
 CREATE INDEX IF NOT EXISTS belief_embeddings_scope ON belief_embeddings (scope_id);
 
 CREATE VIRTUAL TABLE IF NOT EXISTS belief_fts USING fts5 (
-  statement, value, subject, attribute, scope_tok,
+  statement, value, subject, attribute,
   tokenize = 'porter unicode61'
 );
 -- A contentful table (not contentless_delete): only then does FTS5 secure-delete remove a deleted row's terms
@@ -80,8 +80,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS belief_fts USING fts5 (
 INSERT INTO belief_fts (belief_fts, rank) VALUES ('secure-delete', 1);
 
 CREATE TRIGGER IF NOT EXISTS beliefs_fts_insert AFTER INSERT ON beliefs WHEN new.status <> 'forgotten' BEGIN
-  INSERT INTO belief_fts (rowid, statement, value, subject, attribute, scope_tok)
-  VALUES (new.seq, new.statement, new.value, new.subject, new.attribute, 'k' || new.scope_id);
+  INSERT INTO belief_fts (rowid, statement, value, subject, attribute)
+  VALUES (new.seq, new.statement, new.value, new.subject, new.attribute);
 END;
 CREATE TRIGGER IF NOT EXISTS beliefs_fts_forget AFTER UPDATE OF status ON beliefs
   WHEN new.status = 'forgotten' AND old.status <> 'forgotten' BEGIN

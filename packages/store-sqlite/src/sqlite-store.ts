@@ -725,33 +725,23 @@ export class SqliteStore implements FullStore {
     return this.#op('searchLexical', () => {
       const scopeId = this.#scopeId(s);
       if (scopeId === null) return [];
-      const match = buildMatch(query, `k${scopeId}`);
+      const match = buildMatch(query);
       if (match === null) return [];
-      // Rank inside FTS5 first (ORDER BY rank with a LIMIT keeps only the top rows), then join the few winners to
-      // beliefs for the status filter, over-fetching until the limit is filled or the matches run out.
-      const wanted = new Set<string>(statuses);
-      let k = Math.max(limit * 2, 32);
-      for (;;) {
-        const rows = this.#all(
-          `SELECT b.*, f.score AS score FROM (
-             SELECT rowid, -rank AS score FROM belief_fts
-              WHERE belief_fts MATCH ? AND rank MATCH 'bm25(1.0, 1.0, 0.5, 0.5, 0.0)' ORDER BY rank LIMIT ?
-           ) f JOIN beliefs b ON b.seq = f.rowid
-           WHERE b.user_id = ? AND b.namespace = ?`,
-          match,
-          k,
-          s.userId,
-          s.namespace,
-        );
-        const hits = rows
-          .filter((row) => wanted.has(String(row.status)))
-          .map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
-        if (hits.length >= limit || rows.length < k) {
-          hits.sort((x, y) => y.score - x.score || (x.belief.id < y.belief.id ? 1 : -1));
-          return hits.slice(0, limit);
-        }
-        k *= 4;
-      }
+      // Score the matches inside FTS5, then keep this scope's rows with the wanted statuses: the join is what
+      // guarantees that nothing of another scope is returned.
+      const rows = this.#all(
+        `SELECT b.*, f.score AS score FROM (
+           SELECT rowid, -bm25(belief_fts, 1.0, 1.0, 0.5, 0.5) AS score FROM belief_fts WHERE belief_fts MATCH ?
+         ) f JOIN beliefs b ON b.seq = f.rowid
+         WHERE b.user_id = ? AND b.namespace = ? AND b.status IN (${placeholders(statuses.length)})
+         ORDER BY f.score DESC, b.id DESC LIMIT ?`,
+        match,
+        s.userId,
+        s.namespace,
+        ...statuses,
+        limit,
+      );
+      return rows.map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
     });
   }
 
@@ -1663,6 +1653,9 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
     }
     db.exec('PRAGMA foreign_keys = ON');
     db.exec('PRAGMA secure_delete = ON');
+    // Large reads (vec0 chunks, embedding scans) go through a memory map instead of copies into the page cache.
+    db.exec('PRAGMA mmap_size = 1073741824');
+    db.exec('PRAGMA cache_size = -32768');
     db.exec(`PRAGMA synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
 
     let vectorMode: 'sqlite-vec' | 'exact' = 'exact';
