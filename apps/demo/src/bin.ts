@@ -116,7 +116,28 @@ async function main(argv: string[]): Promise<number> {
     out.write(`${JSON.stringify({ scaling: artifact, story }, null, 2)}\n`);
     return 0;
   }
-  out.write(`${scalingTable(scaling, out)}\n\n${storyTimeline(story, out)}\n`);
+  out.write(
+    [
+      paint(
+        out,
+        'bold',
+        'mem01 demo: long-term memory for the OpenAI Agents SDK, offline (no API key, no network, no database server)',
+      ),
+      'Part 1 shows that the prompt stays bounded: a reused session grows with every conversation, memSession sends',
+      'one small memory block instead. Part 2 shows beliefs being extracted, superseded and recalled across conversations.',
+      '',
+      scalingTable(scaling, out),
+      '',
+      storyTimeline(story, out),
+      '',
+      paint(
+        out,
+        'dim',
+        'Try: mem01-demo --json | --write-artifact | --check | --live (needs OPENAI_API_KEY)',
+      ),
+      '',
+    ].join('\n'),
+  );
   return 0;
 }
 

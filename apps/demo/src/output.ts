@@ -52,11 +52,25 @@ export function storyTimeline(steps: readonly StoryStep[], out: NodeJS.WriteStre
         : `   recalled: ${paint(out, 'yellow', 'nothing')}`,
     );
     lines.push(`   answer:   ${s.answer}`);
+    lines.push('   beliefs:');
+    const byId = new Map(s.beliefs.map((b) => [b.id, b]));
     for (const b of s.beliefs) {
-      const status =
-        b.status === 'active' ? paint(out, 'green', 'active    ') : paint(out, 'dim', b.status.padEnd(10));
-      const until = b.invalidatedAt ? ` → ${b.status} ${b.invalidatedAt}` : '';
-      lines.push(`   ${status} ${b.storedAt}${until}  ${b.statement}`);
+      const mark =
+        b.status === 'active'
+          ? paint(out, 'green', '● active    ')
+          : paint(out, 'dim', `○ ${b.status.padEnd(10)}`);
+      lines.push(`     ${mark} ${b.statement}`);
+      lines.push(paint(out, 'dim', `                  stored ${b.storedAt}`));
+      if (b.invalidatedAt) {
+        const by = b.supersededBy ? byId.get(b.supersededBy) : undefined;
+        lines.push(
+          paint(
+            out,
+            'dim',
+            `                  ${b.status} ${b.invalidatedAt}${by ? ` by "${by.statement}"` : ''}`,
+          ),
+        );
+      }
     }
   }
   return lines.join('\n');

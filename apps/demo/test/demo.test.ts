@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startFakeOpenAI } from '@mem01/openai/testing';
+import { quotingResponder, startFakeOpenAI } from '@mem01/openai/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { artifactText } from '../src/artifact.js';
 import { DEFAULT_FIXTURE, loadFixture, REPO_ROOT } from '../src/fixture.js';
@@ -156,7 +156,14 @@ describe('the bin', () => {
   });
 
   it('--live runs the story against a local fake OpenAI server, secret-safe', async () => {
-    const fake = await startFakeOpenAI();
+    // Extraction calls (a JSON-schema format) get grounded operations; the agent's own calls get plain text.
+    const extract = quotingResponder();
+    const fake = await startFakeOpenAI({
+      responses: (request) => {
+        const format = (request.body as { text?: { format?: { type?: string } } } | null)?.text?.format?.type;
+        return format === 'json_schema' ? extract(request) : 'Noted.';
+      },
+    });
     const key = 'sk-test-live0123456789abcdefghijklmnop';
     try {
       const r = await demo(['--live'], {
@@ -170,7 +177,12 @@ describe('the bin', () => {
       expect(out.mode).toBe('live');
       expect(out.steps).toHaveLength(4);
       expect(out.note).toMatch(/model observations/);
-      expect(out.steps[0]).toHaveProperty('modelObservation');
+      expect(out.steps[0].modelObservation).toBe('Noted.');
+      // The lifecycle observed in the store: the first turn became an active belief, with its storedAt.
+      expect(out.steps[0].beliefs.length).toBeGreaterThan(0);
+      expect(out.steps[0].beliefs[0]).toMatchObject({ status: 'active' });
+      expect(out.steps[0].beliefs[0].storedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(out.steps[3].recalledBlock).toContain('mem01-memory');
       expect(r.stdout).not.toContain(key);
       expect(fake.requests.some((q: { path: string }) => q.path.includes('/responses'))).toBe(true);
     } finally {
