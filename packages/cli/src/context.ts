@@ -58,7 +58,8 @@ export function parseEmbedderChoice(value: string | undefined): EmbedderChoice {
 /** The embedder recall and corrections use. It must be the one the data was written with. */
 export async function loadEmbedder(choice: EmbedderChoice): Promise<Embedder | null> {
   if (choice === 'none') return null;
-  const local = await import('@mem01/local');
+  // The embedder alone: loading the extractor's NLP libraries would slow every command down.
+  const local = await import('@mem01/local/embedder');
   return local.createLocalEmbedder();
 }
 
