@@ -21,7 +21,7 @@ export interface StoreHandle {
 
 export interface StoreOptions {
   readonly dimensions: number;
-  /** PostgreSQL connection string. Default `DATABASE_URL`, else `postgres://127.0.0.1:5432/test`. */
+  /** PostgreSQL connection string. Default `DATABASE_URL`, else `postgres://postgres@127.0.0.1:5432/test`. */
   readonly connectionString?: string | undefined;
   /** Keep the SQLite file / PostgreSQL schema after the run (default: removed). */
   readonly keep?: boolean | undefined;
@@ -68,7 +68,7 @@ export async function openStore(kind: StoreKind, options: StoreOptions): Promise
   const { openPostgresStore } = await import('@mem01/store-postgres');
   const { default: pg } = await import('pg');
   const connectionString =
-    options.connectionString ?? process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test';
+    options.connectionString ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `mem01_eval_${Date.now().toString(36)}_${process.pid}`;
   const pool = new pg.Pool({ connectionString, max: 4 });
   try {

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DATA, parseArgs, runCli } from '../src/cli.js';
 import type { LocomoReport } from '../src/report.js';
@@ -78,6 +79,40 @@ describe('eval:locomo smoke run', () => {
     expect(report.info.store).toMatch(/^sqlite/);
     expect(report.results[0]?.scores.byCategory['7']?.questions).toBe(1);
   });
+
+  it('the synthetic file on PostgreSQL, in a schema dropped afterwards', async () => {
+    const data = join(dir, 'synthetic-pg.json');
+    await writeFile(data, JSON.stringify(syntheticLocomo()));
+    const { report } = await runCli(
+      parseArgs([
+        '--data',
+        data,
+        '--store',
+        'postgres',
+        '--episodic',
+        'both',
+        '--json',
+        join(dir, 'pg.json'),
+        '--no-progress',
+      ]),
+      { env: {}, out: () => undefined },
+    );
+    checkReport(report, { ks: [5, 10], conversations: 2 });
+    expect(report.info.store).toMatch(/^postgres/);
+    const client = new pg.Client({
+      connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    });
+    await client.connect();
+    try {
+      const left = await client.query(
+        `SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE $1`,
+        [`mem01_eval_%_${process.pid}`],
+      );
+      expect(left.rows).toEqual([]);
+    } finally {
+      await client.end();
+    }
+  }, 60_000);
 
   it('refuses bad arguments and bad data with clear errors', async () => {
     expect(() => parseArgs(['--store', 'redis'])).toThrow(/redis/);
