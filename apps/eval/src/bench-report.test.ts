@@ -46,8 +46,9 @@ describe('bench summary', () => {
     });
     await put('store-sqlite.json', {
       results: [
-        { beliefs: 10000, recallMs: { p50: 4, p95: 12.5 } },
-        { beliefs: 100000, recallMs: { p50: 20, p95: 41 } },
+        { beliefs: 10000, vector: 'exact', recallMs: { p50: 40, p95: 150 } },
+        { beliefs: 10000, vector: 'sqlite-vec', recallMs: { p50: 4, p95: 12.5 } },
+        { beliefs: 100000, vector: 'sqlite-vec', recallMs: { p50: 20, p95: 41 } },
       ],
       append: { items: 10, medianMs: 0.4 },
     });
@@ -67,6 +68,12 @@ describe('bench summary', () => {
       strategies: [
         { strategy: 'full-history', perConversation: { bytes: [100, 300, 900] } },
         { strategy: 'memsession', perConversation: { bytes: [100, 150, 160] } },
+      ],
+    });
+    await put('session.json', {
+      modelInputBytes: [
+        { conversations: 1, memSessionBytes: 600, reusedMemorySessionBytes: 350 },
+        { conversations: 40, memSessionBytes: 800, reusedMemorySessionBytes: 8000 },
       ],
     });
     await put('locomo-memory.json', {
@@ -97,16 +104,23 @@ describe('bench summary', () => {
 
     expect(latencySeries(files).map((s) => [s.label, s.points.length])).toEqual([
       ['engine (p95_ms)', 3],
-      ['store-sqlite (recallMs.p95)', 2],
-      ['store-postgres (recallMs.p95)', 1],
+      ['store-sqlite exact (recallMs.p95)', 1],
+      ['store-sqlite sqlite-vec (recallMs.p95)', 2],
+      ['store-postgres exact (recallMs.p95)', 1],
+      ['store-postgres pgvector-hnsw (recallMs.p95)', 1],
     ]);
-    expect(inputBytesSeries(files).map((s) => s.label)).toEqual(['full-history (demo)', 'memsession (demo)']);
+    expect(inputBytesSeries(files).map((s) => s.label)).toEqual([
+      'full-history (demo)',
+      'memsession (demo)',
+      'memSession (session)',
+      'reusedMemorySession (session)',
+    ]);
 
     const { markdown } = await writeSummary(dir);
     expect(markdown).toContain('| broken.json | unreadable JSON |');
     expect(markdown).toContain('| LoCoMo: recall@10 excl. adversarial');
     const svg = await readFile(join(dir, 'model-input-bytes.svg'), 'utf8');
-    expect(svg.match(/<polyline/g)).toHaveLength(2);
+    expect(svg.match(/<polyline/g)).toHaveLength(4);
   });
 
   it('reports a present file without the figure as such, not as not run', async () => {

@@ -118,23 +118,49 @@ function recallP95(row: Json, prefer: RegExp | null = null): { key: string; valu
   return pick ? { key: pick[0], value: pick[1] } : null;
 }
 
-/** (beliefs, p95 ms) points of a file, from every row that has both. */
-export function latencyPoints(
+/** The vector mode a row names (`vector`, `vectorMode`, `mode`), e.g. `sqlite-vec`, `exact`; '' when none. */
+function modeOf(row: Json): string {
+  for (const k of ['vector', 'vectorMode', 'mode', 'index']) {
+    const v = row[k];
+    if (typeof v === 'string') return v;
+  }
+  return '';
+}
+
+/** (beliefs, p95 ms) points of a file, from every row that has both, grouped by the row's vector mode. */
+export function latencyGroups(
   file: BenchFile | undefined,
-  filter: (text: string) => boolean = () => true,
-): { points: [number, number][]; key: string | null } {
-  if (!file) return { points: [], key: null };
-  const points = new Map<number, number>();
-  let key: string | null = null;
-  for (const { row, text } of objects(file.data)) {
+): { mode: string; key: string; points: [number, number][] }[] {
+  if (!file) return [];
+  const groups = new Map<string, { key: string; points: Map<number, number> }>();
+  for (const { row } of objects(file.data)) {
     const n = countOf(row);
-    if (n === null || !filter(text)) continue;
+    if (n === null) continue;
     const p = recallP95(row);
     if (!p) continue;
-    key ??= p.key;
-    if (p.key === key && !points.has(n)) points.set(n, p.value);
+    const mode = modeOf(row);
+    let g = groups.get(mode);
+    if (!g) {
+      g = { key: p.key, points: new Map() };
+      groups.set(mode, g);
+    }
+    if (p.key === g.key && !g.points.has(n)) g.points.set(n, p.value);
   }
-  return { points: [...points.entries()].sort((a, b) => a[0] - b[0]), key };
+  return [...groups.entries()].map(([mode, g]) => ({
+    mode,
+    key: g.key,
+    points: [...g.points.entries()].sort((a, b) => a[0] - b[0]),
+  }));
+}
+
+/** The points of the indexed mode (any mode but `exact`, when there is one), for the targets. */
+export function latencyPoints(file: BenchFile | undefined): {
+  points: [number, number][];
+  key: string | null;
+} {
+  const groups = latencyGroups(file);
+  const g = groups.find((x) => !/exact/i.test(x.mode)) ?? groups[0];
+  return g ? { points: g.points, key: g.mode ? `${g.key}, ${g.mode}` : g.key } : { points: [], key: null };
 }
 
 function latencyFigure(
@@ -143,13 +169,12 @@ function latencyFigure(
   figure: string,
   n: number,
   max: number,
-  filter?: (text: string) => boolean,
 ): Figure {
   const target = `p95 ≤ ${max} ms`;
   for (const name of names) {
     const file = files.find((f) => f.name === name);
     if (!file) continue;
-    const { points, key } = latencyPoints(file, filter);
+    const { points, key } = latencyPoints(file);
     const hit = points.find(([x]) => x === n);
     if (hit) {
       return {
@@ -278,14 +303,7 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
     latencyFigure(files, ['store-sqlite'], 'SQLite recall, 10k beliefs', 10_000, 10),
     latencyFigure(files, ['store-sqlite'], 'SQLite recall, 100k beliefs', 100_000, 50),
     appendFigure(files),
-    latencyFigure(
-      files,
-      ['store-postgres'],
-      'PostgreSQL recall, 100k beliefs, HNSW',
-      100_000,
-      20,
-      (t) => !/exact/i.test(t),
-    ),
+    latencyFigure(files, ['store-postgres'], 'PostgreSQL recall, 100k beliefs, HNSW', 100_000, 20),
     openaiFigure(files, /unbatched/i, 'OpenAI extraction, unbatched', 1),
     openaiFigure(files, /batch(es)? of 4/i, 'OpenAI extraction, batches of 4', 0.3),
     ...locomoFigures(files),
@@ -298,8 +316,10 @@ const STORE_FILES = ['engine', 'store-memory', 'store-sqlite', 'store-postgres']
 export function latencySeries(files: readonly BenchFile[]): Series[] {
   const out: Series[] = [];
   for (const name of STORE_FILES) {
-    const { points, key } = latencyPoints(files.find((f) => f.name === name));
-    if (points.length > 0) out.push({ label: `${name} (${key})`, points });
+    for (const g of latencyGroups(files.find((f) => f.name === name))) {
+      if (g.points.length > 0)
+        out.push({ label: `${name}${g.mode ? ` ${g.mode}` : ''} (${g.key})`, points: g.points });
+    }
   }
   return out;
 }
@@ -310,6 +330,18 @@ export function inputBytesSeries(files: readonly BenchFile[]): Series[] {
   for (const f of files) {
     if (f.name.startsWith('locomo-')) continue;
     for (const { row } of objects(f.data)) {
+      // Checkpoint rows: { conversations: n, <strategy>Bytes: … } (the session benchmark).
+      if (Array.isArray(row.modelInputBytes)) {
+        const rows = row.modelInputBytes.filter(isObj);
+        const keys = new Set(rows.flatMap((r) => Object.keys(r).filter((k) => /Bytes$/.test(k))));
+        for (const k of keys) {
+          const points = rows
+            .filter((r) => typeof r.conversations === 'number' && typeof r[k] === 'number')
+            .map((r): [number, number] => [r.conversations as number, r[k] as number]);
+          if (points.length > 0) out.push({ label: `${k.replace(/Bytes$/, '')} (${f.name})`, points });
+        }
+        continue;
+      }
       const strategy = row.strategy ?? row.name;
       if (typeof strategy !== 'string') continue;
       const per = isObj(row.perConversation) ? row.perConversation.bytes : row.bytes;
