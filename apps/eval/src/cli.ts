@@ -102,6 +102,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         'models: local, or openai (default: openai when OPENAI_API_KEY is set)',
       ).choices(['local', 'openai']),
     )
+    .option(
+      '--collapse-covered',
+      'simulate a proposed engine change: drop results whose turns are already covered',
+    )
     .option('--no-progress', 'no progress bar');
   program.parse([...argv], { from: 'user' });
   const o = program.opts();

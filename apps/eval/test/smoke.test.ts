@@ -68,6 +68,9 @@ describe('eval:locomo smoke run', () => {
         'on',
         '--k',
         '3',
+        '--collapse-covered',
+        '--engine-config',
+        '{"ranking":{"weights":{"lexical":0.8,"vector":0.2,"recency":0,"confidence":0}}}',
         '--json',
         json,
         '--no-progress',
@@ -78,6 +81,11 @@ describe('eval:locomo smoke run', () => {
     expect(report.results).toHaveLength(1);
     expect(report.info.store).toMatch(/^sqlite/);
     expect(report.results[0]?.scores.byCategory['7']?.questions).toBe(1);
+    expect(report.results[0]).toMatchObject({
+      collapseCovered: true,
+      engineConfig: { ranking: { weights: { lexical: 0.8 } } },
+      label: 'mem01 default (beliefs + episodes), tuned config, collapsed',
+    });
   });
 
   it('the synthetic file on PostgreSQL, in a schema dropped afterwards', async () => {
