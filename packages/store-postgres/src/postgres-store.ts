@@ -590,7 +590,8 @@ export class PostgresStore implements FullStore {
     assertText(b.attribute, `${where}.attribute`, 1024, b.status === 'forgotten');
     assertText(b.value, `${where}.value`, MAX_TEXT_BYTES, true);
     assertText(b.statement, `${where}.statement`, MAX_TEXT_BYTES, true);
-    if (!isBeliefKind(b.kind)) throw new InvalidInputError(`${where}.kind`, `unknown kind ${JSON.stringify(b.kind)}`);
+    if (!isBeliefKind(b.kind))
+      throw new InvalidInputError(`${where}.kind`, `unknown kind ${JSON.stringify(b.kind)}`);
     if (!(BELIEF_SOURCES as readonly string[]).includes(b.source)) {
       throw new InvalidInputError(`${where}.source`, `unknown source ${JSON.stringify(b.source)}`);
     }
@@ -717,7 +718,8 @@ export class PostgresStore implements FullStore {
           // Retire before activating: the one-active-per-key index is checked per statement, so an update that
           // activates a belief runs after the updates that move another one out of `active`.
           const order = [...updates.keys()].sort(
-            (a, b) => Number(updates[a]?.set.status === 'active') - Number(updates[b]?.set.status === 'active'),
+            (a, b) =>
+              Number(updates[a]?.set.status === 'active') - Number(updates[b]?.set.status === 'active'),
           );
           for (const i of order) {
             const u = updates[i]!;

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startPgliteServer } from './pglite-server.js';
+import { startPgliteServer } from './pglite-server.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -7,19 +7,6 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
-export interface PgliteServer {
-  readonly url: string;
-  stop(): Promise<void>;
-}
-
-interface Pending {
-  handlerId: number;
-  message: Uint8Array;
-  onData: (data: Uint8Array) => void;
-  resolve: (n: number) => void;
-  reject: (err: unknown) => void;
-}
-
 /** Extended-protocol message types that leave the backend mid-statement until the next Sync. */
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C', 'H']);
 
@@ -30,19 +17,21 @@ const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C', 'H']);
  * extended-protocol message to its Sync, and for the whole of an open transaction, as the stock queue does.
  */
 class SyncAwareQueue {
-  #queue: Pending[] = [];
+  #queue = [];
   #processing = false;
-  #sticky: number | null = null;
-  constructor(private readonly db: PGlite) {}
+  #sticky = null;
+  constructor(db) {
+    this.db = db;
+  }
 
-  enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+  enqueue(handlerId, message, onData) {
     return new Promise((resolve, reject) => {
       this.#queue.push({ handlerId, message, onData, resolve, reject });
       if (!this.#processing) void this.#process();
     });
   }
 
-  async #process(): Promise<void> {
+  async #process() {
     if (this.#processing) return;
     this.#processing = true;
     try {
@@ -58,7 +47,7 @@ class SyncAwareQueue {
           let bytes = 0;
           await this.db.runExclusive(() =>
             this.db.execProtocolRawStream(item.message, {
-              onRawData: (data: Uint8Array) => {
+              onRawData: (data) => {
                 bytes += data.length;
                 item.onData(data);
               },
@@ -77,11 +66,11 @@ class SyncAwareQueue {
     }
   }
 
-  getQueueLength(): number {
+  getQueueLength() {
     return this.#queue.length;
   }
 
-  clearQueueForHandler(handlerId: number): void {
+  clearQueueForHandler(handlerId) {
     this.#queue = this.#queue.filter((p) => {
       if (p.handlerId !== handlerId) return true;
       p.reject(new Error('Handler disconnected'));
@@ -89,7 +78,7 @@ class SyncAwareQueue {
     });
   }
 
-  async clearTransactionIfNeeded(handlerId: number): Promise<void> {
+  async clearTransactionIfNeeded(handlerId) {
     if (this.#sticky !== handlerId) return;
     if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
     this.#sticky = null;
@@ -97,14 +86,15 @@ class SyncAwareQueue {
   }
 }
 
-export async function startPgliteServer(options: { dataDir?: string } = {}): Promise<PgliteServer> {
+/** @param {{ dataDir?: string }} options */
+export async function startPgliteServer(options = {}) {
   const db = await PGlite.create({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     extensions: { vector },
   });
   const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 32 });
   // Handlers are given the server's queue when a connection arrives, so replacing it before start() is enough.
-  (server as unknown as { queryQueue: SyncAwareQueue }).queryQueue = new SyncAwareQueue(db);
+  server.queryQueue = new SyncAwareQueue(db);
   await server.start();
   return {
     url: `postgres://postgres@${server.getServerConn()}/postgres`,
