@@ -152,9 +152,12 @@ try {
     }
     vecStore.checkpoint();
     const buildMs = performance.now() - buildStart;
-    const queries = Array.from({ length: queriesFor(size) }, () => {
+    // Half plain keyword questions, half with words that occur in most statements ("user", "likes").
+    const queries = Array.from({ length: queriesFor(size) }, (_, i) => {
       const words = pick(statements).split(' ');
-      return `what about ${words[3]} and ${words[5]}?`;
+      return i % 2 === 0
+        ? `what about ${words[3]} and ${words[5]}?`
+        : `does the user like ${words[3]} or ${words[4]}?`;
     });
     const queryVectors = await embedder.embed(queries);
     const exactStore = openSqliteStore({ path, vector: 'exact', logger: quiet });

@@ -41,11 +41,20 @@ export function quoteTerm(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
 }
 
-/**
- * The MATCH expression for `text` (its words, quoted and OR-ed), or null when the text has no searchable word.
- */
-export function buildMatch(text: string): string | null {
-  const terms = queryTerms(text);
+/** The MATCH expression for already-split terms (quoted and OR-ed), or null when there are none. */
+export function buildMatch(terms: readonly string[]): string | null {
   if (terms.length === 0) return null;
   return terms.map(quoteTerm).join(' OR ');
+}
+
+/** Decodes a SQLite/FTS5 varint at the start of `bytes` (the first field of the FTS5 averages record). */
+export function readVarint(bytes: Uint8Array): number | null {
+  let value = 0;
+  for (let i = 0; i < 9 && i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (i === 8) return value * 256 + b;
+    value = value * 128 + (b & 0x7f);
+    if ((b & 0x80) === 0) return value;
+  }
+  return null;
 }

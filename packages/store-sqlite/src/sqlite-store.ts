@@ -64,7 +64,7 @@ import {
   vectorToBytes,
 } from '@mem01/engine';
 import * as sqliteVec from 'sqlite-vec';
-import { buildMatch } from './fts-query.js';
+import { buildMatch, queryTerms, readVarint } from './fts-query.js';
 import { APPLICATION_ID, MIGRATIONS, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { defaultSqlitePath } from './paths.js';
 import {
@@ -725,7 +725,7 @@ export class SqliteStore implements FullStore {
     return this.#op('searchLexical', () => {
       const scopeId = this.#scopeId(s);
       if (scopeId === null) return [];
-      const match = buildMatch(query);
+      const match = buildMatch(this.#informativeTerms(queryTerms(query)));
       if (match === null) return [];
       // Score the matches inside FTS5, then keep this scope's rows with the wanted statuses: the join is what
       // guarantees that nothing of another scope is returned.
@@ -743,6 +743,30 @@ export class SqliteStore implements FullStore {
       );
       return rows.map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
     });
+  }
+
+  /**
+   * Drops query words that occur in more than half of all indexed beliefs (for example "user" when every statement
+   * reads "The user ..."). BM25 gives such words an IDF of about zero, so ranking is unchanged, but matching them
+   * would make FTS5 score nearly every row. Only from 1000 indexed beliefs on; words are stemmed by FTS5 itself.
+   */
+  #informativeTerms(terms: string[]): string[] {
+    if (terms.length === 0) return terms;
+    const avg = this.#get('SELECT block FROM belief_fts_data WHERE id = 1');
+    const total = avg ? readVarint(avg.block as Uint8Array) : null;
+    if (total === null || total < 1000) return terms;
+    this.#run('DELETE FROM temp.mem01_query_terms');
+    const insert = this.#stmt('INSERT INTO temp.mem01_query_terms (rowid, x) VALUES (?, ?)');
+    terms.forEach((term, i) => {
+      insert.run(i + 1, term);
+    });
+    const frequency = new Map<number, number>();
+    for (const r of this.#all('SELECT term, doc FROM temp.mem01_query_terms_vocab')) {
+      const df = this.#get('SELECT doc FROM temp.mem01_belief_vocab WHERE term = ?', String(r.term));
+      const i = Number(r.doc);
+      frequency.set(i, Math.max(frequency.get(i) ?? 0, df ? Number(df.doc) : 0));
+    }
+    return terms.filter((_, i) => (frequency.get(i + 1) ?? 0) <= total / 2);
   }
 
   async searchVector(scope: Scope, vector: Float32Array, options: SearchOptions): Promise<VectorHit[]> {
@@ -1675,6 +1699,11 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
     }
 
     migrate(db, path);
+    // Per-connection helpers for query-term statistics; temp objects never touch the file.
+    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_belief_vocab USING fts5vocab(main, belief_fts, 'row');
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms USING fts5(x, tokenize = 'porter unicode61');
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms_vocab
+        USING fts5vocab(temp, mem01_query_terms, 'instance');`);
 
     let dimensions = readDimensions(db);
     if (opts.dimensions !== null) {

@@ -310,6 +310,53 @@ describe('bad and hostile input', () => {
   }
 });
 
+describe('lexical search at scale', () => {
+  it('words in more than half of all beliefs are dropped from the query without changing the ranking', async () => {
+    const path = join(tempDir(), 'common.db');
+    const store = openSqliteStore({ path, logger: quiet });
+    const scope = { userId: 'u' };
+    const inserts = Array.from({ length: 1200 }, (_, i) => ({
+      belief: belief(scope, {
+        attribute: `item_${i}`,
+        value: `item ${i}`,
+        statement: `The user likes item number ${i}.`,
+      }),
+    }));
+    const tomato = belief(scope, {
+      attribute: 'garden',
+      value: 'tomatoes',
+      statement: 'The user grows tomatoes.',
+    });
+    const tomatoLike = belief(scope, {
+      attribute: 'food',
+      value: 'tomato soup',
+      statement: 'The user likes tomato soup.',
+    });
+    await store.importBeliefs([...inserts, { belief: tomato }, { belief: tomatoLike }]);
+    const hits = await store.searchLexical(scope, 'Does the user like tomatoes?', { limit: 10 });
+    expect(hits.map((h) => h.belief.id).sort()).toEqual([tomato.id, tomatoLike.id].sort());
+    // The same scores as FTS5 gives the full query (the dropped words weigh about nothing).
+    const raw = new DatabaseSync(path);
+    const full = raw
+      .prepare(
+        `SELECT b.id AS id, -bm25(belief_fts, 1.0, 1.0, 0.5, 0.5) AS score FROM belief_fts
+           JOIN beliefs b ON b.seq = belief_fts.rowid WHERE belief_fts MATCH '"user" OR "like" OR "tomatoes"'
+          ORDER BY score DESC LIMIT 2`,
+      )
+      .all() as { id: string; score: number }[];
+    raw.close();
+    expect(hits.map((h) => h.belief.id)).toEqual(full.map((f) => f.id));
+    for (const [i, h] of hits.entries()) expect(h.score).toBeCloseTo(full[i]!.score, 3);
+    // A query made only of such words finds nothing, like an all-stop-word query.
+    expect(await store.searchLexical(scope, 'the user likes', { limit: 10 })).toEqual([]);
+    // Rare words still match.
+    expect((await store.searchLexical(scope, 'number 77', { limit: 1 }))[0]?.belief.attribute).toBe(
+      'item_77',
+    );
+    await store.close();
+  });
+});
+
 describe('transactions', () => {
   it('appendItems and its enqueue roll back together when the outbox write fails', async () => {
     const path = join(tempDir(), 'tx.db');
