@@ -118,9 +118,9 @@ function recallP95(row: Json, prefer: RegExp | null = null): { key: string; valu
   return pick ? { key: pick[0], value: pick[1] } : null;
 }
 
-/** The vector mode a row names (`vector`, `vectorMode`, `mode`), e.g. `sqlite-vec`, `exact`; '' when none. */
+/** The vector mode a row names (`vector`, `vectorMode`, `mode`, `index`, `store`), e.g. `sqlite-vec`, `exact`; '' when none. */
 function modeOf(row: Json): string {
-  for (const k of ['vector', 'vectorMode', 'mode', 'index']) {
+  for (const k of ['vector', 'vectorMode', 'mode', 'index', 'store']) {
     const v = row[k];
     if (typeof v === 'string') return v;
   }
@@ -188,6 +188,13 @@ function latencyFigure(
     }
   }
   const present = names.filter((n) => files.some((f) => f.name === n));
+  const largest = present
+    .map((name) => ({ name, ...latencyPoints(files.find((f) => f.name === name)) }))
+    .map((x) => ({ ...x, last: x.points[x.points.length - 1] }))
+    .find((x) => x.last !== undefined);
+  const hint = largest?.last
+    ? `; largest measured: ${largest.last[0].toLocaleString('en')} beliefs, p95 ${largest.last[1]} ms (${largest.key})`
+    : '';
   return {
     figure,
     target,
@@ -195,7 +202,7 @@ function latencyFigure(
     unit: 'ms',
     source:
       present.length > 0
-        ? `no ${n.toLocaleString('en')}-belief row in ${present.map((p) => `${p}.json`).join(', ')}`
+        ? `no ${n.toLocaleString('en')}-belief row in ${present.map((p) => `${p}.json`).join(', ')}${hint}`
         : 'not run',
     meets: null,
   };

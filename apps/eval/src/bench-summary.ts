@@ -8,7 +8,7 @@ try {
   await mkdir(RESULTS_DIR, { recursive: true });
   const { figures } = await writeSummary(RESULTS_DIR);
   for (const f of figures) {
-    console.log(`${f.figure}: ${f.value === null ? 'not run' : `${f.value} ${f.unit}`} (target ${f.target})`);
+    console.log(`${f.figure}: ${f.value === null ? f.source : `${f.value} ${f.unit}`} (target ${f.target})`);
   }
   console.log(`wrote ${RESULTS_DIR}/summary.md`);
 } catch (err) {

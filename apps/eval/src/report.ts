@@ -145,13 +145,12 @@ export function verdicts(report: LocomoReport): string[] {
     for (const vs of report.versusBm25.filter((x) => x.label === r.label)) {
       const worse = Object.entries(vs.byCategory)
         .filter(([, d]) => !(d > 0))
-        .map(([c, d]) => `${categoryName(Number(c))} ${d >= 0 ? '+' : ''}${d.toFixed(1)}`);
+        .map(([c]) => categoryName(Number(c)));
+      const deltas = Object.entries(vs.byCategory)
+        .map(([c, d]) => `${categoryName(Number(c))} ${d >= 0 ? '+' : ''}${d.toFixed(1)}`)
+        .join(', ');
       lines.push(
-        `${r.label} vs BM25 at k=${vs.k}: ${vs.beatsEveryCategory ? 'ahead in every category' : `not ahead in ${worse.join(', ')}`} (${Object.entries(
-          vs.byCategory,
-        )
-          .map(([c, d]) => `${categoryName(Number(c))} ${d >= 0 ? '+' : ''}${d.toFixed(1)}`)
-          .join(', ')}).`,
+        `${r.label} vs BM25 at k=${vs.k}: ${vs.beatsEveryCategory ? 'ahead in every category' : `not ahead in ${worse.join(', ')}`} (points: ${deltas}).`,
       );
     }
   }
