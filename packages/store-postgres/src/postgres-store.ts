@@ -12,6 +12,7 @@ import {
   type BeliefStatus,
   CapabilityError,
   type ClaimOptions,
+  ClosedError,
   type CommitRequest,
   ConfigError,
   CorruptStoreError,
@@ -369,7 +370,7 @@ export class PostgresStore implements FullStore {
   }
 
   #state() {
-    if (this.#closed) throw new StoreError('postgres store is closed');
+    if (this.#closed) throw new ClosedError('postgres store');
     if (!this.#loaded) throw new StoreError('postgres store is not migrated or loaded yet');
     return this.#loaded;
   }

@@ -1,0 +1,65 @@
+import { cosineSimilarity, createBelief } from '@mem01/engine';
+import { afterAll, describe, expect, it } from 'vitest';
+import { StoreFactory, type Target } from './helpers.js';
+
+const DIMS = 8;
+let seed = 7;
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff - 0.5;
+};
+const vec = () => Float32Array.from({ length: DIMS }, rand);
+
+describe.each<Target>(['pglite', 'real'])('vector search with a large neighbour on %s', (target) => {
+  const factory = new StoreFactory(target);
+  afterAll(() => factory.cleanup());
+
+  it('is always scope-filtered, best first, with exact scores, and finds nearly all true neighbours', async () => {
+    const store = await factory.open({ dimensions: DIMS });
+    const at = new Date().toISOString();
+    const make = (userId: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        belief: createBelief({
+          scope: { userId },
+          kind: 'fact',
+          subject: 'user',
+          attribute: `a${i}`,
+          value: `${i}`,
+          statement: `S ${i}.`,
+          confidence: 1,
+          source: 'import',
+          at,
+        }),
+        embedding: vec(),
+      }));
+    const big = make('big', 1200);
+    const small = make('small', 25);
+    for (let i = 0; i < big.length; i += 400) await store.importBeliefs(big.slice(i, i + 400));
+    await store.importBeliefs(small);
+    for (const [userId, data] of [
+      ['small', small],
+      ['big', big],
+    ] as const) {
+      let found = 0;
+      for (let q = 0; q < 8; q++) {
+        const query = vec();
+        const hits = await store.searchVector({ userId }, query, { limit: 10 });
+        expect(hits).toHaveLength(10);
+        const byId = new Map(data.map((r) => [r.belief.id, r.embedding]));
+        for (const [i, h] of hits.entries()) {
+          expect(h.belief.scope.userId).toBe(userId);
+          expect(h.score).toBeCloseTo(cosineSimilarity(query, byId.get(h.belief.id)!), 4);
+          if (i > 0) expect(h.score).toBeLessThanOrEqual(hits[i - 1]!.score + 1e-9);
+        }
+        const truth = data
+          .map((r) => ({ id: r.belief.id, s: cosineSimilarity(query, r.embedding) }))
+          .sort((a, b) => b.s - a.s)
+          .slice(0, 10);
+        const got = new Set(hits.map((h) => h.belief.id));
+        found += truth.filter((t) => got.has(t.id)).length;
+      }
+      // Exact mode must be exact; HNSW is approximate but should find nearly all of the true top 10.
+      expect(found / 80).toBeGreaterThanOrEqual(target === 'real' ? 1 : 0.9);
+    }
+  }, 60_000);
+});
