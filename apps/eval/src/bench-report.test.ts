@@ -48,7 +48,7 @@ describe('bench summary', () => {
       results: [
         { beliefs: 10000, vector: 'exact', recallMs: { p50: 40, p95: 150 } },
         { beliefs: 10000, vector: 'sqlite-vec', recallMs: { p50: 4, p95: 12.5 } },
-        { beliefs: 100000, vector: 'sqlite-vec', recallMs: { p50: 20, p95: 41 } },
+        { beliefs: 100000, vector: 'sqlite-vec', recallMs: { p50: 20, p95: 41, n: 60 } },
       ],
       append: { items: 10, medianMs: 0.4 },
     });

@@ -65,6 +65,8 @@ const COUNT_KEYS = ['beliefs', 'n', 'size', 'count', 'N', 'items'];
 
 function countOf(row: Json): number | null {
   for (const k of COUNT_KEYS) {
+    // `{ p50, p95, n }` is a latency summary whose `n` counts samples, not beliefs.
+    if (k === 'n' && ('p95' in row || 'p50' in row)) continue;
     const v = row[k];
     if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v;
   }

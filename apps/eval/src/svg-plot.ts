@@ -57,9 +57,9 @@ function ticks(min: number, max: number, log: boolean): number[] {
 
 /** Renders the chart. Points that cannot be placed on a log axis (≤ 0) are dropped; an empty chart says so. */
 export function lineChart(series: readonly Series[], options: ChartOptions): string {
-  const W = options.width ?? 720;
+  const W = options.width ?? 820;
   const H = options.height ?? 400;
-  const m = { top: 40, right: 200, bottom: 50, left: 70 };
+  const m = { top: 40, right: 300, bottom: 50, left: 70 };
   const pw = W - m.left - m.right;
   const ph = H - m.top - m.bottom;
   const usable = series
@@ -139,7 +139,7 @@ export function lineChart(series: readonly Series[], options: ChartOptions): str
     const ly = m.top + 8 + i * 18;
     parts.push(
       `<line x1="${m.left + pw + 12}" x2="${m.left + pw + 32}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
-      `<text x="${m.left + pw + 38}" y="${ly + 4}">${esc(s.label.length > 26 ? `${s.label.slice(0, 25)}…` : s.label)}</text>`,
+      `<text x="${m.left + pw + 38}" y="${ly + 4}">${esc(s.label.length > 44 ? `${s.label.slice(0, 43)}…` : s.label)}</text>`,
     );
   });
   parts.push('</svg>');
