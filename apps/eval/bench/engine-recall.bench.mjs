@@ -1,5 +1,6 @@
 // Engine recall latency over 1k / 10k / 100k beliefs of one user in the in-memory store, and reconciliation
-// throughput. Figures, not pass/fail. Run: pnpm --filter @mem01/store-memory bench (after pnpm build).
+// throughput. Figures, not pass/fail. Run: pnpm --filter @mem01/eval bench (after pnpm build).
+// It lives in apps/eval because it needs both the memory store and the local embedder.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
