@@ -1266,7 +1266,9 @@ export class PostgresStore implements FullStore {
             leaseUntil,
           };
         }),
-      { idempotent: false },
+      // Safe to re-run: if the lost attempt did commit, its entries stay claimed under an id nobody holds and are
+      // taken over when that lease expires, so the worst case is one lease period of delay for that user.
+      { idempotent: true },
     );
   }
 

@@ -265,6 +265,92 @@ describe('faults on the real server', () => {
     }
   });
 
+  it('workers whose connections are killed while they work still finish every turn, each belief once', async () => {
+    const schema = uniqueSchema('wkill');
+    const base = await open(schema);
+    const app = `mem01-wk-${schema}`;
+    const engines: MemoryEngine[] = [];
+    for (let i = 0; i < 2; i++) {
+      const store = await open(schema, { connectionString: withAppName(app), maxConnections: 2 });
+      engines.push(
+        new MemoryEngine({
+          store,
+          extractor: new FakeExtractor(80),
+          workerId: `K${i}`,
+          config: { leaseMs: 2_000, maxAttempts: 50 },
+        }),
+      );
+    }
+    const inputs: OutboxInput[] = [];
+    for (let p = 0; p < 6; p++) {
+      for (let u = 0; u < 4; u++) {
+        inputs.push({
+          scope: { userId: `k${u}` },
+          sessionId: `s${u}`,
+          position: p,
+          role: 'user',
+          text: `key${p}=val${p}`,
+          at: new Date().toISOString(),
+        });
+      }
+    }
+    await base.enqueue(inputs);
+    const client = await adminClient();
+    let killing = true;
+    let kills = 0;
+    const killer = (async () => {
+      while (killing) {
+        await sleep(80 + Math.random() * 120);
+        const r = await client.query(
+          'select count(pg_terminate_backend(pid)) as n from pg_stat_activity where application_name = $1',
+          [app],
+        );
+        kills += Number(r.rows[0].n);
+      }
+    })();
+    const ctrl = new AbortController();
+    const crashes: unknown[] = [];
+    // A supervisor restarts a worker loop that gave up on a lost connection, as a process manager would.
+    const loops = engines.map(async (e) => {
+      while (!ctrl.signal.aborted) {
+        try {
+          await e.runWorker({ signal: ctrl.signal, pollMs: 20 });
+        } catch (err) {
+          crashes.push(err);
+          await sleep(50);
+        }
+      }
+    });
+    const deadline = Date.now() + 40_000;
+    while (Date.now() < deadline) {
+      const b = await base.backlog({ now: new Date().toISOString() });
+      if (b.queued + b.claimed === 0) break;
+      await sleep(200);
+    }
+    killing = false;
+    await killer;
+    ctrl.abort();
+    await Promise.all(loops);
+    for (const e of engines) await e.close();
+    expect(kills).toBeGreaterThan(2);
+    for (const c of crashes) expect(c).toBeInstanceOf(StoreError);
+    console.info(`workers under kill: ${kills} backends terminated, ${crashes.length} worker-loop restarts`);
+    expect(await base.backlog({ now: new Date().toISOString() })).toEqual({
+      queued: 0,
+      claimed: 0,
+      dead: 0,
+      staleLeases: 0,
+    });
+    for (let u = 0; u < 4; u++) {
+      const beliefs = (
+        await base.list({ userId: `k${u}` }, { statuses: ['active', 'superseded', 'pending', 'retracted'] })
+      ).items;
+      expect(beliefs.map((b) => `${b.attribute}=${b.value}`).sort()).toEqual(
+        Array.from({ length: 6 }, (_, p) => `key${p}=val${p}`),
+      );
+    }
+  }, 90_000);
+
   it('pool exhaustion gives a clear error', async () => {
     const schema = uniqueSchema('pool');
     const store = await open(schema, { maxConnections: 1, connectionTimeoutMs: 200 });
