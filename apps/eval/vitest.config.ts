@@ -1,6 +1,3 @@
-import { defineConfig } from 'vitest/config';
+import shared from '../../vitest.shared.js';
 
-export default defineConfig({
-  resolve: { conditions: ['source'] },
-  test: { include: ['src/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 },
-});
+export default shared;

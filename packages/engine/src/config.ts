@@ -1,7 +1,7 @@
 /** Engine configuration: every default is resolved here, once. */
 import { InvalidInputError } from './errors.js';
 import type { Embedder } from './ports.js';
-import { DEFAULT_RANKING, type RankingConfig } from './recall.js';
+import { DEFAULT_RANKING, LEXICAL_EMBEDDER_WEIGHTS, type RankingConfig, SEMANTIC_WEIGHTS } from './recall.js';
 import { MIN_BUDGET_BYTES } from './render.js';
 
 export interface EngineConfig {
@@ -59,7 +59,12 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   const merged = { ...DEFAULT_CONFIG, ...dropUndefined(input ?? {}) };
   const ranking: RankingConfig = {
     ...DEFAULT_RANKING,
-    ...(embedder ? { minSimilarity: embedder.minSimilarity } : {}),
+    ...(embedder
+      ? {
+          minSimilarity: embedder.minSimilarity,
+          weights: embedder.kind === 'lexical' ? LEXICAL_EMBEDDER_WEIGHTS : SEMANTIC_WEIGHTS,
+        }
+      : {}),
     ...dropUndefined(input?.ranking ?? {}),
   };
   const int = (name: keyof typeof DEFAULT_CONFIG, min: number, max: number): void => {

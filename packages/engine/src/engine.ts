@@ -30,7 +30,7 @@ import type {
   OutboxClaim,
   OutboxInput,
 } from './ports.js';
-import { rankHits, rankProfile } from './recall.js';
+import { collapseCovered, rankHits, rankProfile } from './recall.js';
 import { beliefKey, operationRefs, type ReconcilePlan, reconcile, validateOperations } from './reconcile.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
 import { contentWords } from './text.js';
@@ -333,10 +333,14 @@ export class MemoryEngine {
             )
           : Promise.resolve([]);
       const [lexical, vector] = await Promise.all([lexicalP, vectorP]);
-      ranked = rankHits(
-        lexical.filter((h) => keep(h.belief)),
-        vector.filter((h) => keep(h.belief)),
-        { now, limit, config: this.config.ranking },
+      // Rank a wider list, then drop what adds no evidence (an episode and the belief distilled from it).
+      ranked = collapseCovered(
+        rankHits(
+          lexical.filter((h) => keep(h.belief)),
+          vector.filter((h) => keep(h.belief)),
+          { now, limit: limit * 4, config: this.config.ranking },
+        ),
+        limit,
       );
     }
     this.statsData.recalls++;

@@ -457,6 +457,11 @@ export interface Embedder {
    * Lexical-fuzzy embedders need a higher floor than semantic ones.
    */
   readonly minSimilarity: number;
+  /**
+   * `semantic` (default): similarity reflects meaning. `lexical`: similarity mostly reflects shared words and
+   * character n-grams (feature hashing); recall then weights the lexical signal more.
+   */
+  readonly kind?: 'semantic' | 'lexical' | undefined;
   /** One vector per text, in order, each of length `dimensions`. */
   embed(
     texts: readonly string[],

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { compareScored, DEFAULT_RANKING, rankHits, rankProfile, recencyScore } from '../src/recall.js';
+import {
+  collapseCovered,
+  compareScored,
+  DEFAULT_RANKING,
+  rankHits,
+  rankProfile,
+  recencyScore,
+} from '../src/recall.js';
 import { belief, T0 } from './helpers.js';
 
 const now = Date.parse('2026-01-02T00:00:00.000Z');
@@ -68,5 +75,29 @@ describe('recency and profile', () => {
     expect(
       rankProfile([old, fresh], { now, limit: 5, config: DEFAULT_RANKING }).map((r) => r.belief.id),
     ).toEqual([fresh.id, old.id]);
+  });
+});
+
+describe('collapseCovered', () => {
+  const ev = (position: number) => ({ sessionId: 's', position, role: 'user' as const, quote: 'q', at: T0 });
+  const scored = (kind: 'episode' | 'fact', positions: number[], id: string) => ({
+    belief: { ...belief('a', id), id, kind, evidence: positions.map(ev) },
+    score: 1,
+  });
+  it('drops an episode whose turn is covered, and a belief whose turns a better episode covers', () => {
+    const ranked = [
+      scored('fact', [1], 'f1'),
+      scored('episode', [1], 'e1'),
+      scored('episode', [2], 'e2'),
+      scored('fact', [2], 'f2'),
+      scored('fact', [1, 3], 'f3'),
+      scored('fact', [4], 'f4'),
+    ];
+    expect(collapseCovered(ranked, 10).map((r) => r.belief.id)).toEqual(['f1', 'e2', 'f3', 'f4']);
+    expect(collapseCovered(ranked, 2).map((r) => r.belief.id)).toEqual(['f1', 'e2']);
+  });
+  it('keeps beliefs without episodes: two facts from one turn both stay', () => {
+    const ranked = [scored('fact', [1], 'a'), scored('fact', [1], 'b')];
+    expect(collapseCovered(ranked, 10).map((r) => r.belief.id)).toEqual(['a', 'b']);
   });
 });

@@ -44,6 +44,8 @@ export class LocalEmbedder implements Embedder {
   readonly model: string;
   readonly dimensions: number;
   readonly minSimilarity: number;
+  /** Feature hashing: similarity reflects shared words and n-grams, not meaning. Recall weighs lexical relevance more. */
+  readonly kind = 'lexical' as const;
   readonly #nMin: number;
   readonly #nMax: number;
   readonly #wordWeight: number;
