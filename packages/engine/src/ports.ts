@@ -196,6 +196,13 @@ export interface BeliefStore {
   ): Promise<Belief>;
 
   /**
+   * The stored embeddings of these beliefs of `scope`, by id, for export. Ids without an embedding, unknown
+   * ids, forgotten beliefs and ids of other scopes are absent from the map. A store may keep vectors normalised
+   * to unit length; cosine similarity is unchanged by that.
+   */
+  getEmbeddings(scope: Scope, ids: readonly string[]): Promise<Map<string, Float32Array>>;
+
+  /**
    * Restores exported beliefs verbatim (ids, versions, lifecycle, evidence, embeddings). Ids already present
    * are skipped, so a repeated import is a no-op. All-or-nothing; the one-active-per-key rule holds.
    */

@@ -314,6 +314,21 @@ export class InMemoryStore implements FullStore {
     return row && row.scope.key === sk ? cloneBelief(row.belief) : null;
   }
 
+  async getEmbeddings(scope: Scope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    this.assertOpen();
+    const sk = scopeKey(canonicalScope(scope));
+    if (!Array.isArray(ids)) throw new InvalidInputError('ids', 'must be an array');
+    const out = new Map<string, Float32Array>();
+    for (const [i, id] of ids.entries()) {
+      assertId(id, `ids[${i}]`);
+      const row = this.rows.get(id);
+      if (!row || row.scope.key !== sk) continue;
+      const v = row.scope.vectors?.get(row) ?? null;
+      if (v) out.set(id, v);
+    }
+    return out;
+  }
+
   async getActiveByKeys(
     scope: Scope,
     keys: readonly { readonly subject: string; readonly attribute: string }[],

@@ -663,6 +663,26 @@ export class SqliteStore implements FullStore {
     });
   }
 
+  async getEmbeddings(scope: Scope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    const s = normalizeScope(scope);
+    if (!Array.isArray(ids)) throw new InvalidInputError('ids', 'must be an array');
+    ids.forEach((id, i) => assertId(id, `ids[${i}]`));
+    return this.#op('getEmbeddings', () => {
+      const out = new Map<string, Float32Array>();
+      for (const id of ids) {
+        const row = this.#get(
+          `SELECT e.embedding AS embedding FROM belief_embeddings e JOIN beliefs b ON b.seq = e.belief_seq
+            WHERE b.id = ? AND b.user_id = ? AND b.namespace = ? AND b.status <> 'forgotten'`,
+          id,
+          s.userId,
+          s.namespace,
+        );
+        if (row) out.set(id, bytesToVector(row.embedding as Uint8Array));
+      }
+      return out;
+    });
+  }
+
   async getActiveByKeys(
     scope: Scope,
     keys: readonly { readonly subject: string; readonly attribute: string }[],

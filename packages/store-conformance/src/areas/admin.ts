@@ -1,6 +1,7 @@
 import {
   type Belief,
   type BeliefInsert,
+  cosineSimilarity,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
   InvalidInputError,
@@ -29,6 +30,33 @@ function exported(b: Belief, patch: Partial<Belief>): Belief {
 }
 
 export function importTests(ctx: SuiteContext): void {
+  ctx.test('getEmbeddings returns stored vectors of the scope only, never of forgotten beliefs', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const other = { userId: unique('user-') };
+    const a = belief(scope);
+    const b = belief(scope);
+    const bare = belief(scope);
+    const foreign = belief(other);
+    const va = vec(3, 0, 4, 0);
+    await insertAll(store, scope, [
+      { belief: a, embedding: va },
+      { belief: b, embedding: vec(0, 1, 0, 0) },
+      bare,
+    ]);
+    await insertAll(store, other, [{ belief: foreign, embedding: vec(1, 1, 1, 1) }]);
+    const got = await store.getEmbeddings(scope, [a.id, b.id, bare.id, foreign.id, unique('nope-')]);
+    expect([...got.keys()].sort()).toEqual([a.id, b.id].sort());
+    const back = got.get(a.id)!;
+    expect(back).toBeInstanceOf(Float32Array);
+    expect(back).toHaveLength(4);
+    // A store may keep unit vectors: the direction is what must survive.
+    expect(cosineSimilarity(back, va)).toBeCloseTo(1, 5);
+    await store.forget(scope, a.id, { at: t(50) });
+    expect([...(await store.getEmbeddings(scope, [a.id, b.id])).keys()]).toEqual([b.id]);
+    expect((await store.getEmbeddings(other, [a.id, b.id])).size).toBe(0);
+  });
+
   ctx.test('importBeliefs restores records verbatim and a repeated import is a no-op', async () => {
     const store = await ctx.open();
     const scope = { userId: unique('user-') };
