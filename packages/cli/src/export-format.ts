@@ -32,8 +32,8 @@ export interface ExportHeader {
   readonly embedding: {
     /** Length of every embedding in the file, or null when none has one. */
     readonly dimensions: number | null;
-    /** `store`: read back from the store; `recomputed`: embedded again with `model` (deterministic); `none`. */
-    readonly source: 'store' | 'recomputed' | 'none';
+    /** `store`: the vectors the store holds; `none`: no embeddings. */
+    readonly source: 'store' | 'none';
     readonly model: string | null;
   };
   /** Number of belief lines that follow: a truncated file is detected. */
@@ -141,8 +141,8 @@ export function parseHeader(text: string, lineNo = 1): ExportHeader {
   if (emb.dimensions !== null && !(Number.isInteger(emb.dimensions) && (emb.dimensions as number) > 0)) {
     fail('embedding.dimensions must be a positive integer or null');
   }
-  if (emb.source !== 'store' && emb.source !== 'recomputed' && emb.source !== 'none') {
-    fail('embedding.source must be "store", "recomputed" or "none"');
+  if (emb.source !== 'store' && emb.source !== 'none') {
+    fail('embedding.source must be "store" or "none"');
   }
   if (emb.model !== null && typeof emb.model !== 'string') fail('embedding.model must be a string or null');
   if (!Number.isInteger(v.beliefs) || (v.beliefs as number) < 0)

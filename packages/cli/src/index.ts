@@ -6,7 +6,6 @@
  * @packageDocumentation
  */
 
-export type { EmbeddingReader } from './commands/transfer.js';
 export { CliError, EXIT, UsageError } from './errors.js';
 export {
   decodeEmbedding,

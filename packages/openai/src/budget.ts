@@ -3,13 +3,13 @@ import { BudgetExceededError } from '@mem01/engine';
 
 /** A spent budget. `resetAt` (ISO-8601) is when the user's window ends; the turns stay queued until then. */
 export class OpenAIBudgetExceededError extends BudgetExceededError {
-  readonly resetAt: string;
+  declare readonly resetAt: string;
   readonly budget: string;
   constructor(budget: string, limit: number, periodMs: number, resetAt: string) {
     super(
       `${budget} budget spent for this user (${limit} per ${periodMs} ms); the call was not made and the turns stay queued until ${resetAt}`,
+      { resetAt },
     );
-    this.resetAt = resetAt;
     this.budget = budget;
   }
 }

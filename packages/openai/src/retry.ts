@@ -1,11 +1,11 @@
 /** Retries with exponential backoff and jitter, honouring Retry-After; error mapping to the engine's typed errors. */
-import { Mem01Error, ProviderError } from '@mem01/engine';
+import { AbortedError as EngineAbortedError, Mem01Error, ProviderError } from '@mem01/engine';
 import OpenAI from 'openai';
 
 /** The call was cancelled through its `AbortSignal`. Nothing was written. */
-export class AbortedError extends Mem01Error {
+export class AbortedError extends EngineAbortedError {
   constructor(options?: { cause?: unknown }) {
-    super('aborted', 'the OpenAI call was cancelled', options);
+    super('the OpenAI call was cancelled', options);
   }
 }
 
@@ -15,16 +15,14 @@ export class AbortedError extends Mem01Error {
  */
 export class OpenAIProviderError extends ProviderError {
   readonly attempts: number;
-  readonly retryAfterMs: number | null;
   readonly retryable: boolean;
   constructor(
     message: string,
     details: { status: number | null; attempts: number; retryAfterMs: number | null; retryable: boolean },
     options?: { cause?: unknown },
   ) {
-    super(message, details.status, options);
+    super(message, details.status, { ...options, retryAfterMs: details.retryAfterMs ?? undefined });
     this.attempts = details.attempts;
-    this.retryAfterMs = details.retryAfterMs;
     this.retryable = details.retryable;
   }
 }

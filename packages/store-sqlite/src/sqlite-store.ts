@@ -31,6 +31,7 @@ import {
   CorruptStoreError,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
+  describeError,
   type EraseReceipt,
   type FullStore,
   InvalidInputError,
@@ -336,6 +337,7 @@ export class SqliteStore implements FullStore {
   readonly #db: DatabaseSync;
   readonly #owned: boolean;
   readonly #maxTextBytes: number;
+  readonly #logger: Logger;
   readonly #statements = new Map<string, StatementSync>();
   #dimensions: number | null;
   #closed = false;
@@ -350,9 +352,11 @@ export class SqliteStore implements FullStore {
       vecVersion: string | null;
       dimensions: number | null;
       maxTextBytes: number;
+      logger: Logger;
     },
   ) {
     this.#db = db;
+    this.#logger = init.logger;
     this.path = init.path;
     this.#owned = init.owned;
     this.vectorMode = init.vectorMode;
@@ -666,7 +670,7 @@ export class SqliteStore implements FullStore {
   async getEmbeddings(scope: Scope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
     const s = normalizeScope(scope);
     if (!Array.isArray(ids)) throw new InvalidInputError('ids', 'must be an array');
-    ids.forEach((id, i) => assertId(id, `ids[${i}]`));
+    for (const [i, id] of ids.entries()) assertId(id, `ids[${i}]`);
     return this.#op('getEmbeddings', () => {
       const out = new Map<string, Float32Array>();
       for (const id of ids) {
@@ -933,7 +937,8 @@ export class SqliteStore implements FullStore {
       throw new InvalidInputError('options', 'must be an object');
     assertTimestamp(options.at, 'at');
     if (options.expectedVersion !== undefined) assertPositiveInt(options.expectedVersion, 'expectedVersion');
-    return this.#tx('forget', () => {
+    let scrubbed = false;
+    const tombstone = this.#tx('forget', () => {
       const row = this.#beliefRow(s, id);
       if (!row) throw new NotFoundError(`belief ${id}`);
       if (row.status === 'forgotten') return rowToBelief(row);
@@ -942,8 +947,19 @@ export class SqliteStore implements FullStore {
         throw new VersionConflictError(id, options.expectedVersion, version);
       }
       this.#scrub(row, options.at);
+      scrubbed = true;
       return rowToBelief(this.#beliefRow(s, id)!);
     });
+    // The WAL still holds the old pages until a checkpoint; forgetting is rare, so checkpoint now (best effort:
+    // a reader on another connection can keep frames alive until its next checkpoint).
+    if (scrubbed) {
+      try {
+        this.checkpoint();
+      } catch (err) {
+        this.#logger.warn(`mem01 sqlite: checkpoint after forget deferred: ${describeError(err)}`);
+      }
+    }
+    return tombstone;
   }
 
   /**
@@ -1753,6 +1769,7 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
       vecVersion,
       dimensions,
       maxTextBytes: opts.maxTextBytes,
+      logger: opts.logger,
     });
   } catch (err) {
     if (owned) {

@@ -18,48 +18,19 @@ import {
 import { type CliIo, type CliOutput, writeOut } from '../io.js';
 import { listAll, print, printJson } from './read.js';
 
-/**
- * An optional store extension that returns stored embeddings by belief id. When a store has it, exports carry
- * the stored vectors; otherwise they are computed again with the (deterministic) embedder.
- */
-export interface EmbeddingReader {
-  getEmbeddings(scope: Scope, ids: readonly string[]): Promise<ReadonlyMap<string, Float32Array>>;
-}
-
-function embeddingReader(store: FullStore): EmbeddingReader | null {
-  const candidate = store as Partial<EmbeddingReader>;
-  return typeof candidate.getEmbeddings === 'function' ? (candidate as EmbeddingReader) : null;
-}
-
+/** The stored embeddings of the beliefs (forgotten ones have none), read back from the store. */
 async function embeddingsFor(
   store: FullStore,
-  embedder: Embedder | null,
   scope: Scope,
   beliefs: readonly Belief[],
 ): Promise<{ vectors: Map<string, Float32Array>; source: ExportHeader['embedding']['source'] }> {
+  const ids = beliefs.filter((b) => b.status !== 'forgotten').map((b) => b.id);
   const vectors = new Map<string, Float32Array>();
-  const withContent = beliefs.filter((b) => b.status !== 'forgotten');
-  const reader = embeddingReader(store);
-  if (reader) {
-    const got = await reader.getEmbeddings(
-      scope,
-      withContent.map((b) => b.id),
-    );
-    for (const [id, v] of got) vectors.set(id, v);
-    return { vectors, source: 'store' };
+  const batch = 500;
+  for (let i = 0; i < ids.length; i += batch) {
+    for (const [id, v] of await store.getEmbeddings(scope, ids.slice(i, i + batch))) vectors.set(id, v);
   }
-  if (!embedder || store.capabilities.vectorSearch === 'none') return { vectors, source: 'none' };
-  // The engine embeds `statement` with the same deterministic embedder, so this reproduces the stored vectors.
-  const batch = 256;
-  for (let i = 0; i < withContent.length; i += batch) {
-    const slice = withContent.slice(i, i + batch);
-    const vs = await embedder.embed(slice.map((b) => b.statement));
-    slice.forEach((b, j) => {
-      const v = vs[j];
-      if (v) vectors.set(b.id, v);
-    });
-  }
-  return { vectors, source: 'recomputed' };
+  return { vectors, source: vectors.size > 0 ? 'store' : 'none' };
 }
 
 /** Writes the export of a user (every namespace, or `--namespace`'s) to `output`. Returns the belief count. */
@@ -76,7 +47,7 @@ export async function exportUser(ctx: CliContext, userId: string, output: CliOut
     const beliefs = (
       await listAll(ctx, scope, ['active', 'pending', 'superseded', 'retracted', 'forgotten'])
     ).reverse();
-    const emb = await embeddingsFor(ctx.store, ctx.embedder, scope, beliefs);
+    const emb = await embeddingsFor(ctx.store, scope, beliefs);
     if (emb.vectors.size > 0) source = emb.source;
     for (const v of emb.vectors.values()) dimensions = v.length;
     parts.push({ beliefs, vectors: emb.vectors });
@@ -91,12 +62,7 @@ export async function exportUser(ctx: CliContext, userId: string, output: CliOut
     embedding: {
       dimensions,
       source,
-      model:
-        source === 'recomputed'
-          ? (ctx.embedder?.model ?? null)
-          : source === 'store'
-            ? (ctx.embedder?.model ?? null)
-            : null,
+      model: source === 'store' ? (ctx.embedder?.model ?? null) : null,
     },
     beliefs: count,
   };
