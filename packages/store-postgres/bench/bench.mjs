@@ -20,7 +20,7 @@ const FULL = process.env.MEM01_BENCH_FULL === '1';
 const DIMS = 128;
 const SIZES = FULL
   ? { hnsw: [10_000, 100_000], exact: [10_000, 100_000], acrossUsers: { total: 1_000_000, users: 1000 } }
-  : { hnsw: [5_000, 10_000], exact: [10_000, 100_000], acrossUsers: { total: 200_000, users: 200 } };
+  : { hnsw: [10_000, 25_000], exact: [10_000, 100_000], acrossUsers: { total: 150_000, users: 150 } };
 const WORKERS = [1, 2, 4];
 const TURNS = 240;
 const LATENCY_MS = 40;

@@ -713,6 +713,7 @@ export class PostgresStore implements FullStore {
             const held = await sql<{ id: string }>`
               select id from ${this.#t('outbox')}
               where id = any(${[...complete.entryIds]}::text[]) and claim_id = ${complete.claimId} and status = 'claimed'
+                and user_id = ${scope.userId}
               for update`.execute(trx);
             if (held.rows.length !== new Set(complete.entryIds).size) throw new LeaseLostError();
           }
