@@ -1,11 +1,5 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, mergeConfig } from 'vitest/config';
+import shared from '../../vitest.shared.js';
 
-export default defineConfig({
-  resolve: { conditions: ['source'] },
-  test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-  },
-});
+// One PGlite (pgvector) server per run, started in globalSetup, for the tests that run against it.
+export default mergeConfig(shared, defineConfig({ test: { globalSetup: ['test/global-setup.ts'] } }));

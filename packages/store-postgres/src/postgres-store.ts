@@ -300,6 +300,8 @@ export class PostgresStore implements FullStore {
   readonly #db: Kysely<unknown>;
   readonly #ownsDb: boolean;
   #closed = false;
+  /** Per-user tail of this process's enqueues, so turns of one user reach the database in call order. */
+  readonly #enqueueTails = new Map<string, Promise<unknown>>();
   #loaded: {
     dimensions: number;
     mode: VectorMode;
@@ -1033,6 +1035,31 @@ export class PostgresStore implements FullStore {
     );
   }
 
+  async getEmbeddings(scope: Scope, ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    const s = normalizeScope(scope);
+    if (!Array.isArray(ids)) throw new InvalidInputError('ids', 'must be an array');
+    for (const [i, id] of ids.entries()) assertId(id, `ids[${i}]`);
+    const state = this.#state();
+    if (ids.length === 0) return new Map();
+    return this.#run(
+      'getEmbeddings',
+      async () => {
+        // pgvector's text form is parsed by the pgvector package; real[] arrives as numbers from node-pg.
+        const r = await sql<{ id: string; e: string | number[] }>`
+          select id, ${state.mode === 'pgvector' ? sql`embedding::text` : sql`embedding`} as e from ${this.#t('beliefs')}
+          where user_id = ${s.userId} and namespace = ${s.namespace} and id = any(${[...ids]}::text[])
+            and status <> 'forgotten' and embedding is not null`.execute(this.#db);
+        const out = new Map<string, Float32Array>();
+        for (const row of r.rows) {
+          const values = typeof row.e === 'string' ? (pgvector.fromSql(row.e) as number[]) : row.e;
+          out.set(row.id, Float32Array.from(values));
+        }
+        return out;
+      },
+      { idempotent: true },
+    );
+  }
+
   async importBeliefs(records: readonly BeliefInsert[]): Promise<{ inserted: number; skipped: number }> {
     if (!Array.isArray(records)) throw new InvalidInputError('records', 'must be an array');
     const seen = new Set<string>();
@@ -1203,14 +1230,33 @@ export class PostgresStore implements FullStore {
     return accepted;
   }
 
+  /**
+   * Runs `fn` after every earlier call of this store for the same users has settled. Acceptance order is the
+   * order of the outbox sequence; without this, two calls racing on different pool connections could commit in
+   * the opposite order of the calls. Registration is synchronous, so the wait graph follows call order.
+   */
+  #inUserOrder<T>(userIds: Iterable<string>, fn: () => Promise<T>): Promise<T> {
+    const users = [...new Set(userIds)];
+    const before = users.map((u) => this.#enqueueTails.get(u)).filter((p) => p !== undefined);
+    const run = Promise.allSettled(before).then(fn);
+    const tail = run.catch(() => undefined);
+    for (const u of users) this.#enqueueTails.set(u, tail);
+    void tail.then(() => {
+      for (const u of users) if (this.#enqueueTails.get(u) === tail) this.#enqueueTails.delete(u);
+    });
+    return run;
+  }
+
   async enqueue(entries: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }> {
     if (!Array.isArray(entries)) throw new InvalidInputError('entries', 'must be an array');
     for (const [i, e] of entries.entries()) this.#validateInput(e, `entries[${i}]`);
     if (entries.length === 0) return { accepted: 0, duplicates: 0 };
     // Idempotent by key, so a retry after a lost connection converges instead of duplicating.
-    const accepted = await this.#run('enqueue', () => this.#tx((trx) => this.#insertOutbox(trx, entries)), {
-      idempotent: true,
-    });
+    const accepted = await this.#inUserOrder(
+      entries.map((e) => e.scope.userId),
+      () =>
+        this.#run('enqueue', () => this.#tx((trx) => this.#insertOutbox(trx, entries)), { idempotent: true }),
+    );
     return { accepted, duplicates: entries.length - accepted };
   }
 
@@ -1421,94 +1467,97 @@ export class PostgresStore implements FullStore {
       );
     });
     const operationId = options.operationId;
-    return this.#run(
-      'appendItems',
-      () =>
-        this.#tx(async (trx) => {
-          await sql`insert into ${this.#t('transcript_sessions')} (session_id, user_id, namespace)
+    const append = () =>
+      this.#run(
+        'appendItems',
+        () =>
+          this.#tx(async (trx) => {
+            await sql`insert into ${this.#t('transcript_sessions')} (session_id, user_id, namespace)
             values (${sessionId}, ${owner?.userId ?? null}, ${owner?.namespace ?? null}) on conflict (session_id) do nothing`.execute(
-            trx,
-          );
-          const session = await sql<{ user_id: string | null; namespace: string | null }>`
+              trx,
+            );
+            const session = await sql<{ user_id: string | null; namespace: string | null }>`
             select user_id, namespace from ${this.#t('transcript_sessions')} where session_id = ${sessionId} for update`.execute(
-            trx,
-          );
-          const current = session.rows[0];
-          if (owner && current) {
-            if (current.user_id === null) {
-              await sql`update ${this.#t('transcript_sessions')} set user_id = ${owner.userId}, namespace = ${owner.namespace}
+              trx,
+            );
+            const current = session.rows[0];
+            if (owner && current) {
+              if (current.user_id === null) {
+                await sql`update ${this.#t('transcript_sessions')} set user_id = ${owner.userId}, namespace = ${owner.namespace}
                 where session_id = ${sessionId}`.execute(trx);
-            } else if (current.user_id !== owner.userId) {
-              throw new InvalidInputError('owner', 'the session belongs to another user');
+              } else if (current.user_id !== owner.userId) {
+                throw new InvalidInputError('owner', 'the session belongs to another user');
+              }
             }
-          }
-          if (operationId !== undefined) {
-            const op = await sql<{ fingerprint: string | null; positions: string }>`
+            if (operationId !== undefined) {
+              const op = await sql<{ fingerprint: string | null; positions: string }>`
               select fingerprint, positions from ${this.#t('transcript_operations')}
               where session_id = ${sessionId} and operation_id = ${operationId}`.execute(trx);
-            const done = op.rows[0];
-            if (done) {
-              if (done.fingerprint !== fingerprint) {
-                throw new InvalidInputError(
-                  'operationId',
-                  'was already applied with a different fingerprint',
-                );
+              const done = op.rows[0];
+              if (done) {
+                if (done.fingerprint !== fingerprint) {
+                  throw new InvalidInputError(
+                    'operationId',
+                    'was already applied with a different fingerprint',
+                  );
+                }
+                return { positions: JSON.parse(done.positions) as number[], duplicate: true };
               }
-              return { positions: JSON.parse(done.positions) as number[], duplicate: true };
             }
-          }
-          if (suffix !== undefined && suffix.length > 0) {
-            const last = await sql<{ position: number; item: string }>`
+            if (suffix !== undefined && suffix.length > 0) {
+              const last = await sql<{ position: number; item: string }>`
               select position, item from ${this.#t('transcript_items')} where session_id = ${sessionId}
               order by position desc limit ${suffix.length}`.execute(trx);
-            const stored = last.rows.reverse();
-            const matches =
-              stored.length === suffix.length &&
-              stored.every((row, i) => stableJson(JSON.parse(row.item)) === stableJson(suffix[i]));
-            if (!matches)
-              throw new InvalidInputError('replaceSuffix', 'does not match the end of the session');
-            await sql`delete from ${this.#t('transcript_items')}
+              const stored = last.rows.reverse();
+              const matches =
+                stored.length === suffix.length &&
+                stored.every((row, i) => stableJson(JSON.parse(row.item)) === stableJson(suffix[i]));
+              if (!matches)
+                throw new InvalidInputError('replaceSuffix', 'does not match the end of the session');
+              await sql`delete from ${this.#t('transcript_items')}
               where session_id = ${sessionId} and position >= ${stored[0]?.position ?? 0}`.execute(trx);
-          }
-          const max = await sql<{ next: number }>`
+            }
+            const max = await sql<{ next: number }>`
             select coalesce(max(position) + 1, 0) as next from ${this.#t('transcript_items')} where session_id = ${sessionId}`.execute(
-            trx,
-          );
-          const start = Number(max.rows[0]?.next ?? 0);
-          const positions = encoded.map((_, i) => start + i);
-          for (let i = 0; i < encoded.length; i += INSERT_CHUNK) {
-            const rows = encoded
-              .slice(i, i + INSERT_CHUNK)
-              .map((json, j) => sql`(${sessionId}, ${start + i + j}, ${json})`);
-            await sql`insert into ${this.#t('transcript_items')} (session_id, position, item) values ${sql.join(rows)}`.execute(
               trx,
             );
-          }
-          if (enqueue.length > 0 && owner) {
-            await this.#insertOutbox(
-              trx,
-              enqueue.map((e) => ({
-                scope: owner,
-                sessionId,
-                position: start + e.index,
-                role: e.role,
-                text: e.text,
-                at: e.at,
-                ref: e.ref,
-              })),
-            );
-          }
-          if (operationId !== undefined) {
-            await sql`insert into ${this.#t('transcript_operations')} (session_id, operation_id, fingerprint, positions)
+            const start = Number(max.rows[0]?.next ?? 0);
+            const positions = encoded.map((_, i) => start + i);
+            for (let i = 0; i < encoded.length; i += INSERT_CHUNK) {
+              const rows = encoded
+                .slice(i, i + INSERT_CHUNK)
+                .map((json, j) => sql`(${sessionId}, ${start + i + j}, ${json})`);
+              await sql`insert into ${this.#t('transcript_items')} (session_id, position, item) values ${sql.join(rows)}`.execute(
+                trx,
+              );
+            }
+            if (enqueue.length > 0 && owner) {
+              await this.#insertOutbox(
+                trx,
+                enqueue.map((e) => ({
+                  scope: owner,
+                  sessionId,
+                  position: start + e.index,
+                  role: e.role,
+                  text: e.text,
+                  at: e.at,
+                  ref: e.ref,
+                })),
+              );
+            }
+            if (operationId !== undefined) {
+              await sql`insert into ${this.#t('transcript_operations')} (session_id, operation_id, fingerprint, positions)
               values (${sessionId}, ${operationId}, ${fingerprint}, ${JSON.stringify(positions)})`.execute(
-              trx,
-            );
-          }
-          return { positions, duplicate: false };
-        }),
-      // With an operation id a retry after a lost connection is recognised as a duplicate.
-      { idempotent: operationId !== undefined },
-    );
+                trx,
+              );
+            }
+            return { positions, duplicate: false };
+          }),
+        // With an operation id a retry after a lost connection is recognised as a duplicate.
+        { idempotent: operationId !== undefined },
+      );
+    // Turns enqueued with the append keep call order per user, like `enqueue`.
+    return enqueue.length > 0 && owner ? this.#inUserOrder([owner.userId], append) : append();
   }
 
   async getItems(sessionId: string, limit?: number): Promise<unknown[]> {
