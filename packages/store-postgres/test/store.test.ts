@@ -1,5 +1,8 @@
 import {
   type Belief,
+  CapabilityError,
+  ClosedError,
+  ConfigError,
   createBelief,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
@@ -453,6 +456,46 @@ describe.each<Target>(['real', 'pglite'])('postgres store on %s', (target) => {
 });
 
 describe('options', () => {
+  const real = new StoreFactory('real');
+  const lite = new StoreFactory('pglite');
+  afterEach(async () => {
+    await real.cleanup();
+    await lite.cleanup();
+  });
+
+  it("vector: 'pgvector' fails loudly where the extension is missing; 'exact' never uses it", async () => {
+    const err = await real.open({ vector: 'pgvector', dimensions: DIMS }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CapabilityError);
+    expect((err as Error).message).toMatch(/postgres.*pgvector/);
+    const exact = await lite.open({ vector: 'exact', dimensions: DIMS });
+    expect(exact.capabilities.vectorIndex).toBe('exact-cosine');
+    // The mode is fixed per schema: reopening with auto keeps exact, asking for pgvector is refused.
+    expect((await lite.open({ schema: lite.lastSchema!, vector: 'auto' })).capabilities.vectorIndex).toBe(
+      'exact-cosine',
+    );
+    await expect(lite.open({ schema: lite.lastSchema!, vector: 'pgvector' })).rejects.toBeInstanceOf(
+      ConfigError,
+    );
+    const s = { userId: 'x' };
+    await exact.commit({
+      scope: s,
+      inserts: [{ belief: belief(s, 'user', 'k', 'v', 'S.'), embedding: vec(0, 3, 4, 0) }],
+      updates: [],
+      audit: [],
+    });
+    expect((await exact.searchVector(s, vec(0, 0, 1, 0), { limit: 1 }))[0]!.score).toBeCloseTo(0.8, 5);
+  });
+
+  it('a store opened without migrating refuses an unmigrated schema and reads a migrated one', async () => {
+    await expect(real.open({ migrate: false, dimensions: DIMS })).rejects.toThrow(/not migrated/);
+    const store = await real.open({ dimensions: DIMS });
+    const reader = await real.open({ schema: real.lastSchema!, migrate: false });
+    expect((await reader.info()).dimensions).toBe(DIMS);
+    await store.close();
+    await store.close();
+    await expect(store.get({ userId: 'u' }, 'x')).rejects.toBeInstanceOf(ClosedError);
+  });
+
   it('rejects a malformed schema name before touching the database', async () => {
     await expect(
       openPostgresStore({ connectionString: 'postgres://127.0.0.1:1/x', schema: 'a"; drop' }),
