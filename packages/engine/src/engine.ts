@@ -259,10 +259,22 @@ export class MemoryEngine {
   ): Promise<void> {
     this.assertOpen();
     const pollMs = options.pollMs ?? 250;
+    let failures = 0;
     while (!this.closed && !options.signal?.aborted) {
-      const claim = await this.store.claim({ ...this.claimOptions(), userId: options.userId });
+      let claim: OutboxClaim | null;
+      try {
+        claim = await this.store.claim({ ...this.claimOptions(), userId: options.userId });
+        failures = 0;
+      } catch (err) {
+        // A database outage must not end the worker: back off (up to 30 s) and try again.
+        failures++;
+        this.logger?.warn(`mem01: worker cannot claim (attempt ${failures}): ${describeError(err)}`);
+        await sleep(Math.min(30_000, pollMs * 2 ** Math.min(failures, 7)), options.signal);
+        continue;
+      }
       if (claim) {
-        await this.withUserSlot(claim.scope.userId, () => this.processClaim(claim));
+        const held = claim;
+        await this.withUserSlot(held.scope.userId, () => this.processClaim(held));
         continue;
       }
       await sleep(pollMs, options.signal);
