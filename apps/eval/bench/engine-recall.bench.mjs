@@ -21,8 +21,20 @@ const rand = () => {
   return seed / 2 ** 32;
 };
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
-const nouns = 'coffee tea jazz hiking sushi pasta piano guitar tennis soccer running cycling paris tokyo berlin rome lisbon oslo dog cat rabbit garden novel poetry chess yoga climbing sailing skiing baking painting pottery photography museum opera theatre podcast football basketball marathon kayak camping fishing astronomy chemistry history biology design python rust golang kotlin swift react docker linux window aisle train plane hotel beach mountain forest river lake island desert city village apartment house rent salary budget car bike scooter bus subway ferry'.split(' ');
-const verbs = ['likes', 'prefers', 'dislikes', 'loves', 'wants to try', 'plans to learn', 'often mentions', 'avoids'];
+const nouns =
+  'coffee tea jazz hiking sushi pasta piano guitar tennis soccer running cycling paris tokyo berlin rome lisbon oslo dog cat rabbit garden novel poetry chess yoga climbing sailing skiing baking painting pottery photography museum opera theatre podcast football basketball marathon kayak camping fishing astronomy chemistry history biology design python rust golang kotlin swift react docker linux window aisle train plane hotel beach mountain forest river lake island desert city village apartment house rent salary budget car bike scooter bus subway ferry'.split(
+    ' ',
+  );
+const verbs = [
+  'likes',
+  'prefers',
+  'dislikes',
+  'loves',
+  'wants to try',
+  'plans to learn',
+  'often mentions',
+  'avoids',
+];
 const kinds = ['preference', 'goal', 'fact', 'event', 'relationship', 'decision', 'identity'];
 const statement = () => `The user ${pick(verbs)} ${pick(nouns)} and ${pick(nouns)} in ${pick(nouns)}.`;
 
@@ -31,7 +43,13 @@ function percentile(sorted, p) {
 }
 
 const embedder = createLocalEmbedder();
-const results = { package: '@mem01/store-memory', measured: 'engine.recall on the in-memory store', embedder: embedder.model, recall: [], reconciliation: {} };
+const results = {
+  package: '@mem01/store-memory',
+  measured: 'engine.recall on the in-memory store',
+  embedder: embedder.model,
+  recall: [],
+  reconciliation: {},
+};
 
 for (const n of sizes) {
   const store = createMemoryStore({ dimensions: embedder.dimensions });
@@ -98,15 +116,47 @@ for (const n of sizes) {
   const scope = { userId: 'u', namespace: '' };
   const now = '2026-01-02T00:00:00.000Z';
   const existing = Array.from({ length: 50 }, (_, i) =>
-    createBelief({ scope, kind: 'fact', subject: 'user', attribute: `a${i}`, value: 'old', statement: 'x', confidence: 0.8, source: 'extracted', at: now }),
+    createBelief({
+      scope,
+      kind: 'fact',
+      subject: 'user',
+      attribute: `a${i}`,
+      value: 'old',
+      statement: 'x',
+      confidence: 0.8,
+      source: 'extracted',
+      at: now,
+    }),
   );
   const activeByKey = new Map(existing.map((b) => [`user\u0000${b.attribute}`, b]));
   const turns = [{ id: 't', sessionId: 's', position: 0, role: 'user', text: 'a1=new', at: now }];
-  const ops = Array.from({ length: 10 }, (_, i) => ({ op: 'add', kind: 'fact', subject: 'user', attribute: `a${i * 3}`, value: i % 2 ? 'old' : 'new', statement: 's', confidence: 0.9, evidence: [{ turnId: 't', quote: 'a1=new' }] }));
+  const ops = Array.from({ length: 10 }, (_, i) => ({
+    op: 'add',
+    kind: 'fact',
+    subject: 'user',
+    attribute: `a${i * 3}`,
+    value: i % 2 ? 'old' : 'new',
+    statement: 's',
+    confidence: 0.9,
+    evidence: [{ turnId: 't', quote: 'a1=new' }],
+  }));
   const N = 20000;
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
-    reconcile(ops, turns, { byId: new Map(), activeByKey }, { scope, now, pendingBelow: 0.5, source: 'extracted', actor: 'b', maxTextBytes: 4096, requireGrounding: true });
+    reconcile(
+      ops,
+      turns,
+      { byId: new Map(), activeByKey },
+      {
+        scope,
+        now,
+        pendingBelow: 0.5,
+        source: 'extracted',
+        actor: 'b',
+        maxTextBytes: 4096,
+        requireGrounding: true,
+      },
+    );
   }
   const planMs = performance.now() - t0;
   results.reconciliation.plans_per_s = Math.round(N / (planMs / 1000));
@@ -118,7 +168,14 @@ for (const n of sizes) {
   const t1 = performance.now();
   const inputs = [];
   for (let i = 0; i < TURNS; i++) {
-    inputs.push({ scope: { userId: `user-${i % 20}` }, sessionId: `s-${i}`, position: 0, role: 'user', text: `k${i % 50}=v${i % 7}; city=c${i % 5}`, at: now });
+    inputs.push({
+      scope: { userId: `user-${i % 20}` },
+      sessionId: `s-${i}`,
+      position: 0,
+      role: 'user',
+      text: `k${i % 50}=v${i % 7}; city=c${i % 5}`,
+      at: now,
+    });
   }
   for (let i = 0; i < inputs.length; i += 10) await engine.accept(inputs.slice(i, i + 10));
   await engine.flush();
