@@ -6,6 +6,7 @@ export type * from './ports.js';
 export * from './recall.js';
 export * from './reconcile.js';
 export * from './render.js';
+export * from './store-input.js';
 export * from './text.js';
 export * from './types.js';
 export * from './util.js';

@@ -2,7 +2,9 @@ import {
   type AppendEnqueue,
   type AuditEvent,
   assertId,
+  assertStatuses,
   assertText,
+  assertTimestamp,
   type Belief,
   type BeliefInsert,
   type BeliefStatus,
@@ -42,23 +44,22 @@ import {
   typeOf,
   type VectorHit,
   VersionConflictError,
+  validateAuditEvent,
+  validateBelief,
+  validateEmbedding,
+  validateOutboxInput as validateOutboxInputShared,
+  validateSearchOptions,
+  validateUpdate,
 } from '@mem01/engine';
 import { LexicalIndex } from './lexical-index.js';
 import {
-  assertNonNegativeInteger,
-  assertStatuses,
-  assertTimestamp,
   type CanonicalScope,
   canonicalScope,
   cloneBelief,
   cloneScope,
   MAX_TEXT_BYTES,
   scopeKey,
-  validateAudit,
-  validateBelief,
-  validateEmbedding,
-  validatePatch,
-} from './validate.js';
+} from './records.js';
 import { VectorIndex } from './vector-index.js';
 
 /** Options of {@link createMemoryStore}. */
@@ -251,7 +252,7 @@ export class InMemoryStore implements FullStore {
     if (!Array.isArray(request.updates)) throw new InvalidInputError('updates', 'must be an array');
     if (!Array.isArray(request.audit)) throw new InvalidInputError('audit', 'must be an array');
     const audit = request.audit.map((a, i) => {
-      const event = validateAudit(a, `audit[${i}]`);
+      const event = validateAuditEvent(a, `audit[${i}]`);
       if (scopeKey(event.scope as CanonicalScope) !== sk) {
         throw new InvalidInputError(`audit[${i}].scope`, 'must equal the request scope');
       }
@@ -260,17 +261,9 @@ export class InMemoryStore implements FullStore {
 
     // Updates apply first (as a database applies them before inserting), each against the running state.
     const next = new Map<string, Belief>();
-    request.updates.forEach((u: BeliefUpdate, i) => {
-      if (u === null || typeof u !== 'object')
-        throw new InvalidInputError(`updates[${i}]`, 'must be an object');
-      assertId(u.id, `updates[${i}].id`);
-      if (typeof u.expectedVersion !== 'number' || !Number.isInteger(u.expectedVersion)) {
-        throw new InvalidInputError(
-          `updates[${i}].expectedVersion`,
-          `must be an integer, got ${typeOf(u.expectedVersion)}`,
-        );
-      }
-      const patch = validatePatch(u.set, `updates[${i}].set`);
+    request.updates.forEach((value: BeliefUpdate, i) => {
+      const u = validateUpdate(value, `updates[${i}]`, MAX_TEXT_BYTES);
+      const patch = u.set;
       const row = this.rows.get(u.id);
       if (!row || row.scope.key !== sk) throw new NotFoundError(`belief ${u.id}`);
       const current = next.get(u.id) ?? row.belief;
@@ -873,12 +866,8 @@ export class InMemoryStore implements FullStore {
   }
 
   private searchOptions(options: SearchOptions): { limit: number; statuses: ReadonlySet<BeliefStatus> } {
-    if (options === null || typeof options !== 'object')
-      throw new InvalidInputError('options', 'must be an object');
-    return {
-      limit: assertLimit(options.limit, 'limit'),
-      statuses: new Set(assertStatuses(options.statuses, 'statuses')),
-    };
+    const { limit, statuses } = validateSearchOptions(options);
+    return { limit, statuses: new Set(statuses) };
   }
 
   private validateInserts(
@@ -892,7 +881,7 @@ export class InMemoryStore implements FullStore {
         throw new InvalidInputError(`${field}[${i}]`, 'must be an object');
       const rec = r as BeliefInsert;
       return {
-        belief: validateBelief(rec.belief, `${field}[${i}].belief`),
+        belief: validateBelief(rec.belief, `${field}[${i}].belief`, MAX_TEXT_BYTES),
         embedding: validateEmbedding(rec.embedding, `${field}[${i}].embedding`),
       };
     });
@@ -1108,37 +1097,12 @@ export class InMemoryStore implements FullStore {
   }
 }
 
-interface ValidOutboxInput {
+interface ValidOutboxInput extends OutboxInput {
   readonly scope: CanonicalScope;
-  readonly sessionId: string;
-  readonly position: number;
-  readonly role: TurnRole;
-  readonly text: string;
-  readonly at: string;
-  readonly ref: string | undefined;
 }
 
 function validateOutboxInput(value: unknown, field: string): ValidOutboxInput {
-  if (value === null || typeof value !== 'object') throw new InvalidInputError(field, 'must be an object');
-  const e = value as Record<string, unknown>;
-  const scope = canonicalScope(e.scope);
-  assertId(e.sessionId, `${field}.sessionId`);
-  assertNonNegativeInteger(e.position, `${field}.position`);
-  if (e.role !== 'user' && e.role !== 'assistant') {
-    throw new InvalidInputError(`${field}.role`, `must be user or assistant, got ${JSON.stringify(e.role)}`);
-  }
-  assertText(e.text, `${field}.text`, MAX_TEXT_BYTES);
-  assertTimestamp(e.at, `${field}.at`);
-  if (e.ref !== undefined) assertText(e.ref, `${field}.ref`, 1024, true);
-  return {
-    scope,
-    sessionId: e.sessionId,
-    position: e.position,
-    role: e.role,
-    text: e.text,
-    at: e.at,
-    ref: e.ref as string | undefined,
-  };
+  return validateOutboxInputShared(value, field, MAX_TEXT_BYTES) as ValidOutboxInput;
 }
 
 function entryView(e: Entry): OutboxEntry {

@@ -1,10 +1,11 @@
 import {
   type AppendEnqueue,
   type AuditEvent,
-  assertConfidence,
   assertId,
+  assertPositiveInteger,
+  assertStatuses,
   assertText,
-  BELIEF_SOURCES,
+  assertTimestamp,
   BELIEF_STATUSES,
   type Belief,
   type BeliefInsert,
@@ -22,7 +23,6 @@ import {
   type FullStore,
   InvalidInputError,
   idempotencyKey,
-  isBeliefKind,
   isoNow,
   LeaseLostError,
   type LexicalHit,
@@ -49,6 +49,11 @@ import {
   stableJson,
   type VectorHit,
   VersionConflictError,
+  validateAuditEvent,
+  validateBelief,
+  validateEmbedding,
+  validateOutboxInput,
+  validateUpdate,
 } from '@mem01/engine';
 import { Kysely, PostgresDialect, type RawBuilder, sql, type Transaction } from 'kysely';
 import { Migrator } from 'kysely/migration';
@@ -122,9 +127,7 @@ const defaultLogger: Logger = {
 };
 
 function positiveInt(value: unknown, field: string, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new InvalidInputError(field, `must be an integer between 1 and ${max}, got ${String(value)}`);
-  }
+  assertPositiveInteger(value, field, max);
   return value;
 }
 
@@ -262,22 +265,9 @@ function toEntry(r: OutboxRow): OutboxEntry {
   };
 }
 
-function assertStatuses(statuses: readonly BeliefStatus[] | undefined): string[] {
-  const list = statuses ?? ['active'];
-  if (!Array.isArray(list) || list.length === 0)
-    throw new InvalidInputError('statuses', 'must be a non-empty array');
-  for (const s of list) {
-    if (!(BELIEF_STATUSES as readonly string[]).includes(s)) {
-      throw new InvalidInputError('statuses', `unknown status ${JSON.stringify(s)}`);
-    }
-  }
-  return [...list];
-}
-
+/** The engine's timestamp check, returning the value. */
 function assertIso(value: unknown, field: string): string {
-  if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
-    throw new InvalidInputError(field, 'must be an ISO-8601 timestamp');
-  }
+  assertTimestamp(value, field);
   return value;
 }
 
@@ -569,47 +559,15 @@ export class PostgresStore implements FullStore {
 
   #embeddingSql(embedding: Float32Array | null | undefined, where: string): RawBuilder<unknown> {
     const state = this.#state();
-    if (embedding === null || embedding === undefined) return sql`null`;
-    if (!(embedding instanceof Float32Array)) throw new InvalidInputError(where, 'must be a Float32Array');
-    if (embedding.length !== state.dimensions)
-      throw new DimensionMismatchError(state.dimensions, embedding.length, where);
-    for (const x of embedding)
-      if (!Number.isFinite(x)) throw new InvalidInputError(where, 'must contain finite numbers');
+    const vector = validateEmbedding(embedding, where);
+    if (vector === null) return sql`null`;
+    if (vector.length !== state.dimensions)
+      throw new DimensionMismatchError(state.dimensions, vector.length, where);
     if (state.mode === 'pgvector') {
-      return sql`${pgvector.toSql(Array.from(embedding))}::${sql.id(state.extensionSchema ?? 'public')}.vector`;
+      return sql`${pgvector.toSql(Array.from(vector))}::${sql.id(state.extensionSchema ?? 'public')}.vector`;
     }
     // Stored unit-length, so a dot product is the cosine similarity.
-    return sql`${Array.from(normalizeVector(embedding))}::real[]`;
-  }
-
-  #validateBelief(b: Belief, where: string): void {
-    if (b === null || typeof b !== 'object') throw new InvalidInputError(where, 'must be a belief');
-    assertId(b.id, `${where}.id`);
-    normalizeScope(b.scope);
-    if (!(BELIEF_STATUSES as readonly string[]).includes(b.status)) {
-      throw new InvalidInputError(`${where}.status`, `unknown status ${JSON.stringify(b.status)}`);
-    }
-    assertText(b.subject, `${where}.subject`, 1024, b.status === 'forgotten');
-    assertText(b.attribute, `${where}.attribute`, 1024, b.status === 'forgotten');
-    assertText(b.value, `${where}.value`, MAX_TEXT_BYTES, true);
-    assertText(b.statement, `${where}.statement`, MAX_TEXT_BYTES, true);
-    if (!isBeliefKind(b.kind))
-      throw new InvalidInputError(`${where}.kind`, `unknown kind ${JSON.stringify(b.kind)}`);
-    if (!(BELIEF_SOURCES as readonly string[]).includes(b.source)) {
-      throw new InvalidInputError(`${where}.source`, `unknown source ${JSON.stringify(b.source)}`);
-    }
-    assertConfidence(b.confidence, `${where}.confidence`);
-    assertIso(b.storedAt, `${where}.storedAt`);
-    assertIso(b.updatedAt, `${where}.updatedAt`);
-    for (const field of ['validFrom', 'validTo', 'invalidatedAt'] as const) {
-      if (b[field] !== null && b[field] !== undefined) assertIso(b[field], `${where}.${field}`);
-    }
-    for (const field of ['supersedes', 'supersededBy'] as const) {
-      if (b[field] !== null && b[field] !== undefined) assertId(b[field], `${where}.${field}`);
-    }
-    if (!Number.isInteger(b.version) || b.version < 1)
-      throw new InvalidInputError(`${where}.version`, 'must be >= 1');
-    if (!Array.isArray(b.evidence)) throw new InvalidInputError(`${where}.evidence`, 'must be an array');
+    return sql`${Array.from(normalizeVector(vector))}::real[]`;
   }
 
   #insertRows(inserts: readonly BeliefInsert[]): RawBuilder<unknown>[] {
@@ -656,21 +614,12 @@ export class PostgresStore implements FullStore {
 
   #patchSql(set: BeliefPatch): RawBuilder<unknown>[] {
     const parts: RawBuilder<unknown>[] = [];
-    if (set.status !== undefined) {
-      if (!(BELIEF_STATUSES as readonly string[]).includes(set.status)) {
-        throw new InvalidInputError('set.status', `unknown status ${JSON.stringify(set.status)}`);
-      }
-      parts.push(sql`status = ${set.status}`);
-    }
+    if (set.status !== undefined) parts.push(sql`status = ${set.status}`);
     if (set.supersededBy !== undefined) parts.push(sql`superseded_by = ${set.supersededBy}`);
     if (set.invalidatedAt !== undefined) parts.push(sql`invalidated_at = ${set.invalidatedAt}`);
     if (set.validTo !== undefined) parts.push(sql`valid_to = ${set.validTo}`);
-    if (set.confidence !== undefined) {
-      assertConfidence(set.confidence, 'set.confidence');
-      parts.push(sql`confidence = ${set.confidence}`);
-    }
+    if (set.confidence !== undefined) parts.push(sql`confidence = ${set.confidence}`);
     if (set.evidence !== undefined) parts.push(sql`evidence = ${JSON.stringify(set.evidence)}`);
-    assertIso(set.updatedAt, 'set.updatedAt');
     parts.push(sql`updated_at = ${set.updatedAt}`);
     parts.push(sql`version = version + 1`);
     return parts;
@@ -683,7 +632,7 @@ export class PostgresStore implements FullStore {
     const audit = request.audit ?? [];
     const activeKeys = new Set<string>();
     inserts.forEach(({ belief }, i) => {
-      this.#validateBelief(belief, `inserts[${i}]`);
+      validateBelief(belief, `inserts[${i}]`, MAX_TEXT_BYTES);
       if (!sameScope(belief.scope, scope))
         throw new InvalidInputError(`inserts[${i}].scope`, 'differs from the commit scope');
       this.#embeddingSql(inserts[i]?.embedding, `inserts[${i}].embedding`);
@@ -693,12 +642,9 @@ export class PostgresStore implements FullStore {
         activeKeys.add(key);
       }
     });
-    const patches = updates.map((u, i) => {
-      assertId(u.id, `updates[${i}].id`);
-      if (!Number.isInteger(u.expectedVersion))
-        throw new InvalidInputError(`updates[${i}].expectedVersion`, 'must be an integer');
-      return this.#patchSql(u.set);
-    });
+    const patches = updates.map((u, i) =>
+      this.#patchSql(validateUpdate(u, `updates[${i}]`, MAX_TEXT_BYTES).set),
+    );
     for (const [i, a] of audit.entries()) this.#validateAudit(a, scope, `audit[${i}]`);
     const complete = request.complete;
     if (complete) {
@@ -772,12 +718,9 @@ export class PostgresStore implements FullStore {
   }
 
   #validateAudit(a: AuditEvent, scope: Scope, where: string): void {
-    if (a === null || typeof a !== 'object') throw new InvalidInputError(where, 'must be an audit event');
-    if (!sameScope(a.scope, scope))
+    const event = validateAuditEvent(a, where);
+    if (!sameScope(event.scope, scope))
       throw new InvalidInputError(`${where}.scope`, 'differs from the commit scope');
-    assertIso(a.at, `${where}.at`);
-    assertId(a.action, `${where}.action`);
-    assertId(a.actor, `${where}.actor`);
   }
 
   async #insertAudit(trx: Transaction<unknown>, audit: readonly AuditEvent[]): Promise<void> {
@@ -884,11 +827,10 @@ export class PostgresStore implements FullStore {
   async searchVector(scope: Scope, vector: Float32Array, options: SearchOptions): Promise<VectorHit[]> {
     const s = normalizeScope(scope);
     const state = this.#state();
-    if (!(vector instanceof Float32Array)) throw new InvalidInputError('vector', 'must be a Float32Array');
+    if (validateEmbedding(vector, 'vector') === null)
+      throw new InvalidInputError('vector', 'must be a Float32Array');
     if (vector.length !== state.dimensions)
       throw new DimensionMismatchError(state.dimensions, vector.length, 'query vector');
-    for (const x of vector)
-      if (!Number.isFinite(x)) throw new InvalidInputError('vector', 'must contain finite numbers');
     const limit = positiveInt(options?.limit, 'limit', 10_000);
     const statuses = assertStatuses(options.statuses);
     const scopeFilter = sql`user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[]) and embedding is not null`;
@@ -1065,7 +1007,9 @@ export class PostgresStore implements FullStore {
     const seen = new Set<string>();
     const activeKeys = new Set<string>();
     records.forEach((r, i) => {
-      this.#validateBelief(r.belief, `records[${i}].belief`);
+      if (r === null || typeof r !== 'object')
+        throw new InvalidInputError(`records[${i}]`, 'must be an object');
+      validateBelief(r.belief, `records[${i}].belief`, MAX_TEXT_BYTES);
       this.#embeddingSql(r.embedding, `records[${i}].embedding`);
       if (seen.has(r.belief.id)) throw new InvalidInputError(`records[${i}].belief.id`, 'appears twice');
       seen.add(r.belief.id);
@@ -1201,17 +1145,7 @@ export class PostgresStore implements FullStore {
   // ---------------------------------------------------------------- outbox
 
   #validateInput(e: OutboxInput, where: string): void {
-    if (e === null || typeof e !== 'object') throw new InvalidInputError(where, 'must be an object');
-    normalizeScope(e.scope);
-    assertId(e.sessionId, `${where}.sessionId`);
-    if (!Number.isInteger(e.position) || e.position < 0)
-      throw new InvalidInputError(`${where}.position`, 'must be an integer >= 0');
-    if (e.role !== 'user' && e.role !== 'assistant')
-      throw new InvalidInputError(`${where}.role`, 'must be user or assistant');
-    assertText(e.text, `${where}.text`, MAX_TEXT_BYTES);
-    assertIso(e.at, `${where}.at`);
-    if (e.ref !== undefined && typeof e.ref !== 'string')
-      throw new InvalidInputError(`${where}.ref`, 'must be a string');
+    validateOutboxInput(e, where, MAX_TEXT_BYTES);
   }
 
   async #insertOutbox(db: Db, entries: readonly OutboxInput[]): Promise<number> {

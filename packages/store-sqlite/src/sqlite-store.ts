@@ -14,9 +14,13 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {
   type AppendEnqueue,
   type AuditEvent,
-  assertConfidence,
   assertId,
+  assertPositiveInteger as assertPositiveInt,
+  assertRole,
+  assertStatuses,
   assertText,
+  assertTimestamp,
+  assertTimestampOrNull,
   BELIEF_STATUSES,
   type Belief,
   type BeliefInsert,
@@ -41,6 +45,7 @@ import {
   type LexicalHit,
   type ListOptions,
   type Logger,
+  MAX_REF_BYTES,
   Mem01Error,
   NotFoundError,
   newId,
@@ -62,23 +67,19 @@ import {
   stableJson,
   type VectorHit,
   VersionConflictError,
+  validateAuditEvent,
+  validateBelief,
+  validateEmbedding,
+  validateOutboxInput,
+  validateSearchOptions as validateSearchOptionsShared,
+  validateUpdate,
   vectorToBytes,
 } from '@mem01/engine';
 import * as sqliteVec from 'sqlite-vec';
 import { buildMatch, queryTerms, readVarint } from './fts-query.js';
 import { APPLICATION_ID, MIGRATIONS, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { defaultSqlitePath } from './paths.js';
-import {
-  assertBelief,
-  assertEvidence,
-  assertStatus,
-  assertStatuses,
-  assertTimestamp,
-  assertTimestampOrNull,
-  type Row,
-  rowToBelief,
-  rowToOutboxEntry,
-} from './rows.js';
+import { type Row, rowToBelief, rowToOutboxEntry } from './rows.js';
 
 /** Options of {@link openSqliteStore}. Defaults are resolved in one place, {@link resolveOptions}. */
 export interface SqliteStoreOptions {
@@ -263,27 +264,8 @@ function prepareFile(path: string): void {
   }
 }
 
-function assertPositiveInt(
-  value: unknown,
-  field: string,
-  max = Number.MAX_SAFE_INTEGER,
-): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new InvalidInputError(field, `must be an integer between 1 and ${max}`);
-  }
-}
-
 function assertVector(value: unknown, field: string): asserts value is Float32Array {
-  if (!(value instanceof Float32Array)) throw new InvalidInputError(field, 'must be a Float32Array');
-  if (value.length === 0) throw new InvalidInputError(field, 'must not be empty');
-  for (let i = 0; i < value.length; i++) {
-    if (!Number.isFinite(value[i]!)) throw new InvalidInputError(field, 'must contain only finite numbers');
-  }
-}
-
-function assertRole(value: unknown, field: string): asserts value is 'user' | 'assistant' {
-  if (value !== 'user' && value !== 'assistant')
-    throw new InvalidInputError(field, 'must be user or assistant');
+  if (validateEmbedding(value, field) === null) throw new InvalidInputError(field, 'must be a Float32Array');
 }
 
 function placeholders(n: number): string {
@@ -307,19 +289,6 @@ function decodeCursor(cursor: string): string {
 function parseItem(text: string): unknown {
   return JSON.parse(text) as unknown;
 }
-
-const AUDIT_ACTIONS = new Set([
-  'add',
-  'confirm',
-  'supersede',
-  'retract',
-  'forget',
-  'approve',
-  'reject',
-  'correct',
-  'erase',
-  'import',
-]);
 
 /**
  * The embedded mem01 store: transcript, beliefs (FTS5 + sqlite-vec or exact cosine) and the durable outbox in one
@@ -492,7 +461,7 @@ export class SqliteStore implements FullStore {
   #validateInsert(insert: BeliefInsert, field: string): void {
     if (insert === null || typeof insert !== 'object')
       throw new InvalidInputError(field, 'must be an object');
-    assertBelief(insert.belief, `${field}.belief`, this.#maxTextBytes);
+    validateBelief(insert.belief, `${field}.belief`, this.#maxTextBytes);
     if (insert.embedding !== undefined && insert.embedding !== null) {
       assertVector(insert.embedding, `${field}.embedding`);
       if (this.#dimensions !== null && insert.embedding.length !== this.#dimensions) {
@@ -586,7 +555,9 @@ export class SqliteStore implements FullStore {
       validateUpdate(u, `updates[${i}]`, this.#maxTextBytes);
     });
     audit.forEach((a, i) => {
-      validateAudit(a, `audit[${i}]`, scope);
+      const event = validateAuditEvent(a, `audit[${i}]`);
+      if (!sameScope(event.scope, scope))
+        throw new InvalidInputError(`audit[${i}].scope`, 'must equal the commit scope');
     });
     const complete = request.complete;
     if (complete !== undefined) {
@@ -1166,17 +1137,7 @@ export class SqliteStore implements FullStore {
   // ---------------------------------------------------------------- WriteOutbox
 
   #validateOutboxInput(e: OutboxInput, field: string): void {
-    if (e === null || typeof e !== 'object') throw new InvalidInputError(field, 'must be an object');
-    normalizeScope(e.scope);
-    assertId(e.sessionId, `${field}.sessionId`);
-    if (typeof e.position !== 'number' || !Number.isInteger(e.position) || e.position < 0) {
-      throw new InvalidInputError(`${field}.position`, 'must be a non-negative integer');
-    }
-    assertRole(e.role, `${field}.role`);
-    assertText(e.text, `${field}.text`, this.#maxTextBytes);
-    assertTimestamp(e.at, `${field}.at`);
-    if (e.ref !== undefined && typeof e.ref !== 'string')
-      throw new InvalidInputError(`${field}.ref`, 'must be a string');
+    validateOutboxInput(e, field, this.#maxTextBytes);
   }
 
   /** Inserts one accepted turn; false when its idempotency key exists already. */
@@ -1402,8 +1363,7 @@ export class SqliteStore implements FullStore {
       assertRole(e.role, `${field}.role`);
       assertText(e.text, `${field}.text`, this.#maxTextBytes);
       assertTimestamp(e.at, `${field}.at`);
-      if (e.ref !== undefined && typeof e.ref !== 'string')
-        throw new InvalidInputError(`${field}.ref`, 'must be a string');
+      if (e.ref !== undefined) assertText(e.ref, `${field}.ref`, MAX_REF_BYTES, true);
     });
     if (enqueue.length > 0 && owner === null) {
       throw new InvalidInputError('owner', 'is required when turns are enqueued');
@@ -1539,42 +1499,9 @@ function serialiseItem(item: unknown, field: string): string {
   return text;
 }
 
+/** The shared search-option checks, with SQLite's cap of 1000 hits. */
 function validateSearchOptions(options: SearchOptions): { limit: number; statuses: readonly BeliefStatus[] } {
-  if (options === null || typeof options !== 'object')
-    throw new InvalidInputError('options', 'must be an object');
-  assertPositiveInt(options.limit, 'limit', 1000);
-  return { limit: options.limit, statuses: assertStatuses(options.statuses) };
-}
-
-function validateUpdate(u: unknown, field: string, maxBytes: number): void {
-  if (u === null || typeof u !== 'object') throw new InvalidInputError(field, 'must be an object');
-  const up = u as { id: unknown; expectedVersion: unknown; set: unknown };
-  assertId(up.id, `${field}.id`);
-  assertPositiveInt(up.expectedVersion, `${field}.expectedVersion`);
-  if (up.set === null || typeof up.set !== 'object')
-    throw new InvalidInputError(`${field}.set`, 'must be an object');
-  const set = up.set as Record<string, unknown>;
-  if (set.status !== undefined) assertStatus(set.status, `${field}.set.status`);
-  if (set.supersededBy !== undefined && set.supersededBy !== null)
-    assertId(set.supersededBy, `${field}.set.supersededBy`);
-  if (set.invalidatedAt !== undefined) assertTimestampOrNull(set.invalidatedAt, `${field}.set.invalidatedAt`);
-  if (set.validTo !== undefined) assertTimestampOrNull(set.validTo, `${field}.set.validTo`);
-  if (set.confidence !== undefined) assertConfidence(set.confidence, `${field}.set.confidence`);
-  if (set.evidence !== undefined) assertEvidence(set.evidence, `${field}.set.evidence`, maxBytes);
-  assertTimestamp(set.updatedAt, `${field}.set.updatedAt`);
-}
-
-function validateAudit(a: unknown, field: string, scope: { userId: string; namespace: string }): void {
-  if (a === null || typeof a !== 'object') throw new InvalidInputError(field, 'must be an object');
-  const ev = a as Record<string, unknown>;
-  assertTimestamp(ev.at, `${field}.at`);
-  const s = normalizeScope(ev.scope);
-  if (!sameScope(s, scope)) throw new InvalidInputError(`${field}.scope`, 'must equal the commit scope');
-  if (ev.beliefId !== null) assertId(ev.beliefId, `${field}.beliefId`);
-  if (typeof ev.action !== 'string' || !AUDIT_ACTIONS.has(ev.action)) {
-    throw new InvalidInputError(`${field}.action`, `unknown action ${JSON.stringify(ev.action)}`);
-  }
-  assertId(ev.actor, `${field}.actor`);
+  return validateSearchOptionsShared(options, 1000);
 }
 
 /** Cosine similarity of a unit vector and a stored Float32 blob, without copying the blob. */
