@@ -18,9 +18,17 @@ const here = dirname(fileURLToPath(import.meta.url));
 const REAL_URL = process.env.MEM01_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const FULL = process.env.MEM01_BENCH_FULL === '1';
 const DIMS = 128;
-const SIZES = FULL
+const DEFAULT_SIZES = FULL
   ? { hnsw: [10_000, 100_000], exact: [10_000, 100_000], acrossUsers: { total: 1_000_000, users: 1000 } }
   : { hnsw: [10_000, 25_000], exact: [10_000, 100_000], acrossUsers: { total: 150_000, users: 150 } };
+// Overrides for one-off runs: MEM01_BENCH_HNSW=10000,100000 MEM01_BENCH_EXACT=10000 MEM01_BENCH_ACROSS=1000000:1000
+const list = (v, d) => (v ? v.split(',').map(Number) : d);
+const across = process.env.MEM01_BENCH_ACROSS?.split(':').map(Number);
+const SIZES = {
+  hnsw: list(process.env.MEM01_BENCH_HNSW, DEFAULT_SIZES.hnsw),
+  exact: list(process.env.MEM01_BENCH_EXACT, DEFAULT_SIZES.exact),
+  acrossUsers: across ? { total: across[0], users: across[1] } : DEFAULT_SIZES.acrossUsers,
+};
 const WORKERS = [1, 2, 4];
 const TURNS = 240;
 const LATENCY_MS = 40;
@@ -363,7 +371,7 @@ const report = {
   ...results,
   totalSeconds: +((performance.now() - started) / 1000).toFixed(1),
 };
-const out = join(here, '../../../bench/results/store-postgres.json');
+const out = join(here, '../../../bench/results', process.env.MEM01_BENCH_OUT ?? 'store-postgres.json');
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 log(
