@@ -156,6 +156,8 @@ export class MemoryEngine {
     outputTokens: 0,
     embeddingCalls: 0,
   };
+  /** Claims by `resume`/`runWorker` not yet placed on their user's chain (the barrier waits for them). */
+  private readonly claimsInFlight = new Set<Promise<OutboxClaim | null>>();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   private closed = false;
@@ -238,9 +240,7 @@ export class MemoryEngine {
     this.assertOpen();
     const workers = Array.from({ length: this.config.concurrency }, async () => {
       while (!this.closed) {
-        const claim = await this.store.claim(this.claimOptions());
-        if (!claim) return;
-        await this.withUserSlot(claim.scope.userId, () => this.processClaim(claim));
+        if (!(await this.claimAndRun(undefined))) return;
       }
     });
     await Promise.all(workers);
@@ -261,9 +261,9 @@ export class MemoryEngine {
     const pollMs = options.pollMs ?? 250;
     let failures = 0;
     while (!this.closed && !options.signal?.aborted) {
-      let claim: OutboxClaim | null;
+      let worked: boolean;
       try {
-        claim = await this.store.claim({ ...this.claimOptions(), userId: options.userId });
+        worked = await this.claimAndRun(options.userId);
         failures = 0;
       } catch (err) {
         // A database outage must not end the worker: back off (up to 30 s) and try again.
@@ -272,11 +272,7 @@ export class MemoryEngine {
         await sleep(Math.min(30_000, pollMs * 2 ** Math.min(failures, 7)), options.signal);
         continue;
       }
-      if (claim) {
-        const held = claim;
-        await this.withUserSlot(held.scope.userId, () => this.processClaim(held));
-        continue;
-      }
+      if (worked) continue;
       await sleep(pollMs, options.signal);
     }
   }
@@ -298,9 +294,42 @@ export class MemoryEngine {
   }
 
   private async barrier(userId: string): Promise<void> {
+    // A claim of any user still in flight may be this user's turn: wait until it is on the user's chain.
+    if (this.claimsInFlight.size > 0) await Promise.allSettled([...this.claimsInFlight]);
     const st = this.users.get(userId);
     if (st) await st.tail;
     this.raiseStrict(userId);
+  }
+
+  /**
+   * Claims the oldest turns of any user (or of `userId`) and processes them on that user's chain, so the user's
+   * read barrier waits for them exactly as for turns this engine accepted. Returns false when nothing was claimable.
+   */
+  private async claimAndRun(userId: string | undefined): Promise<boolean> {
+    const pending = this.store.claim({ ...this.claimOptions(), userId });
+    this.claimsInFlight.add(pending);
+    let claim: OutboxClaim | null;
+    try {
+      claim = await pending;
+    } catch (err) {
+      this.claimsInFlight.delete(pending);
+      throw err;
+    }
+    if (!claim) {
+      this.claimsInFlight.delete(pending);
+      return false;
+    }
+    const held = claim;
+    const st = this.state(held.scope.userId);
+    const run = st.tail.then(() => this.withUserSlot(held.scope.userId, () => this.processClaim(held)));
+    st.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    // On the chain now: a barrier that waited for this claim will find it there.
+    this.claimsInFlight.delete(pending);
+    await run;
+    return true;
   }
 
   // ---------------------------------------------------------------- reads

@@ -143,6 +143,7 @@ describe('DATABASE_URL set: Postgres', () => {
       await session.addItems([{ role: 'user', content: 'I live in Berlin' }]);
       await session.flushMemory();
       expect(await session.getItems()).toEqual([{ role: 'user', content: 'I live in Berlin' }]);
+      expect(session.lastMemoryError).toBeNull();
       expect((await session.memoryHistory()).map((b) => b.value)).toContain('Berlin');
       expect((await session.runtime()).description.store).toBe('postgres');
       await session.clearSession();

@@ -340,6 +340,19 @@ export function pipelineTests(ctx: SuiteContext): void {
     },
   );
 
+  ctx.test('pipeline: the read barrier also waits for turns that resume() is processing', async () => {
+    const store = await ctx.open(DIMS);
+    const scope = { userId: unique('resumed-') };
+    // Turns left in the outbox (e.g. by a crashed process, or enqueued with a transcript append).
+    await store.enqueue([turnInput(scope, `${scope.userId}-s`, 0, 'city=Lima')]);
+    const e = engine(store, { extractor: new KeyValueExtractor({ delayMs: () => 30 }) });
+    const resumed = e.resume();
+    // Not awaiting resume: a read right now must still see the turn resume took.
+    expect((await e.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['Lima']);
+    await resumed;
+    await e.close();
+  });
+
   ctx.test('pipeline: recall never crosses scopes', async () => {
     const store = await ctx.open(DIMS);
     const e = engine(store);
