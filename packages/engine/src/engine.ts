@@ -226,10 +226,9 @@ export class MemoryEngine {
     const st = this.state(userId);
     if (st.queued) return;
     st.queued = true;
+    // No timer: the engine keeps none beyond a call. A binding that must not be held up by extraction (the
+    // Agents SDK session) defers its schedule() call itself; the read barrier waits either way.
     st.tail = st.tail.then(async () => {
-      // Yield to the event loop first: the caller (for example a run that is returning) is not held up by
-      // extraction, and the read barrier still waits for it.
-      await new Promise((resolve) => setTimeout(resolve, 0));
       st.queued = false;
       await this.drainUser(userId);
     });
