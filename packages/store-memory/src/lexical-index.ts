@@ -1,19 +1,5 @@
+import { STOP_WORDS } from '@mem01/engine';
 import { stemmer } from 'stemmer';
-
-/**
- * English stop words: the function words of the Snowball/Lucene English lists plus common auxiliaries. Dropped from
- * documents and queries so they neither match nor inflate document lengths, and an all-stop-word query finds nothing.
- */
-const STOP_WORDS: ReadonlySet<string> = new Set(
-  (
-    'a about above after again against all am an and any are as at be because been before being below between both ' +
-    'but by can could did do does doing down during each few for from further had has have having he her here hers ' +
-    'herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on ' +
-    'once only or other our ours ourselves out over own same she should so some such than that the their theirs them ' +
-    'themselves then there these they this those through to too under until up very was we were what when where which ' +
-    'while who whom why will with would you your yours yourself yourselves s t don shall may might must also'
-  ).split(' '),
-);
 
 const WORD = /[\p{L}\p{N}]+/gu;
 

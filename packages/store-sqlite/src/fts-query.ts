@@ -2,18 +2,7 @@
  * Turns literal user text into a safe FTS5 MATCH expression. The text is never handed to FTS5 as syntax: it is
  * split into words here, each word is quoted as an FTS5 string, and the words are OR-ed.
  */
-
-/** Common English function words; a query made only of these returns nothing. */
-const STOP_WORDS = new Set(
-  (
-    'a about above after again against all am an and any are as at be because been before being below between both ' +
-    'but by can could did do does doing down during each few for from further had has have having he her here hers ' +
-    'herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on ' +
-    'once only or other our ours ourselves out over own same she should so some such than that the their theirs them ' +
-    'themselves then there these they this those through to too under until up very was we were what when where which ' +
-    'while who whom why will with would you your yours yourself yourselves'
-  ).split(' '),
-);
+import { STOP_WORDS } from '@mem01/engine';
 
 /** At most this many distinct terms are used, so a pasted essay cannot build a huge query. */
 const MAX_TERMS = 64;
