@@ -312,14 +312,20 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
     latencyFigure(files, ['store-sqlite'], 'SQLite recall, 10k beliefs', 10_000, 10),
     latencyFigure(files, ['store-sqlite'], 'SQLite recall, 100k beliefs', 100_000, 50),
     appendFigure(files),
-    latencyFigure(files, ['store-postgres'], 'PostgreSQL recall, 100k beliefs, HNSW', 100_000, 20),
+    latencyFigure(
+      files,
+      ['store-postgres', 'store-postgres-large'],
+      'PostgreSQL recall, 100k beliefs, HNSW',
+      100_000,
+      20,
+    ),
     openaiFigure(files, /unbatched/i, 'OpenAI extraction, unbatched', 1),
     openaiFigure(files, /batch(es)? of 4/i, 'OpenAI extraction, batches of 4', 0.3),
     ...locomoFigures(files),
   ];
 }
 
-const STORE_FILES = ['engine', 'store-memory', 'store-sqlite', 'store-postgres'];
+const STORE_FILES = ['engine', 'store-memory', 'store-sqlite', 'store-postgres', 'store-postgres-large'];
 
 /** Recall latency (p95) against beliefs, one series per store benchmark. */
 export function latencySeries(files: readonly BenchFile[]): Series[] {

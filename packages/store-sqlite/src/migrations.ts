@@ -154,6 +154,39 @@ CREATE INDEX IF NOT EXISTS audit_scope ON audit (user_id, namespace, seq);
 CREATE INDEX IF NOT EXISTS audit_belief ON audit (belief_id) WHERE belief_id IS NOT NULL;
 `,
   },
+  {
+    version: 3,
+    description: 'FTS5 index keyed by scope, so a lexical search ranks only its own scope',
+    sql: `
+DROP TRIGGER IF EXISTS beliefs_fts_insert;
+DROP TRIGGER IF EXISTS beliefs_fts_forget;
+DROP TRIGGER IF EXISTS beliefs_fts_delete;
+DROP TABLE IF EXISTS belief_fts;
+
+-- 'scope' holds one token per row ('s' || scope id). Queries restrict their words to the text columns and, when
+-- the scope is a small part of the index, AND the scope token, so FTS5 ranks only that scope's rows.
+CREATE VIRTUAL TABLE belief_fts USING fts5 (
+  statement, value, subject, attribute, scope,
+  tokenize = 'porter unicode61'
+);
+INSERT INTO belief_fts (belief_fts, rank) VALUES ('secure-delete', 1);
+
+CREATE TRIGGER beliefs_fts_insert AFTER INSERT ON beliefs WHEN new.status <> 'forgotten' BEGIN
+  INSERT INTO belief_fts (rowid, statement, value, subject, attribute, scope)
+  VALUES (new.seq, new.statement, new.value, new.subject, new.attribute, 's' || new.scope_id);
+END;
+CREATE TRIGGER beliefs_fts_forget AFTER UPDATE OF status ON beliefs
+  WHEN new.status = 'forgotten' AND old.status <> 'forgotten' BEGIN
+  DELETE FROM belief_fts WHERE rowid = old.seq;
+END;
+CREATE TRIGGER beliefs_fts_delete AFTER DELETE ON beliefs WHEN old.status <> 'forgotten' BEGIN
+  DELETE FROM belief_fts WHERE rowid = old.seq;
+END;
+
+INSERT INTO belief_fts (rowid, statement, value, subject, attribute, scope)
+  SELECT seq, statement, value, subject, attribute, 's' || scope_id FROM beliefs WHERE status <> 'forgotten';
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -9,6 +9,7 @@ import {
   readSync,
   statSync,
 } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {
@@ -76,10 +77,21 @@ import {
   vectorToBytes,
 } from '@mem01/engine';
 import * as sqliteVec from 'sqlite-vec';
-import { buildMatch, queryTerms, readVarint } from './fts-query.js';
+import { queryTerms } from './fts-query.js';
 import { APPLICATION_ID, MIGRATIONS, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { defaultSqlitePath } from './paths.js';
 import { type Row, rowToBelief, rowToOutboxEntry } from './rows.js';
+import {
+  type ReadBatch,
+  runSteps,
+  SEARCH_SETUP_SQL,
+  searchExactRows,
+  searchLexicalRows,
+  searchVecRows,
+  unitCosine,
+  VEC_TABLE,
+} from './search.js';
+import { SearchPool } from './search-pool.js';
 
 /** Options of {@link openSqliteStore}. Defaults are resolved in one place, {@link resolveOptions}. */
 export interface SqliteStoreOptions {
@@ -103,6 +115,12 @@ export interface SqliteStoreOptions {
   synchronous?: 'full' | 'normal' | undefined;
   /** Where the active vector mode is reported (once, at open). Default: one line on stderr. */
   logger?: Logger | undefined;
+  /**
+   * Worker threads that run searches on their own read connections, so a search never blocks the event loop and
+   * the lexical and vector halves of a recall run in parallel. Default: 2 (1 on a single-CPU machine) for a file;
+   * always 0 (searches on the store's connection) for `:memory:` or a caller-owned `database`.
+   */
+  searchWorkers?: number | undefined;
 }
 
 interface ResolvedOptions {
@@ -114,14 +132,13 @@ interface ResolvedOptions {
   readonly maxTextBytes: number;
   readonly synchronous: 'full' | 'normal';
   readonly logger: Logger;
+  readonly searchWorkers: number;
 }
 
 const STORE_NAME = 'sqlite';
 /** One transcript item (serialised JSON) may be at most this large. */
 const MAX_ITEM_BYTES = 16 * 1024 * 1024;
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
-const VEC_TABLE = 'vec_beliefs';
-const MAX_VEC_K = 4096;
 
 const stderrLogger: Logger = {
   info: (message) => process.stderr.write(`${message}\n`),
@@ -150,6 +167,13 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
   if (options.path !== undefined && (typeof options.path !== 'string' || options.path.trim() === '')) {
     throw new InvalidInputError('path', 'must be a non-empty string');
   }
+  const { searchWorkers } = options;
+  if (
+    searchWorkers !== undefined &&
+    (!Number.isInteger(searchWorkers) || searchWorkers < 0 || searchWorkers > 16)
+  ) {
+    throw new InvalidInputError('searchWorkers', 'must be an integer between 0 and 16');
+  }
   return {
     path: options.database ? null : resolve(options.path ?? defaultSqlitePath()),
     database: options.database ?? null,
@@ -159,6 +183,7 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
     maxTextBytes: maxTextBytes ?? 65536,
     synchronous,
     logger: options.logger ?? stderrLogger,
+    searchWorkers: searchWorkers ?? Math.min(2, availableParallelism()),
   };
 }
 
@@ -310,6 +335,8 @@ export class SqliteStore implements FullStore {
   readonly #statements = new Map<string, StatementSync>();
   #dimensions: number | null;
   #closed = false;
+  /** Search workers (their own read connections), or null when searches run on this connection. */
+  readonly #pool: SearchPool | null;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -322,9 +349,11 @@ export class SqliteStore implements FullStore {
       dimensions: number | null;
       maxTextBytes: number;
       logger: Logger;
+      pool: SearchPool | null;
     },
   ) {
     this.#db = db;
+    this.#pool = init.pool;
     this.#logger = init.logger;
     this.path = init.path;
     this.#owned = init.owned;
@@ -338,6 +367,11 @@ export class SqliteStore implements FullStore {
       durableOutbox: true,
       multiProcess: true,
     });
+  }
+
+  /** How many search worker threads are running (0 when searches run on this connection). For diagnostics. */
+  get searchWorkersRunning(): number {
+    return this.#pool?.running ?? 0;
   }
 
   // ---------------------------------------------------------------- plumbing
@@ -438,12 +472,16 @@ export class SqliteStore implements FullStore {
     );
     if (this.vectorMode === 'sqlite-vec') {
       this.#run(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, BigInt(beliefSeq));
-      this.#run(
-        `INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`,
-        BigInt(beliefSeq),
-        BigInt(scopeId),
-        bytes,
-      );
+      const unit = unitBytes(embedding);
+      // A zero vector is similar to nothing, so it stays out of the index (the exact search scores it 0).
+      if (unit !== null) {
+        this.#run(
+          `INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`,
+          BigInt(beliefSeq),
+          BigInt(scopeId),
+          unit,
+        );
+      }
     } else if (this.#vecTableExists()) {
       markVecStale(this.#db);
     }
@@ -717,148 +755,56 @@ export class SqliteStore implements FullStore {
     const s = normalizeScope(scope);
     if (typeof query !== 'string') throw new InvalidInputError('query', 'must be a string');
     const { limit, statuses } = validateSearchOptions(options);
-    return this.#op('searchLexical', () => {
+    const terms = queryTerms(query);
+    return this.#search('searchLexical', async (exec) => {
       const scopeId = this.#scopeId(s);
-      if (scopeId === null) return [];
-      const match = buildMatch(this.#informativeTerms(queryTerms(query)));
-      if (match === null) return [];
-      // Score the matches inside FTS5, then keep this scope's rows with the wanted statuses: the join is what
-      // guarantees that nothing of another scope is returned.
-      const rows = this.#all(
-        `SELECT b.*, f.score AS score FROM (
-           SELECT rowid, -bm25(belief_fts, 1.0, 1.0, 0.5, 0.5) AS score FROM belief_fts WHERE belief_fts MATCH ?
-         ) f JOIN beliefs b ON b.seq = f.rowid
-         WHERE b.user_id = ? AND b.namespace = ? AND b.status IN (${placeholders(statuses.length)})
-         ORDER BY f.score DESC, b.id DESC LIMIT ?`,
-        match,
-        s.userId,
-        s.namespace,
-        ...statuses,
-        limit,
-      );
+      if (scopeId === null || terms.length === 0) return [];
+      const rows = await searchLexicalRows(exec, { scopeId, ...s, limit, statuses }, terms);
       return rows.map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
     });
-  }
-
-  /**
-   * Drops query words that occur in more than half of all indexed beliefs (for example "user" when every statement
-   * reads "The user ..."). BM25 gives such words an IDF of about zero, so ranking is unchanged, but matching them
-   * would make FTS5 score nearly every row. Only from 1000 indexed beliefs on; words are stemmed by FTS5 itself.
-   */
-  #informativeTerms(terms: string[]): string[] {
-    if (terms.length === 0) return terms;
-    const avg = this.#get('SELECT block FROM belief_fts_data WHERE id = 1');
-    const total = avg ? readVarint(avg.block as Uint8Array) : null;
-    if (total === null || total < 1000) return terms;
-    this.#run('DELETE FROM temp.mem01_query_terms');
-    const insert = this.#stmt('INSERT INTO temp.mem01_query_terms (rowid, x) VALUES (?, ?)');
-    terms.forEach((term, i) => {
-      insert.run(i + 1, term);
-    });
-    const frequency = new Map<number, number>();
-    for (const r of this.#all('SELECT term, doc FROM temp.mem01_query_terms_vocab')) {
-      const df = this.#get('SELECT doc FROM temp.mem01_belief_vocab WHERE term = ?', String(r.term));
-      const i = Number(r.doc);
-      frequency.set(i, Math.max(frequency.get(i) ?? 0, df ? Number(df.doc) : 0));
-    }
-    return terms.filter((_, i) => (frequency.get(i + 1) ?? 0) <= total / 2);
   }
 
   async searchVector(scope: Scope, vector: Float32Array, options: SearchOptions): Promise<VectorHit[]> {
     const s = normalizeScope(scope);
     assertVector(vector, 'vector');
     const { limit, statuses } = validateSearchOptions(options);
-    return this.#op('searchVector', () => {
+    return this.#search('searchVector', async (exec) => {
       if (this.#dimensions === null) this.#dimensions = this.#readDimensions();
       if (this.#dimensions === null) return [];
       if (vector.length !== this.#dimensions)
         throw new DimensionMismatchError(this.#dimensions, vector.length, 'vector');
       const scopeId = this.#scopeId(s);
       if (scopeId === null) return [];
-      if (this.vectorMode === 'sqlite-vec') {
-        const hits = this.#searchVec(s, scopeId, vector, limit, statuses);
-        if (hits) return hits;
-      }
-      return this.#searchExact(s, scopeId, vector, limit, statuses);
+      const target = { scopeId, ...s, limit, statuses };
+      const unit = unitBytes(vector);
+      let rows: Row[] | null = null;
+      // A zero query has no direction: only the exact search scores it (0 for every belief).
+      if (this.vectorMode === 'sqlite-vec' && unit !== null) rows = await searchVecRows(exec, target, unit);
+      rows ??= await searchExactRows(exec, target, unit ?? vectorToBytes(vector));
+      return rows.map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
     });
   }
 
-  /** KNN through vec0 within the scope's partition, over-fetching to make room for the status filter. Returns null
-   * when even the largest allowed k cannot fill `limit` (then the exact scan answers). */
-  #searchVec(
-    s: { userId: string; namespace: string },
-    scopeId: number,
-    vector: Float32Array,
-    limit: number,
-    statuses: readonly BeliefStatus[],
-  ): VectorHit[] | null {
-    const bytes = vectorToBytes(vector);
-    let k = Math.min(MAX_VEC_K, Math.max(Math.ceil(limit * 1.5), limit + 8));
-    for (;;) {
-      const rows = this.#all(
-        `SELECT b.*, v.distance AS distance, v.n AS n FROM (
-           SELECT rowid, distance, count(*) OVER () AS n FROM ${VEC_TABLE}
-            WHERE embedding MATCH ? AND k = ? AND scope_id = ?
-         ) v JOIN beliefs b ON b.seq = v.rowid
-         WHERE b.user_id = ? AND b.namespace = ? AND b.status IN (${placeholders(statuses.length)})
-         ORDER BY v.distance, b.id DESC`,
-        bytes,
-        k,
-        BigInt(scopeId),
-        s.userId,
-        s.namespace,
-        ...statuses,
-      );
-      const found = rows.length > 0 ? Number(rows[0]!.n) : this.#vecCount(bytes, k, scopeId);
-      if (rows.length >= limit || found < k) {
-        const hits = rows.map((row) => ({ belief: rowToBelief(row), score: 1 - Number(row.distance) }));
-        hits.sort((x, y) => y.score - x.score || (x.belief.id < y.belief.id ? 1 : -1));
-        return hits.slice(0, limit);
-      }
-      if (k >= MAX_VEC_K) return null;
-      k = Math.min(MAX_VEC_K, k * 4);
+  /** Runs a read-only search on a search worker when there are any, else on this connection, mapping errors. */
+  async #search<T>(action: string, fn: (exec: ReadBatch) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new ClosedError(`sqlite store ${this.path}`);
+    try {
+      return await fn(this.#pool ? this.#pool.exec : this.#readBatch);
+    } catch (err) {
+      if (err instanceof Mem01Error) throw err;
+      if (this.#closed) throw new ClosedError(`sqlite store ${this.path}`);
+      throw mapDriverError(err, this.path, action);
     }
   }
 
-  /** How many neighbours the KNN returned when none of them passed the filter. */
-  #vecCount(bytes: Uint8Array, k: number, scopeId: number): number {
-    const row = this.#get(
-      `SELECT count(*) AS n FROM ${VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND scope_id = ?`,
-      bytes,
-      k,
-      BigInt(scopeId),
-    );
-    return row ? Number(row.n) : 0;
-  }
-
-  #searchExact(
-    s: { userId: string; namespace: string },
-    scopeId: number,
-    vector: Float32Array,
-    limit: number,
-    statuses: readonly BeliefStatus[],
-  ): VectorHit[] {
-    const rows = this.#all(
-      `SELECT e.belief_seq AS seq, e.embedding AS embedding, b.id AS id FROM belief_embeddings e
-         JOIN beliefs b ON b.seq = e.belief_seq
-        WHERE e.scope_id = ? AND b.user_id = ? AND b.namespace = ? AND b.status IN (${placeholders(statuses.length)})`,
-      scopeId,
-      s.userId,
-      s.namespace,
-      ...statuses,
-    );
-    const q = normalizeVector(vector);
-    const scored = rows.map((r) => ({
-      seq: Number(r.seq),
-      id: String(r.id),
-      score: cosineToUnit(q, r.embedding as Uint8Array),
-    }));
-    scored.sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : -1));
-    return scored.slice(0, limit).map((r) => ({
-      belief: rowToBelief(this.#get('SELECT * FROM beliefs WHERE seq = ?', r.seq)!),
-      score: r.score,
-    }));
-  }
+  /** The in-thread executor: the steps run synchronously on this connection. */
+  readonly #readBatch: ReadBatch = (steps) => {
+    try {
+      return Promise.resolve(runSteps(this.#db, (sql) => this.#stmt(sql), unitCosine, steps) as Row[][]);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
 
   async history(scope: Scope, options: { readonly id?: string | undefined } = {}): Promise<Belief[]> {
     const s = normalizeScope(scope);
@@ -1123,6 +1069,7 @@ export class SqliteStore implements FullStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#pool?.close();
     this.#statements.clear();
     if (this.#owned) {
       try {
@@ -1504,48 +1451,47 @@ function validateSearchOptions(options: SearchOptions): { limit: number; statuse
   return validateSearchOptionsShared(options, 1000);
 }
 
-/** Cosine similarity of a unit vector and a stored Float32 blob, without copying the blob. */
-function cosineToUnit(q: Float32Array, blob: Uint8Array): number {
-  const v =
-    blob.byteOffset % 4 === 0
-      ? new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4)
-      : bytesToVector(blob);
-  let dot = 0;
-  let norm = 0;
-  const n = Math.min(q.length, v.length);
-  for (let i = 0; i < n; i++) {
-    const x = v[i]!;
-    dot += q[i]! * x;
-    norm += x * x;
-  }
-  return norm === 0 ? 0 : dot / Math.sqrt(norm);
+/** The unit-length vector as Float32 bytes, or null for a zero vector. */
+function unitBytes(v: Float32Array): Uint8Array | null {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  return n === 0 ? null : vectorToBytes(normalizeVector(v));
 }
 
+/** How the vec0 table is laid out; a table of another layout is rebuilt from `belief_embeddings` at open. */
+const VEC_LAYOUT = 'unit-l2';
+
 function createVecTable(db: DatabaseSync, dimensions: number): void {
+  // Unit vectors with L2 distance rank exactly like cosine (d² = 2 - 2·cos) and cost sqlite-vec less per row.
   db.exec(
     `CREATE VIRTUAL TABLE IF NOT EXISTS ${VEC_TABLE} USING vec0(
-       scope_id integer partition key, embedding float[${dimensions}] distance_metric=cosine)`,
+       scope_id integer partition key, embedding float[${dimensions}])`,
   );
+  db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('vec_layout', ?)").run(VEC_LAYOUT);
 }
 
 function markVecStale(db: DatabaseSync): void {
   db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('vec_stale', '1')").run();
 }
 
-/** Brings the vec0 index in line with the embeddings table (after writes by a connection without sqlite-vec). */
+/** Brings the vec0 index in line with the embeddings table (after writes by a connection without sqlite-vec, or
+ * from an older layout). */
 function syncVecTable(db: DatabaseSync, dimensions: number): void {
   const exists = db.prepare('SELECT 1 AS x FROM sqlite_master WHERE name = ?').get(VEC_TABLE) !== undefined;
   const stale = db.prepare("SELECT value FROM meta WHERE key = 'vec_stale'").get() as Row | undefined;
-  if (exists && !stale) return;
+  const layout = db.prepare("SELECT value FROM meta WHERE key = 'vec_layout'").get() as Row | undefined;
+  if (exists && !stale && layout?.value === VEC_LAYOUT) return;
   db.exec('BEGIN IMMEDIATE');
   try {
+    if (layout?.value !== VEC_LAYOUT) db.exec(`DROP TABLE IF EXISTS ${VEC_TABLE}`);
     createVecTable(db, dimensions);
     db.exec(`DELETE FROM ${VEC_TABLE}`);
     const insert = db.prepare(`INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`);
     for (const r of db
       .prepare('SELECT belief_seq, scope_id, embedding FROM belief_embeddings')
       .iterate() as Iterable<Row>) {
-      insert.run(BigInt(Number(r.belief_seq)), BigInt(Number(r.scope_id)), r.embedding as Uint8Array);
+      const unit = unitBytes(bytesToVector(r.embedding as Uint8Array));
+      if (unit !== null) insert.run(BigInt(Number(r.belief_seq)), BigInt(Number(r.scope_id)), unit);
     }
     db.exec("DELETE FROM meta WHERE key = 'vec_stale'");
     db.exec('COMMIT');
@@ -1662,11 +1608,8 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
     }
 
     migrate(db, path);
-    // Per-connection helpers for query-term statistics; temp objects never touch the file.
-    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_belief_vocab USING fts5vocab(main, belief_fts, 'row');
-      CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms USING fts5(x, tokenize = 'porter unicode61');
-      CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms_vocab
-        USING fts5vocab(temp, mem01_query_terms, 'instance');`);
+    // Per-connection helpers of the searches; temp objects never touch the file.
+    db.exec(SEARCH_SETUP_SQL);
 
     let dimensions = readDimensions(db);
     if (opts.dimensions !== null) {
@@ -1697,6 +1640,15 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
       dimensions,
       maxTextBytes: opts.maxTextBytes,
       logger: opts.logger,
+      pool:
+        owned && path !== ':memory:' && opts.searchWorkers > 0
+          ? new SearchPool({
+              path,
+              size: opts.searchWorkers,
+              extensionPath: vectorMode === 'sqlite-vec' ? loadableVecPath() : null,
+              busyTimeoutMs: opts.busyTimeoutMs,
+            })
+          : null,
     });
   } catch (err) {
     if (owned) {

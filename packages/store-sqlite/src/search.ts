@@ -1,0 +1,283 @@
+/**
+ * The store's read-only searches (FTS5 lexical, sqlite-vec KNN, exact cosine), written against a batch executor:
+ * the same SQL runs on the store's own connection or on a search worker's connection (see `search-pool.ts`).
+ * Nothing here writes to the database file; the only writes are to per-connection temp tables.
+ */
+import type { BeliefStatus } from '@mem01/engine';
+import { buildMatch, quoteTerm, readVarint } from './fts-query.js';
+import type { Row } from './rows.js';
+
+export type SqlValue = string | number | bigint | null | Uint8Array;
+
+/**
+ * One statement of a batch. `all` (default) returns its rows; `run` returns none; `topCosine` reads rows with
+ * `seq`, `id` and an `embedding` blob and returns the `limit` best as `{ seq, id, score }` (cosine to the unit
+ * `query`, ties by id descending) without sending every embedding back.
+ */
+export interface ReadStep {
+  readonly sql: string;
+  readonly params: readonly SqlValue[];
+  readonly mode?: 'all' | 'run' | 'topCosine';
+  readonly query?: Uint8Array;
+  readonly limit?: number;
+}
+
+/** Runs the steps in order on one connection, inside one read transaction, and returns the rows of each step. */
+export type ReadBatch = (steps: readonly ReadStep[]) => Promise<Row[][]>;
+
+/** The statement interface `runSteps` needs (node:sqlite's `StatementSync`). */
+interface Statement {
+  all(...params: SqlValue[]): unknown[];
+  run(...params: SqlValue[]): unknown;
+  iterate(...params: SqlValue[]): Iterable<unknown>;
+}
+
+/**
+ * Executes a batch on one connection. Self-contained (its source is also sent to the search workers): it may use
+ * only its arguments.
+ */
+export function runSteps(
+  db: { exec(sql: string): void; readonly isTransaction: boolean },
+  prepare: (sql: string) => Statement,
+  cosine: (query: Uint8Array, stored: Uint8Array) => number,
+  steps: readonly ReadStep[],
+): Record<string, unknown>[][] {
+  const outer = db.isTransaction;
+  if (!outer) db.exec('BEGIN');
+  try {
+    const out = steps.map((step) => {
+      const stmt = prepare(step.sql);
+      const params = step.params as SqlValue[];
+      if (step.mode === 'run') {
+        stmt.run(...params);
+        return [];
+      }
+      if (step.mode === 'topCosine') {
+        const limit = step.limit ?? 1;
+        const query = step.query as Uint8Array;
+        const best: { seq: unknown; id: string; score: number }[] = [];
+        const worse = (a: { id: string; score: number }, b: { id: string; score: number }) =>
+          a.score < b.score || (a.score === b.score && a.id < b.id);
+        for (const raw of stmt.iterate(...params)) {
+          const row = raw as { seq: unknown; id: string; embedding: Uint8Array };
+          const hit = { seq: row.seq, id: row.id, score: cosine(query, row.embedding) };
+          if (best.length >= limit && !worse(best[best.length - 1] as typeof hit, hit)) continue;
+          let i = best.length;
+          while (i > 0 && worse(best[i - 1] as typeof hit, hit)) i--;
+          best.splice(i, 0, hit);
+          if (best.length > limit) best.pop();
+        }
+        return best;
+      }
+      return stmt.all(...params) as Record<string, unknown>[];
+    });
+    if (!outer) db.exec('COMMIT');
+    return out;
+  } catch (err) {
+    if (!outer && db.isTransaction) db.exec('ROLLBACK');
+    throw err;
+  }
+}
+
+/** What every search needs: the scope (its id and, for the join that enforces it, its keys), a limit, statuses. */
+export interface SearchTarget {
+  readonly scopeId: number;
+  readonly userId: string;
+  readonly namespace: string;
+  readonly limit: number;
+  readonly statuses: readonly BeliefStatus[];
+}
+
+export const VEC_TABLE = 'vec_beliefs';
+/** The largest KNN `k` sqlite-vec accepts. */
+export const MAX_VEC_K = 4096;
+/** Above this many FTS candidates the lexical search stops over-fetching and ranks every match. */
+const MAX_FTS_K = 16_384;
+/** Below this many indexed beliefs, term statistics are too thin to drop common words. */
+const MIN_STATS_DOCS = 1000;
+const TEXT_COLUMNS = '{statement value subject attribute}';
+/** Column weights: statement and value count fully, subject and attribute half, the scope token not at all. */
+const BM25 = 'bm25(belief_fts, 1.0, 1.0, 0.5, 0.5, 0.0)';
+
+/** Per-connection setup: term statistics over the FTS index and a scratch FTS table that stems query words. Temp
+ * objects live in the connection, never in the file. */
+export const SEARCH_SETUP_SQL = `
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_belief_vocab USING fts5vocab(main, belief_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_belief_colvocab USING fts5vocab(main, belief_fts, 'col');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms USING fts5(x, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms_vocab USING fts5vocab(temp, mem01_query_terms, 'instance');
+`;
+
+/**
+ * Cosine similarity of a unit-length query and a stored embedding, both Float32 little-endian blobs; 0 for a zero
+ * vector. Self-contained (its source is also sent to the search workers): it must not reference anything outside
+ * its body.
+ */
+export function unitCosine(query: Uint8Array, stored: Uint8Array): number {
+  const view = (b: Uint8Array): Float32Array =>
+    b.byteOffset % 4 === 0
+      ? new Float32Array(b.buffer, b.byteOffset, b.byteLength >> 2)
+      : new Float32Array(b.slice().buffer, 0, b.byteLength >> 2);
+  const q = view(query);
+  const v = view(stored);
+  let dot = 0;
+  let norm = 0;
+  const n = Math.min(q.length, v.length);
+  for (let i = 0; i < n; i++) {
+    const x = v[i] as number;
+    dot += (q[i] as number) * x;
+    norm += x * x;
+  }
+  return norm === 0 ? 0 : dot / Math.sqrt(norm);
+}
+
+function placeholders(n: number): string {
+  return Array.from({ length: n }, () => '?').join(', ');
+}
+
+/** The scope filter of a join, with its parameters. */
+function scopeFilter(t: SearchTarget, alias: string): { sql: string; params: SqlValue[] } {
+  return {
+    sql: `${alias}.user_id = ? AND ${alias}.namespace = ? AND ${alias}.status IN (${placeholders(t.statuses.length)})`,
+    params: [t.userId, t.namespace, ...t.statuses],
+  };
+}
+
+/**
+ * Lexical search: BM25 over FTS5, best first, ties by id descending, at most `limit` rows (`score` = -bm25).
+ *
+ * Words found in more than half of all indexed beliefs are dropped (BM25 gives them an IDF of about zero, so the
+ * ranking is unchanged, but matching them would make FTS5 score nearly every row). When the scope is a small part of
+ * the index, its token is AND-ed into the MATCH so FTS5 ranks only the scope's rows; otherwise the scope is enforced
+ * by the join alone. Either way FTS5 returns only its best `k` candidates, and `k` grows until `limit` rows pass the
+ * scope and status filter and no row tied with the last candidate can have been cut off.
+ */
+export async function searchLexicalRows(
+  exec: ReadBatch,
+  target: SearchTarget,
+  terms: readonly string[],
+): Promise<Row[]> {
+  if (terms.length === 0) return [];
+  const stats = await exec([
+    { sql: 'SELECT block FROM belief_fts_data WHERE id = 1', params: [] },
+    {
+      sql: "SELECT doc FROM temp.mem01_belief_colvocab WHERE term = ? AND col = 'scope'",
+      params: [`s${target.scopeId}`],
+    },
+    { sql: 'DELETE FROM temp.mem01_query_terms', params: [], mode: 'run' },
+    ...terms.map(
+      (term, i): ReadStep => ({
+        sql: 'INSERT INTO temp.mem01_query_terms (rowid, x) VALUES (?, ?)',
+        params: [i + 1, term],
+        mode: 'run',
+      }),
+    ),
+    {
+      sql: `SELECT q.doc AS i, max(coalesce(v.doc, 0)) AS df FROM temp.mem01_query_terms_vocab q
+              LEFT JOIN temp.mem01_belief_vocab v ON v.term = q.term GROUP BY q.doc`,
+      params: [],
+    },
+  ]);
+  const block = stats[0]?.[0]?.block;
+  const total = block instanceof Uint8Array ? (readVarint(block) ?? 0) : 0;
+  const scopeDocs = Number(stats[1]?.[0]?.doc ?? 0);
+  if (total === 0 || scopeDocs === 0) return [];
+  let kept = terms;
+  if (total >= MIN_STATS_DOCS) {
+    const df = new Map<number, number>();
+    for (const r of stats[stats.length - 1] ?? []) df.set(Number(r.i), Number(r.df));
+    kept = terms.filter((_, i) => (df.get(i + 1) ?? 0) <= total / 2);
+  }
+  const words = buildMatch(kept);
+  if (words === null) return [];
+  const narrow = scopeDocs * 3 < total;
+  const match = narrow
+    ? `scope : ${quoteTerm(`s${target.scopeId}`)} AND ${TEXT_COLUMNS} : (${words})`
+    : `${TEXT_COLUMNS} : (${words})`;
+  // Candidates needed for `limit` rows of this scope: the scope's share of the index when it is not in the MATCH.
+  const share = narrow ? 1 : total / scopeDocs;
+  let k = Math.ceil((target.limit + Math.max(16, target.limit)) * share);
+  const filter = scopeFilter(target, 'b');
+  for (;;) {
+    if (k > MAX_FTS_K) k = -1; // rank every match
+    const [rows = []] = await exec([
+      {
+        sql: `WITH f AS MATERIALIZED (
+                SELECT rowid, -${BM25} AS score FROM belief_fts WHERE belief_fts MATCH ? ORDER BY score DESC LIMIT ?
+              )
+              SELECT f.score AS score, b.* FROM f LEFT JOIN beliefs b ON b.seq = f.rowid AND ${filter.sql}
+              ORDER BY f.score DESC, b.id DESC`,
+        params: [match, k, ...filter.params],
+      },
+    ]);
+    const hits = rows.filter((r) => r.seq !== null && r.seq !== undefined);
+    if (k === -1 || rows.length < k) return hits.slice(0, target.limit);
+    let worst = Number.POSITIVE_INFINITY;
+    for (const r of rows) worst = Math.min(worst, Number(r.score));
+    const last = hits[target.limit - 1];
+    if (last && Number(last.score) > worst) return hits.slice(0, target.limit);
+    k *= 4;
+  }
+}
+
+/**
+ * KNN through sqlite-vec within the scope's partition, over the unit-normalised embeddings with L2 distance
+ * (`score` = cosine = 1 - d²/2). Over-fetches to make room for the status filter; returns null when even the largest
+ * allowed `k` cannot fill `limit` (then the exact search answers).
+ */
+export async function searchVecRows(
+  exec: ReadBatch,
+  target: SearchTarget,
+  unitQuery: Uint8Array,
+): Promise<Row[] | null> {
+  const filter = scopeFilter(target, 'b');
+  let k = Math.min(MAX_VEC_K, target.limit + Math.max(8, Math.ceil(target.limit / 4)));
+  for (;;) {
+    const [rows = []] = await exec([
+      {
+        sql: `WITH v AS MATERIALIZED (
+                SELECT rowid, distance FROM ${VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND scope_id = ?
+              )
+              SELECT 1.0 - v.distance * v.distance / 2.0 AS score, b.* FROM v
+                LEFT JOIN beliefs b ON b.seq = v.rowid AND ${filter.sql}
+              ORDER BY v.distance, b.id DESC`,
+        params: [unitQuery, k, BigInt(target.scopeId), ...filter.params],
+      },
+    ]);
+    const hits = rows.filter((r) => r.seq !== null && r.seq !== undefined);
+    if (hits.length >= target.limit || rows.length < k) return hits.slice(0, target.limit);
+    if (k >= MAX_VEC_K) return null;
+    k = Math.min(MAX_VEC_K, k * 4);
+  }
+}
+
+/** Exact cosine over every embedding of the scope, best first, ties by id descending. */
+export async function searchExactRows(
+  exec: ReadBatch,
+  target: SearchTarget,
+  unitQuery: Uint8Array,
+): Promise<Row[]> {
+  const filter = scopeFilter(target, 'b');
+  const [best = []] = await exec([
+    {
+      sql: `SELECT e.belief_seq AS seq, b.id AS id, e.embedding AS embedding FROM belief_embeddings e
+              JOIN beliefs b ON b.seq = e.belief_seq
+             WHERE e.scope_id = ? AND ${filter.sql}`,
+      params: [target.scopeId, ...filter.params],
+      mode: 'topCosine',
+      query: unitQuery,
+      limit: target.limit,
+    },
+  ]);
+  if (best.length === 0) return [];
+  const score = new Map(best.map((r) => [Number(r.seq), Number(r.score)]));
+  const [rows = []] = await exec([
+    {
+      sql: `SELECT * FROM beliefs b WHERE b.seq IN (SELECT value FROM json_each(?)) AND ${filter.sql}`,
+      params: [JSON.stringify([...score.keys()]), ...filter.params],
+    },
+  ]);
+  return rows
+    .map((row): Row & { score: number } => ({ ...row, score: score.get(Number(row.seq)) ?? 0 }))
+    .sort((a, b) => b.score - a.score || (String(a.id) < String(b.id) ? 1 : -1));
+}
