@@ -222,6 +222,15 @@ const BELIEF_COLUMNS = sql.raw(
   'id, user_id, namespace, kind, subject, attribute, value, statement, confidence, status, supersedes, superseded_by, version, valid_from, valid_to, stored_at, updated_at, invalidated_at, evidence, source',
 );
 
+const BELIEF_COLUMNS_B = sql.raw(
+  'b.id, b.user_id, b.namespace, b.kind, b.subject, b.attribute, b.value, b.statement, b.confidence, b.status, b.supersedes, b.superseded_by, b.version, b.valid_from, b.valid_to, b.stored_at, b.updated_at, b.invalidated_at, b.evidence, b.source',
+);
+
+/** Up to this many query lexemes, lexical search first ranks the beliefs holding two of them (an OR of pairs). */
+const MAX_PAIR_LEXEMES = 16;
+/** How long the list of lexemes in more than half of all beliefs is reused. */
+const COMMON_LEXEMES_TTL_MS = 60_000;
+
 function toBelief(r: BeliefRow): Belief {
   return {
     id: r.id,
@@ -290,6 +299,8 @@ export class PostgresStore implements FullStore {
   readonly #db: Kysely<unknown>;
   readonly #ownsDb: boolean;
   #closed = false;
+  /** Cache of {@link PostgresStore.#commonLexemes}. */
+  #common: { at: number; lexemes: string[] } | null = null;
   /** Per-user tail of this process's enqueues, so turns of one user reach the database in call order. */
   readonly #enqueueTails = new Map<string, Promise<unknown>>();
   #loaded: {
@@ -797,6 +808,18 @@ export class PostgresStore implements FullStore {
     );
   }
 
+  /**
+   * Lexical search. Ranking: the number of distinct query lexemes a belief contains first, then
+   * `ts_rank_cd` (normalised to [0, 1)) within that count, then id descending; the score is the sum of the two,
+   * so more matched words always rank higher.
+   *
+   * Cost: ranking needs each candidate's row, and a few query words can match thousands of one user's
+   * beliefs. The search therefore runs in two stages inside one statement: first only the beliefs containing at
+   * least two of the query's lexemes (an OR of pairs, answered by the GIN index), and only when those are fewer
+   * than `limit`, the beliefs containing exactly one. Query words found in more than half of all beliefs (from
+   * the planner's statistics of the `tsv` column, see {@link PostgresStore.#commonLexemes}) are dropped first,
+   * as the SQLite store does.
+   */
   async searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]> {
     const s = normalizeScope(scope);
     if (typeof query !== 'string') throw new InvalidInputError('query', 'must be a string');
@@ -804,24 +827,72 @@ export class PostgresStore implements FullStore {
     const statuses = assertStatuses(options.statuses);
     const terms = searchTerms(query);
     if (terms.length === 0) return [];
-    // OR of plainto_tsquery per word: each word is parsed as plain text, never as tsquery syntax.
-    const tsquery = sql`(${sql.join(
-      terms.map((t) => sql`plainto_tsquery('english'::regconfig, ${t})`),
-      sql` || `,
-    )})`;
     return this.#run(
       'searchLexical',
       async () => {
+        const common = await this.#commonLexemes();
+        const beliefs = this.#t('beliefs');
+        // Words are runs of letters and digits (searchTerms), so joined by spaces they parse into the same
+        // lexemes as one by one. Each lexeme is quoted as a tsquery operand; nothing is parsed as syntax.
+        const scoped = sql`b.user_id = ${s.userId} and b.namespace = ${s.namespace} and b.status = any(${statuses}::text[])`;
+        const score = sql`length(ts_filter(setweight(b.tsv, 'A', (select lex from x)), '{a}')) + ts_rank_cd(b.tsv, (select q from x), 32)`;
         const r = await sql<BeliefRow & { score: number }>`
-          select ${BELIEF_COLUMNS}, ts_rank_cd(tsv, qq.q) as score
-          from ${this.#t('beliefs')}, (select ${tsquery} as q) as qq
-          where user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[])
-            and tsv @@ qq.q
-          order by score desc, id desc limit ${limit}`.execute(this.#db);
-        return r.rows.map((row) => ({ belief: toBelief(row), score: Number(row.score) }));
+          with x as materialized (
+            select lex,
+              (select string_agg(t, ' | ') from unnest(ql) t)::tsquery as q,
+              case when cardinality(ql) <= ${MAX_PAIR_LEXEMES} then
+                (select string_agg(a || ' & ' || b, ' | ') from unnest(ql) a, unnest(ql) b where a < b)::tsquery end as q2
+            from (
+              select array_agg(l) as lex,
+                array_agg(chr(39) || replace(replace(l, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39)) as ql
+              from unnest(tsvector_to_array(to_tsvector('english'::regconfig, ${terms.join(' ')}))) as l
+              where l <> all(${common}::text[])
+            ) d
+          ), s1 as materialized (
+            select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
+            where ${scoped} and b.tsv @@ (select q2 from x)
+            order by score desc, b.id desc limit ${limit}
+          )
+          select * from s1
+          union all
+          (select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
+            where (select count(*) from s1) < ${limit} and ${scoped}
+              and b.tsv @@ (select q from x) and not coalesce(b.tsv @@ (select q2 from x), false)
+            order by score desc, b.id desc limit ${limit})`.execute(this.#db);
+        return r.rows
+          .map((row) => ({ belief: toBelief(row), score: Number(row.score) }))
+          .sort(
+            (a, b) =>
+              b.score - a.score || (a.belief.id < b.belief.id ? 1 : a.belief.id > b.belief.id ? -1 : 0),
+          )
+          .slice(0, limit);
       },
       { idempotent: true },
     );
+  }
+
+  /**
+   * Lexemes found in more than half of all beliefs, read from the planner's statistics of the `tsv` column
+   * (`pg_stats.most_common_elems`, kept by ANALYZE/autovacuum) once a minute, from 1000 beliefs on. Such a word
+   * says nothing about which belief is meant (every statement reads "The user ..."), but matching it would
+   * make the search rank most of the user's beliefs.
+   */
+  async #commonLexemes(): Promise<string[]> {
+    const now = Date.now();
+    const cached = this.#common;
+    if (cached && now - cached.at < COMMON_LEXEMES_TTL_MS) return cached.lexemes;
+    const r = await sql<{ lexemes: string[] | null }>`
+      select array(
+        select e from unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) as m(e, f)
+        where e is not null and f > 0.5) as lexemes
+      from pg_stats s
+      where s.schemaname = ${this.options.schema} and s.tablename = 'beliefs' and s.attname = 'tsv'
+        and (select c.reltuples from pg_class c where c.oid = to_regclass(${`${this.options.schema}.beliefs`})) >= 1000`.execute(
+      this.#db,
+    );
+    const lexemes = r.rows[0]?.lexemes ?? [];
+    this.#common = { at: now, lexemes };
+    return lexemes;
   }
 
   async searchVector(scope: Scope, vector: Float32Array, options: SearchOptions): Promise<VectorHit[]> {
@@ -865,19 +936,20 @@ export class PostgresStore implements FullStore {
     return this.#run(
       'searchVector',
       async () => {
-        const hits = await this.#tx(async (trx) => {
-          // HNSW with a WHERE filter can stop early; iterative scans keep going until `limit` rows pass the filter.
-          await sql`select set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(40, limit * 2)))}, true)`.execute(
-            trx,
-          );
-          if (state.iterativeScan)
-            await sql`select set_config('hnsw.iterative_scan', 'strict_order', true)`.execute(trx);
-          const r = await sql<BeliefRow & { score: number }>`
+        // HNSW with a WHERE filter can stop early; iterative scans keep going until `limit` rows pass the filter.
+        // The settings are made transaction-local by the statement itself: the lateral join evaluates them
+        // before the index scan starts, and they end with the statement. One round trip instead of five
+        // (begin, two set_config, select, commit).
+        const ef = String(Math.min(1000, Math.max(40, limit * 2)));
+        const settings = state.iterativeScan
+          ? sql`select set_config('hnsw.ef_search', ${ef}, true) as ef, set_config('hnsw.iterative_scan', 'strict_order', true) as it offset 0`
+          : sql`select set_config('hnsw.ef_search', ${ef}, true) as ef, 'off' as it offset 0`;
+        const r = await sql<BeliefRow & { score: number }>`
+          select h.* from (${settings}) as cfg cross join lateral (
             select ${BELIEF_COLUMNS}, 1 - (${distance}) as score
-            from ${this.#t('beliefs')} where ${scopeFilter}
-            order by ${distance} limit ${limit}`.execute(trx);
-          return r.rows;
-        });
+            from ${this.#t('beliefs')} where ${scopeFilter} and cfg.ef is not null and cfg.it is not null
+            order by ${distance} limit ${limit}) as h`.execute(this.#db);
+        const hits = r.rows;
         if (hits.length >= limit) return toHits(hits);
         // Fewer than asked: either the scope has fewer embedded beliefs or the index scan gave up early. An exact
         // scan over the scope's rows (the materialized CTE keeps the planner off the ANN index) settles it.

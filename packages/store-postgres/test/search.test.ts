@@ -1,0 +1,118 @@
+import { type Belief, createBelief, type Scope } from '@mem01/engine';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StoreFactory, type Target } from './helpers.js';
+
+const DIMS = 4;
+const AT = '2025-01-01T00:00:00.000Z';
+
+function belief(scope: Scope, attribute: string, statement: string, value = 'yes'): Belief {
+  return createBelief({
+    scope,
+    kind: 'fact',
+    subject: 'user',
+    attribute,
+    value,
+    statement,
+    confidence: 0.9,
+    source: 'manual',
+    at: AT,
+  });
+}
+
+describe.each<Target>(['real', 'pglite'])('search on %s', (target) => {
+  const factory = new StoreFactory(target);
+  afterEach(async () => {
+    await factory.cleanup();
+  });
+
+  it('ranks beliefs holding more distinct query words first, then by ts_rank_cd, then by id', async () => {
+    const store = await factory.open({ dimensions: DIMS });
+    const s = { userId: 'ranker' };
+    const all = belief(s, 'a1', 'The user buys dark roast coffee.');
+    const two = belief(s, 'a2', 'The user grinds dark coffee.');
+    const repeated = belief(s, 'a3', 'The user drinks coffee, coffee, coffee and coffee.');
+    const once = belief(s, 'a4', 'The user sells coffee.');
+    const none = belief(s, 'a5', 'The user drinks tea.');
+    await store.importBeliefs([all, two, repeated, once, none].map((b) => ({ belief: b })));
+
+    const hits = await store.searchLexical(s, 'dark roast coffee', { limit: 10 });
+    // A word repeated four times does not outrank a belief holding two of the query's words.
+    expect(hits.map((h) => h.belief.id)).toEqual([all.id, two.id, repeated.id, once.id]);
+    const [s3, s2, s1r, s1] = hits.map((h) => h.score);
+    expect(s3).toBeGreaterThan(3);
+    expect(s3).toBeLessThan(4);
+    expect(s2).toBeGreaterThan(2);
+    expect(s2).toBeLessThan(3);
+    expect(s1r).toBeGreaterThan(s1!);
+    expect(s1).toBeGreaterThan(1);
+    expect(s1r).toBeLessThan(2);
+
+    // Enough beliefs with two or more of the words: the one-word matches are not needed.
+    expect((await store.searchLexical(s, 'dark roast coffee', { limit: 2 })).map((h) => h.belief.id)).toEqual(
+      [all.id, two.id],
+    );
+    // Two words that stem to one lexeme count once.
+    const stems = await store.searchLexical(s, 'drinks drinking', { limit: 10 });
+    expect(stems.map((h) => h.belief.id).sort()).toEqual([repeated.id, none.id].sort());
+    expect(stems.every((h) => h.score > 1 && h.score < 2)).toBe(true);
+    // Ties (same text apart from the attribute) are ordered by id descending.
+    const twins = [
+      belief(s, 'b1', 'The user likes marmalade.'),
+      belief(s, 'b2', 'The user likes marmalade.'),
+    ];
+    await store.importBeliefs(twins.map((b) => ({ belief: b })));
+    const tied = await store.searchLexical(s, 'marmalade', { limit: 10 });
+    expect(tied.map((h) => h.belief.id)).toEqual(
+      twins
+        .map((b) => b.id)
+        .sort()
+        .reverse(),
+    );
+  });
+
+  it('drops query words found in more than half of all beliefs once the planner statistics know them', async () => {
+    const store = await factory.open({ dimensions: DIMS });
+    const s = { userId: 'many' };
+    const filler = Array.from({ length: 1100 }, (_, i) => ({
+      belief: belief(s, `f${i}`, `The user owns thing number ${i}.`, `v${i}`),
+    }));
+    const kayak = belief(s, 'boat', 'The user owns a kayak.', 'kayak');
+    for (let i = 0; i < filler.length; i += 500) await store.importBeliefs(filler.slice(i, i + 500));
+    await store.importBeliefs([{ belief: kayak }]);
+
+    // Without statistics every word counts: "user" and "owns" match every belief.
+    const before = await store.searchLexical(s, 'user owns kayak', { limit: 5 });
+    expect(before).toHaveLength(5);
+    expect(before[0]!.belief.id).toBe(kayak.id);
+
+    await sql`analyze ${sql.id(store.schema, 'beliefs')}`.execute(store.db);
+    // A store opened after ANALYZE reads the statistics on its first search (they are cached for a minute).
+    const fresh = await factory.open({ dimensions: DIMS, schema: store.schema });
+    const after = await fresh.searchLexical(s, 'user owns kayak', { limit: 5 });
+    expect(after.map((h) => h.belief.id)).toEqual([kayak.id]);
+    expect(await fresh.searchLexical(s, 'user owns', { limit: 5 })).toEqual([]);
+    expect((await fresh.searchLexical(s, 'number 7', { limit: 5 })).map((h) => h.belief.attribute)).toEqual([
+      'f7',
+    ]);
+  }, 60_000);
+
+  it.runIf(target === 'pglite')('HNSW scan settings last for the search statement only', async () => {
+    const store = await factory.open({ dimensions: DIMS, maxConnections: 1 });
+    const s = { userId: 'vec' };
+    const rows = Array.from({ length: 30 }, (_, i) => ({
+      belief: belief(s, `v${i}`, `Vector ${i}.`),
+      embedding: new Float32Array([1, i / 30, (i % 7) / 7, 0.5]),
+    }));
+    await store.importBeliefs(rows);
+    const hits = await store.searchVector(s, new Float32Array([1, 0, 0, 0.5]), { limit: 25 });
+    expect(hits).toHaveLength(25);
+    for (let i = 1; i < hits.length; i++) expect(hits[i]!.score).toBeLessThanOrEqual(hits[i - 1]!.score);
+    // The pool has one connection, so this runs where the search ran: nothing was left set there.
+    const r = await sql<{ ef: string; it: string }>`
+        select current_setting('hnsw.ef_search') as ef, current_setting('hnsw.iterative_scan') as it`.execute(
+      store.db,
+    );
+    expect(r.rows[0]).toEqual({ ef: '40', it: 'off' });
+  });
+});
