@@ -81,6 +81,51 @@ describe('runLocomo', () => {
     );
   });
 
+  it("finds an answer by the turn before it (the engine's conversational context), not only by its words", async () => {
+    // Sol answers Ana's question without repeating its words; Sol's other turns share only the speaker's name.
+    const doc = [
+      {
+        sample_id: 'ctx',
+        conversation: {
+          speaker_a: 'Ana',
+          speaker_b: 'Sol',
+          session_1_date_time: '2:00 pm on 5 May, 2020',
+          session_1: [
+            { speaker: 'Ana', dia_id: 'D1:1', text: 'Morning! The weather is grey again.' },
+            { speaker: 'Ana', dia_id: 'D1:2', text: 'Sol, which novels have you been reading on the train?' },
+            { speaker: 'Sol', dia_id: 'D1:3', text: 'Mostly Le Guin, The Dispossessed right now.' },
+            { speaker: 'Ana', dia_id: 'D1:4', text: 'Nice choice.' },
+          ],
+          session_2_date_time: '2:00 pm on 9 May, 2020',
+          session_2: [
+            { speaker: 'Sol', dia_id: 'D2:1', text: 'My sister visits next week.' },
+            { speaker: 'Sol', dia_id: 'D2:2', text: 'Then we cook paella together.' },
+            { speaker: 'Sol', dia_id: 'D2:3', text: 'Our bakery order got lost.' },
+          ],
+        },
+        qa: [
+          {
+            question: 'Which novels is Sol reading on the train?',
+            answer: 'Le Guin',
+            evidence: ['D1:3'],
+            category: 4,
+          },
+        ],
+      },
+    ];
+    const small = parseLocomo(doc);
+    const run = (contextWeight?: number) =>
+      runLocomo({
+        data: small,
+        system: system(),
+        ks: [2],
+        episodic: true,
+        ...(contextWeight === undefined ? {} : { engineConfig: { ranking: { contextWeight } } }),
+      });
+    expect((await run()).scores.all.recall[2]).toBe(1);
+    expect((await run(0)).scores.all.recall[2]).toBe(0);
+  });
+
   it('refuses bad cut-offs', async () => {
     await expect(runLocomo({ data, system: system(), ks: [], episodic: true })).rejects.toThrow(RangeError);
     await expect(runLocomo({ data, system: system(), ks: [0], episodic: true })).rejects.toThrow(RangeError);

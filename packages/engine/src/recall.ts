@@ -2,6 +2,7 @@
  * Recall ranking: fuses lexical and vector relevance with recency, confidence and a weight per kind.
  * Pure; the engine fetches the hits from the store.
  */
+import { InvalidInputError } from './errors.js';
 import type { LexicalHit, VectorHit } from './ports.js';
 import type { Belief, BeliefKind, RecallSignals, ScoredBelief } from './types.js';
 
@@ -23,6 +24,14 @@ export interface RankingConfig {
    * embedder (`Embedder.minSimilarity`).
    */
   readonly minSimilarity: number;
+  /**
+   * Conversational context: a result gains this fraction of the best score among the other results on the turns
+   * next to its own (same session, one position away; half as much from two positions away). In a dialogue the
+   * turn that answers is often the one after the turn that matches the words of a question ("What did you read?"
+   * / "Sapiens."). 0 turns it off. Measured on LoCoMo (apps/eval): recall@10 excluding adversarial 64.3 → 67.7
+   * with 0.3 (0.2: 66.6, 0.4: 68.2 with a window of 2).
+   */
+  readonly contextWeight: number;
 }
 
 /** Weights for a semantic embedder (the default). */
@@ -54,7 +63,11 @@ export const DEFAULT_RANKING: RankingConfig = {
   },
   halfLifeDays: 180,
   minSimilarity: 0.3,
+  contextWeight: 0.3,
 };
+
+/** How many positions away a neighbouring turn still lends context (its share halves with each step). */
+export const CONTEXT_WINDOW = 2;
 
 /** 0..1: 1 for a belief stored now, 0.5 after one half-life. */
 export function recencyScore(storedAt: string, now: number, halfLifeDays: number): number {
@@ -72,7 +85,8 @@ export function compareScored(a: ScoredBelief, b: ScoredBelief): number {
 /**
  * Fuses store hits into one ranked list. Lexical scores are normalised by the best lexical score of the
  * candidate set (store scales differ); vector similarity counts only at or above `minSimilarity`.
- * Beliefs with neither signal are not returned.
+ * Beliefs with neither signal are not returned. Then each result gains the context of its neighbouring turns
+ * ({@link RankingConfig.contextWeight}).
  */
 export function rankHits(
   lexical: readonly LexicalHit[],
@@ -117,8 +131,52 @@ export function rankHits(
     };
     out.push({ belief: c.belief, score: total, signals });
   }
-  out.sort(compareScored);
-  return out.slice(0, options.limit);
+  const withContext = addContext(out, config.contextWeight);
+  withContext.sort(compareScored);
+  return withContext.slice(0, options.limit);
+}
+
+const turnKey = (sessionId: string, position: number): string => `${sessionId}\u0000${position}`;
+
+/**
+ * Adds to each result `weight / d` times the best fused score among the other results covering a turn `d`
+ * positions from one of its own (d = 1..{@link CONTEXT_WINDOW}, same session). Scores are read before any bonus,
+ * so the order of results does not matter. A weight of 0 returns the results unchanged.
+ */
+function addContext(results: readonly ScoredBelief[], weight: number): ScoredBelief[] {
+  if (!(weight >= 0 && weight <= 1)) {
+    throw new InvalidInputError('config.ranking.contextWeight', 'must be a number between 0 and 1');
+  }
+  if (weight === 0 || results.length < 2) return [...results];
+  // Per turn, the two best results covering it (by index), so a result never lends context to itself.
+  const best = new Map<string, [number, number]>();
+  results.forEach((r, i) => {
+    for (const e of r.belief.evidence) {
+      const key = turnKey(e.sessionId, e.position);
+      const cur = best.get(key);
+      if (!cur) best.set(key, [i, -1]);
+      else if (cur[0] === i || cur[1] === i) continue;
+      else if (r.score > results[cur[0]]!.score) best.set(key, [i, cur[0]]);
+      else if (cur[1] === -1 || r.score > results[cur[1]]!.score) cur[1] = i;
+    }
+  });
+  return results.map((r, i) => {
+    let bonus = 0;
+    for (const e of r.belief.evidence) {
+      for (let d = 1; d <= CONTEXT_WINDOW; d++) {
+        for (const position of [e.position - d, e.position + d]) {
+          const cur = best.get(turnKey(e.sessionId, position));
+          if (!cur) continue;
+          const j = cur[0] !== i ? cur[0] : cur[1];
+          if (j === -1) continue;
+          bonus = Math.max(bonus, (weight / d) * results[j]!.score);
+        }
+      }
+    }
+    if (bonus === 0) return r;
+    const total = r.score + bonus;
+    return { belief: r.belief, score: total, signals: r.signals ? { ...r.signals, total } : undefined };
+  });
 }
 
 /** Ranking without a query (a profile): recency, confidence and kind only. */
