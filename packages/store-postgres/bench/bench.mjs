@@ -1,7 +1,8 @@
 // Bench for @mem01/store-postgres: recall latency (HNSW on PGlite, exact-cosine fallback on the real server,
 // beside @mem01/store-sqlite on the same data) and extraction throughput with 1, 2 and 4 worker processes.
 // Run with `pnpm bench` (builds first). Sizes are picked to finish in about 5 minutes on a 2-core machine;
-// MEM01_BENCH_FULL=1 runs the sizes the issue names (100k HNSW, 1M across users), which take far longer here.
+// MEM01_BENCH_FULL=1 runs the sizes the issue names (100k HNSW, 1M across users, also with HNSW on PGlite), which
+// take far longer here.
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -22,6 +23,8 @@ const DEFAULT_SIZES = FULL
   ? { hnsw: [10_000, 100_000], exact: [10_000, 100_000], acrossUsers: { total: 1_000_000, users: 1000 } }
   : { hnsw: [10_000, 25_000], exact: [10_000, 100_000], acrossUsers: { total: 150_000, users: 150 } };
 // Overrides for one-off runs: MEM01_BENCH_HNSW=10000,100000 MEM01_BENCH_EXACT=10000 MEM01_BENCH_ACROSS=1000000:1000
+// MEM01_BENCH_PGLITE_ACROSS=1 (default with FULL) also loads the across-users data into PGlite (beside the one-user
+// HNSW data) and measures it with HNSW; MEM01_BENCH_PGLITE_MWM sets maintenance_work_mem for its index build.
 const list = (v, d) => (v ? v.split(',').map(Number) : d);
 const across = process.env.MEM01_BENCH_ACROSS?.split(':').map(Number);
 const SIZES = {
@@ -29,6 +32,8 @@ const SIZES = {
   exact: list(process.env.MEM01_BENCH_EXACT, DEFAULT_SIZES.exact),
   acrossUsers: across ? { total: across[0], users: across[1] } : DEFAULT_SIZES.acrossUsers,
 };
+const PGLITE_ACROSS = (process.env.MEM01_BENCH_PGLITE_ACROSS ?? (FULL ? '1' : '0')) === '1';
+const PGLITE_MWM = process.env.MEM01_BENCH_PGLITE_MWM ?? '1GB';
 const WORKERS = [1, 2, 4];
 const TURNS = 240;
 const LATENCY_MS = 40;
@@ -194,6 +199,68 @@ const results = { recall: [], throughput: [] };
       `  ${size}: recall p50 ${m.recallMs.p50} ms p95 ${m.recallMs.p95} ms (vector p95 ${m.vectorMs.p95}, lexical p95 ${m.lexicalMs.p95}), recall@10 ${recallAt10}; sqlite p95 ${lite.recallMs.p95} ms → ratio ${row.ratioToSqliteP95}; built in ${buildSeconds}s`,
     );
   }
+  if (PGLITE_ACROSS) {
+    // Many users beside the one-user data: each recall filters one user's 0.1% of the rows. The planner picks
+    // the scope index and exact distances for such a scope (see the store's README), the HNSW index for big ones.
+    const { total, users } = SIZES.acrossUsers;
+    const perUser = Math.floor(total / users);
+    log(`PGlite + pgvector HNSW: ${total} more beliefs across ${users} users (${perUser} each)`);
+    const t = performance.now();
+    await sql`drop index if exists bench.beliefs_embedding_hnsw`.execute(store.db);
+    const ids = [];
+    const sample = { userId: null, data: null };
+    let failure = null;
+    try {
+      for (let u = 0; u < users; u++) {
+        const recs = records(`user-${u}`, 0, perUser);
+        await importAll(store, recs);
+        ids.push(`user-${u}`);
+        if (u === 0) Object.assign(sample, { userId: `user-${u}`, data: recs });
+      }
+      await sql.raw(`set maintenance_work_mem = '${PGLITE_MWM}'`).execute(store.db);
+      await sql`create index beliefs_embedding_hnsw on bench.beliefs using hnsw (embedding public.vector_cosine_ops)`.execute(
+        store.db,
+      );
+      await sql`analyze bench.beliefs`.execute(store.db);
+    } catch (err) {
+      failure = `${err?.message ?? err} after ${ids.length} users`;
+      log(`  failed: ${failure}`);
+    }
+    const buildSeconds = +((performance.now() - t) / 1000).toFixed(1);
+    const size =
+      await sql`select pg_total_relation_size('bench.beliefs')::float8 as bytes, (select count(*) from bench.beliefs)::int as n`
+        .execute(store.db)
+        .then((r) => r.rows[0])
+        .catch(() => null);
+    if (failure) {
+      results.recall.push({ store: 'pglite-pgvector-hnsw', beliefs: null, users: users + 1, failure, size });
+    } else {
+      const m = await measure(store, ids);
+      const recallAt10 = await accuracy(store, sample.userId, sample.data);
+      const probe = `[${Array.from(queries[0].vector).join(',')}]`;
+      const plan =
+        await sql`explain select id from bench.beliefs where user_id = 'user-1' and namespace = '' and status = 'active'
+          order by embedding <=> ${probe}::public.vector limit 50`
+          .execute(store.db)
+          .then((r) => r.rows.map((x) => x['QUERY PLAN']).join(' / '));
+      const row = {
+        store: 'pglite-pgvector-hnsw',
+        beliefs: size?.n ?? data.length + total,
+        users: users + 1,
+        perUser,
+        buildSeconds,
+        tableBytes: size?.bytes ?? null,
+        ...m,
+        recallAt10,
+        smallScopePlan: plan,
+      };
+      results.recall.push(row);
+      log(
+        `  ${row.beliefs} across ${row.users} users: recall p50 ${m.recallMs.p50} ms p95 ${m.recallMs.p95} ms (vector p95 ${m.vectorMs.p95}, lexical p95 ${m.lexicalMs.p95}), recall@10 ${recallAt10}; loaded and indexed in ${buildSeconds}s`,
+      );
+    }
+  }
+  data = null;
   await store.close();
   await server.stop();
 }
@@ -344,7 +411,15 @@ for (const s of [schema, ...WORKERS.map((n) => `${schema}_w${n}`)])
 await admin.end();
 rmSync(sqliteDir, { recursive: true, force: true });
 
-const hnswLargest = results.recall.filter((r) => r.store === 'pglite-pgvector-hnsw').at(-1);
+// The PGlite across-users row is compared with the SQLite figures measured on the real server's across-users data
+// (same sizes and generator; loading 1M beliefs into SQLite twice would double the run).
+const pgAcross = results.recall.find((r) => r.store === 'pglite-pgvector-hnsw' && r.perUser && r.recallMs);
+const realAcross = results.recall.find((r) => r.store === 'postgres-exact-cosine' && r.perUser);
+if (pgAcross && realAcross) {
+  pgAcross.sqliteRecallMsFromExactRow = realAcross.sqlite.recallMs;
+  pgAcross.ratioToSqliteP95 = ratio(pgAcross.recallMs.p95, realAcross.sqlite.recallMs.p95);
+}
+const hnswLargest = results.recall.filter((r) => r.store === 'pglite-pgvector-hnsw' && r.users === 1).at(-1);
 const tp = results.throughput.map((r) => r.turnsPerSecond);
 const report = {
   package: '@mem01/store-postgres',
@@ -366,6 +441,7 @@ const report = {
     FULL
       ? 'full sizes'
       : `default sizes fit ~5 minutes on a busy 2-core machine; 100k HNSW and 1M across users run with MEM01_BENCH_FULL=1`,
+    'the PGlite across-users row (MEM01_BENCH_PGLITE_ACROSS=1 or FULL) holds the one-user HNSW data plus the across-users data; its SQLite ratio uses the SQLite figures of the real-server across-users row',
     'recallMs = searchVector(limit 10) and searchLexical(limit 10) issued together, the store work of one engine recall',
   ],
   ...results,
