@@ -89,6 +89,13 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   if (typeof merged.strict !== 'boolean') throw new InvalidInputError('config.strict', 'must be a boolean');
   if (typeof merged.episodic !== 'boolean')
     throw new InvalidInputError('config.episodic', 'must be a boolean');
+  const { contextWeight, halfLifeDays } = ranking;
+  if (typeof contextWeight !== 'number' || !(contextWeight >= 0 && contextWeight <= 1)) {
+    throw new InvalidInputError('config.ranking.contextWeight', 'must be a number between 0 and 1');
+  }
+  if (typeof halfLifeDays !== 'number' || !(halfLifeDays > 0 && Number.isFinite(halfLifeDays))) {
+    throw new InvalidInputError('config.ranking.halfLifeDays', 'must be a positive number');
+  }
   return { ...merged, ranking };
 }
 

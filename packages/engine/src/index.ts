@@ -5,6 +5,7 @@ export * from './errors.js';
 export type * from './ports.js';
 export * from './recall.js';
 export * from './reconcile.js';
+export * from './redact.js';
 export * from './render.js';
 export * from './store-input.js';
 export * from './text.js';

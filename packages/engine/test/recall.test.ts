@@ -63,6 +63,60 @@ describe('rankHits', () => {
   });
 });
 
+describe('conversational context', () => {
+  const at = (sessionId: string, position: number) => [
+    { sessionId, position, role: 'user' as const, quote: 'q', at: T0 },
+  ];
+  // a (turn 4) matches the question strongly; b (turn 5, the answer) and c (turn 9, far away) weakly, equally.
+  const a = belief('question', 'reading', { evidence: at('s1', 4) });
+  const b = belief('answer', 'Sapiens', { evidence: at('s1', 5) });
+  const c = belief('other', 'tea', { evidence: at('s1', 9) });
+  const d = belief('elsewhere', 'x', { evidence: at('s2', 5) });
+  const lexical = [
+    { belief: a, score: 10 },
+    { belief: b, score: 2 },
+    { belief: c, score: 2 },
+    { belief: d, score: 2 },
+  ];
+  const rank = (contextWeight: number) =>
+    rankHits(lexical, [], { now, limit: 10, config: { ...DEFAULT_RANKING, contextWeight } });
+
+  it('a result next to a strong match gains a share of its score; far turns and other sessions do not', () => {
+    const off = new Map(rank(0).map((r) => [r.belief.id, r.score]));
+    const on = rank(0.3);
+    const score = new Map(on.map((r) => [r.belief.id, r.score]));
+    expect(score.get(b.id)).toBeCloseTo(off.get(b.id)! + 0.3 * off.get(a.id)!, 10);
+    expect(score.get(c.id)).toBe(off.get(c.id));
+    expect(score.get(d.id)).toBe(off.get(d.id));
+    // a's neighbour b lends it context too (a share of b's score before any bonus).
+    expect(score.get(a.id)).toBeCloseTo(off.get(a.id)! + 0.3 * off.get(b.id)!, 10);
+    expect(on.map((r) => r.belief.id).slice(0, 2)).toEqual([a.id, b.id]);
+    for (const r of on) expect(r.signals!.total).toBe(r.score);
+  });
+
+  it('two positions away lends half as much; a result never boosts itself', () => {
+    const near = belief('near', 'n', { evidence: at('s3', 2) });
+    const far = belief('far', 'f', { evidence: at('s3', 4) });
+    const alone = belief('alone', 'z', { evidence: [...at('s4', 1), ...at('s4', 2)] });
+    const hits = [
+      { belief: near, score: 10 },
+      { belief: far, score: 1 },
+      { belief: alone, score: 5 },
+    ];
+    const config = { ...DEFAULT_RANKING, contextWeight: 0.3 };
+    const off = new Map(
+      rankHits(hits, [], { now, limit: 10, config: { ...config, contextWeight: 0 } }).map((r) => [
+        r.belief.id,
+        r.score,
+      ]),
+    );
+    const on = new Map(rankHits(hits, [], { now, limit: 10, config }).map((r) => [r.belief.id, r.score]));
+    expect(on.get(far.id)).toBeCloseTo(off.get(far.id)! + 0.15 * off.get(near.id)!, 10);
+    // `alone` covers turns 1 and 2 of its session: neighbours of each other, but both its own.
+    expect(on.get(alone.id)).toBe(off.get(alone.id));
+  });
+});
+
 describe('recency and profile', () => {
   it('halves after one half-life', () => {
     const day = 86_400_000;

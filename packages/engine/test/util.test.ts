@@ -111,6 +111,13 @@ describe('config', () => {
     expect(() => resolveConfig({ budgetBytes: 10 }, null)).toThrow(InvalidInputError);
     expect(() => resolveConfig({ pendingBelow: Number.NaN }, null)).toThrow(InvalidInputError);
     expect(() => resolveConfig({ concurrency: 0 }, null)).toThrow(InvalidInputError);
+    for (const contextWeight of [-0.1, 1.5, Number.NaN, '0.3' as never]) {
+      expect(() => resolveConfig({ ranking: { contextWeight } }, null), String(contextWeight)).toThrow(
+        /config\.ranking\.contextWeight/,
+      );
+    }
+    expect(() => resolveConfig({ ranking: { halfLifeDays: 0 } }, null)).toThrow(/halfLifeDays/);
+    expect(resolveConfig({ ranking: { contextWeight: 0 } }, null).ranking.contextWeight).toBe(0);
   });
   it('takes the similarity floor from the embedder', () => {
     const embedder = { model: 'm', dimensions: 3, minSimilarity: 0.42, embed: async () => [] };

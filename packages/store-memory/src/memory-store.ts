@@ -16,17 +16,20 @@ import {
   contentHash,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
+  forgetNeedles,
   type EraseReceipt,
   type FullStore,
   InvalidInputError,
   idempotencyKey,
   isoNow,
   LeaseLostError,
+  mayContainNeedle,
   type LexicalHit,
   type ListOptions,
   NotFoundError,
   newId,
   normalizeVector,
+  redactTranscriptItem,
   type OutboxBacklog,
   type OutboxClaim,
   type OutboxEntry,
@@ -485,6 +488,7 @@ export class InMemoryStore implements FullStore {
     for (const e of this.entriesByUser.get(row.scope.scope.userId) ?? []) {
       if (turns.has(`${e.sessionId}\u0000${e.position}`)) e.text = '';
     }
+    this.redactTranscripts(row.scope.scope.userId, b);
     const tombstone: Belief = {
       ...b,
       subject: '',
@@ -499,6 +503,30 @@ export class InMemoryStore implements FullStore {
     };
     this.replaceBelief(row, tombstone);
     return cloneBelief(tombstone);
+  }
+
+  /** The engine's forget policy for transcripts ({@link redactTranscriptItem}): evidence turns lose their text,
+   * the user's other items each occurrence of the belief's value and statement. Sessions of other users are never
+   * touched. */
+  private redactTranscripts(userId: string, b: Belief): void {
+    const needles = forgetNeedles(b);
+    const evidence = new Map<string, number[]>();
+    for (const e of b.evidence) push(evidence, e.sessionId, e.position);
+    for (const [id, session] of this.sessions) {
+      if (session.owner && session.owner.userId !== userId) continue;
+      const owned = session.owner !== null;
+      const whole = new Set(evidence.get(id) ?? []);
+      if (!owned && whole.size === 0) continue;
+      session.items = session.items.map((text, position) => {
+        const isEvidence = whole.has(position);
+        if (!isEvidence && !(owned && mayContainNeedle(text, needles))) return text;
+        const next = redactTranscriptItem(JSON.parse(text) as unknown, {
+          whole: isEvidence,
+          needles: owned ? needles : [],
+        });
+        return next === null ? text : JSON.stringify(next);
+      });
+    }
   }
 
   async importBeliefs(records: readonly BeliefInsert[]): Promise<{ inserted: number; skipped: number }> {

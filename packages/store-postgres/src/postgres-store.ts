@@ -21,6 +21,7 @@ import {
   DuplicateActiveBeliefError,
   type EraseReceipt,
   type FullStore,
+  forgetNeedles,
   InvalidInputError,
   idempotencyKey,
   isoNow,
@@ -37,6 +38,7 @@ import {
   type OutboxEntry,
   type OutboxInput,
   type Page,
+  redactTranscriptItem,
   SchemaTooNewError,
   type Scope,
   type ScopeSummary,
@@ -1041,12 +1043,62 @@ export class PostgresStore implements FullStore {
             trx,
           );
         }
+        await this.#redactTranscripts(trx, s.userId, current);
         await this.#insertAudit(trx, [{ at, scope: s, beliefId: id, action: 'forget', actor: 'user' }]);
         const out = updated.rows[0];
         if (!out) throw new StoreError('postgres: forget updated no row');
         return toBelief(out);
       }),
     );
+  }
+
+  /** The engine's forget policy for transcripts ({@link redactTranscriptItem}): evidence turns lose their text,
+   * the user's other items each occurrence of the belief's value and statement. Sessions of other users are never
+   * touched. Runs inside the forget transaction. */
+  async #redactTranscripts(trx: Transaction<unknown>, userId: string, belief: Belief): Promise<void> {
+    const needles = forgetNeedles(belief);
+    const sessions = belief.evidence.map((e) => e.sessionId);
+    const positions = belief.evidence.map((e) => e.position);
+    const notOthers = sql`not exists (select 1 from ${this.#t('transcript_sessions')} ts
+      where ts.session_id = i.session_id and ts.user_id is not null and ts.user_id <> ${userId})`;
+    const whole =
+      sessions.length === 0
+        ? []
+        : (
+            await sql<{ session_id: string; position: number; item: string }>`
+              select i.session_id, i.position, i.item from ${this.#t('transcript_items')} i
+              where (i.session_id, i.position) in (select * from unnest(${sessions}::text[], ${positions}::int[]))
+                and ${notOthers}`.execute(trx)
+          ).rows;
+    const partial =
+      needles.length === 0
+        ? []
+        : (
+            await sql<{ session_id: string; position: number; item: string }>`
+              select i.session_id, i.position, i.item from ${this.#t('transcript_items')} i
+              where i.session_id in (select session_id from ${this.#t('transcript_sessions')} where user_id = ${userId})
+                and (${sql.join(
+                  needles.map(
+                    (n) => sql`strpos(lower(i.item), lower(${JSON.stringify(n).slice(1, -1)})) > 0`,
+                  ),
+                  sql` or `,
+                )})`.execute(trx)
+          ).rows;
+    const done = new Set<string>();
+    for (const [rows, isWhole] of [
+      [whole, true],
+      [partial, false],
+    ] as const) {
+      for (const row of rows) {
+        const key = `${row.session_id}\u0000${row.position}`;
+        if (done.has(key)) continue;
+        done.add(key);
+        const next = redactTranscriptItem(JSON.parse(row.item) as unknown, { whole: isWhole, needles });
+        if (next === null) continue;
+        await sql`update ${this.#t('transcript_items')} set item = ${JSON.stringify(next)}
+          where session_id = ${row.session_id} and position = ${row.position}`.execute(trx);
+      }
+    }
   }
 
   async getEmbeddings(scope: Scope, ids: readonly string[]): Promise<Map<string, Float32Array>> {

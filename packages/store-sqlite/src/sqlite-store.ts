@@ -39,6 +39,7 @@ import {
   describeError,
   type EraseReceipt,
   type FullStore,
+  forgetNeedles,
   InvalidInputError,
   idempotencyKey,
   isoNow,
@@ -56,6 +57,7 @@ import {
   type OutboxClaim,
   type OutboxInput,
   type Page,
+  redactTranscriptItem,
   SchemaTooNewError,
   type Scope,
   type ScopeSummary,
@@ -919,6 +921,48 @@ export class SqliteStore implements FullStore {
     for (const needle of [statement, value]) {
       if (needle.trim().length < 3) continue;
       this.#run(`${erase} WHERE user_id = ? AND text <> '' AND instr(text, ?) > 0`, userId, needle);
+    }
+    this.#redactTranscripts(userId, { statement, value }, evidence);
+  }
+
+  /** The engine's forget policy for transcripts ({@link redactTranscriptItem}): evidence turns lose their text,
+   * the user's other items each occurrence of the belief's value and statement. Sessions of other users are never
+   * touched. Runs inside the forget transaction. */
+  #redactTranscripts(
+    userId: string,
+    belief: { statement: string; value: string },
+    evidence: readonly { sessionId: string; position: number }[],
+  ): void {
+    const needles = forgetNeedles(belief);
+    const update = (rid: number, item: string, whole: boolean) => {
+      const next = redactTranscriptItem(JSON.parse(item) as unknown, { whole, needles });
+      if (next !== null)
+        this.#run('UPDATE transcript_items SET item = ? WHERE rid = ?', JSON.stringify(next), rid);
+    };
+    const done = new Set<number>();
+    for (const ev of evidence) {
+      if (typeof ev?.sessionId !== 'string' || typeof ev.position !== 'number') continue;
+      const row = this.#get(
+        `SELECT rid, item FROM transcript_items WHERE session_id = ? AND position = ?
+           AND (owner_user_id = ? OR owner_user_id IS NULL)`,
+        ev.sessionId,
+        ev.position,
+        userId,
+      );
+      if (!row) continue;
+      done.add(Number(row.rid));
+      update(Number(row.rid), String(row.item), true);
+    }
+    if (needles.length === 0) return;
+    // A cheap SQL prefilter (ASCII case folding), then the exact whole-word match in JS.
+    const like = needles.map(() => 'instr(lower(item), lower(?)) > 0').join(' OR ');
+    for (const row of this.#all(
+      `SELECT rid, item FROM transcript_items WHERE owner_user_id = ? AND (${like})`,
+      userId,
+      ...needles.map((n) => JSON.stringify(n).slice(1, -1)),
+    )) {
+      if (done.has(Number(row.rid))) continue;
+      update(Number(row.rid), String(row.item), false);
     }
   }
 

@@ -5,7 +5,9 @@ import { DatabaseSync } from 'node:sqlite';
 import {
   CapabilityError,
   CorruptStoreError,
+  FORGOTTEN_MARKER,
   InvalidInputError,
+  normalizeVector,
   SchemaTooNewError,
   StoreError,
   vectorToBytes,
@@ -404,6 +406,15 @@ describe('forgetting is real: the text leaves the file bytes', () => {
         owner: scope,
         enqueue: [{ index: 0, role: 'user', text: 'hello', at: t(0) }],
       });
+      // The transcript holds the turn the belief comes from and an assistant reply that repeats the secret.
+      await store.appendItems(
+        session,
+        [
+          { role: 'user', content: `I moved to ${secret} in May` },
+          { role: 'assistant', content: [{ type: 'output_text', text: `${secret} is lovely` }] },
+        ],
+        { owner: scope },
+      );
       await store.enqueue([
         {
           scope,
@@ -434,9 +445,12 @@ describe('forgetting is real: the text leaves the file bytes', () => {
       store.checkpoint();
       const needle = Buffer.from(secret, 'utf8');
       const vecNeedle = Buffer.from(vectorToBytes(embedding));
+      // sqlite-vec indexes a unit-length copy of the vector.
+      const unitNeedle = Buffer.from(vectorToBytes(normalizeVector(embedding)));
       // The test can fail: before forgetting, the text and the vector are in the file.
       expect(fileBytes(path).includes(needle)).toBe(true);
       expect(fileBytes(path).includes(vecNeedle)).toBe(true);
+      expect(fileBytes(path).includes(unitNeedle)).toBe(vector === 'sqlite-vec');
 
       // forget checkpoints by itself: no separate checkpoint call is needed for the bytes to be gone.
       await store.forget(scope, z.id, { at: t(10) });
@@ -444,6 +458,12 @@ describe('forgetting is real: the text leaves the file bytes', () => {
       expect(after.includes(needle)).toBe(false);
       expect(after.includes(Buffer.from(statement, 'utf8'))).toBe(false);
       expect(after.includes(vecNeedle)).toBe(false);
+      expect(after.includes(unitNeedle)).toBe(false);
+      expect(await store.getItems(session)).toEqual([
+        { role: 'user', content: 'hello' },
+        { role: 'user', content: FORGOTTEN_MARKER },
+        { role: 'assistant', content: [{ type: 'output_text', text: `${FORGOTTEN_MARKER} is lovely` }] },
+      ]);
       // Also not in the WAL before a checkpoint-free reader looks (the WAL was truncated).
       expect(existsSync(`${path}-wal`) ? readFileSync(`${path}-wal`).length : 0).toBe(0);
       // The rest still works.
