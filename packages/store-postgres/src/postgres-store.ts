@@ -230,6 +230,13 @@ const BELIEF_COLUMNS_B = sql.raw(
 
 /** Up to this many query lexemes, lexical search first ranks the beliefs holding two of them (an OR of pairs). */
 const MAX_PAIR_LEXEMES = 16;
+/**
+ * Beliefs holding exactly one of the query's words rank newest first. They are looked for among the scope's newest
+ * max(MIN, FACTOR × limit) beliefs first (an ordered walk of the scope index), and through the GIN index only when
+ * that window holds too few.
+ */
+const ONE_WORD_WALK_MIN = 500;
+const ONE_WORD_WALK_FACTOR = 20;
 /** How long the list of lexemes in more than half of all beliefs is reused. */
 const COMMON_LEXEMES_TTL_MS = 60_000;
 
@@ -811,16 +818,17 @@ export class PostgresStore implements FullStore {
   }
 
   /**
-   * Lexical search. Ranking: the number of distinct query lexemes a belief contains first, then
-   * `ts_rank_cd` (normalised to [0, 1)) within that count, then id descending; the score is the sum of the two,
-   * so more matched words always rank higher.
+   * Lexical search. Ranking: the number of distinct query lexemes a belief holds first. Among beliefs holding two
+   * or more, `ts_rank_cd` (normalised to [0, 1)) is added to that count; beliefs holding one score exactly 1 and
+   * come newest first. Ties go to the higher id.
    *
-   * Cost: ranking needs each candidate's row, and a few query words can match thousands of one user's
-   * beliefs. The search therefore runs in two stages inside one statement: first only the beliefs containing at
-   * least two of the query's lexemes (an OR of pairs, answered by the GIN index), and only when those are fewer
-   * than `limit`, the beliefs containing exactly one. Query words found in more than half of all beliefs (from
-   * the planner's statistics of the `tsv` column, see {@link PostgresStore.#commonLexemes}) are dropped first,
-   * as the SQLite store does.
+   * Cost: ranking needs each candidate's row, and a few query words can match thousands of one user's beliefs.
+   * So, inside one statement: (1) the beliefs holding at least two of the lexemes (an OR of pairs, answered by
+   * the GIN index) are ranked; (2) only if those are fewer than `limit`, one-word matches are taken from the
+   * scope's newest beliefs (an ordered walk of the scope index over a bounded window), and (3) only if that window
+   * holds too few, through the GIN index. Query words found in more than half of all beliefs (from the planner's
+   * statistics of the `tsv` column, see `#commonLexemes`) are dropped first, as the SQLite store does. With more
+   * than {@link MAX_PAIR_LEXEMES} lexemes every match is ranked by count + `ts_rank_cd`.
    */
   async searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]> {
     const s = normalizeScope(scope);
@@ -836,14 +844,20 @@ export class PostgresStore implements FullStore {
         const beliefs = this.#t('beliefs');
         // Words are runs of letters and digits (searchTerms), so joined by spaces they parse into the same
         // lexemes as one by one. Each lexeme is quoted as a tsquery operand; nothing is parsed as syntax.
-        const scoped = sql`b.user_id = ${s.userId} and b.namespace = ${s.namespace} and b.status = any(${statuses}::text[])`;
+        // One status as an equality, so the scope index (user_id, namespace, status, id desc) yields id order.
+        const statusFilter =
+          statuses.length === 1 ? sql`b.status = ${statuses[0]}` : sql`b.status = any(${statuses}::text[])`;
+        const scoped = sql`b.user_id = ${s.userId} and b.namespace = ${s.namespace} and ${statusFilter}`;
         const score = sql`length(ts_filter(setweight(b.tsv, 'A', (select lex from x)), '{a}')) + ts_rank_cd(b.tsv, (select q from x), 32)`;
+        const oneWord = sql`b.tsv @@ (select q from x) and not coalesce(b.tsv @@ (select q2 from x), false)`;
+        const walk = Math.max(ONE_WORD_WALK_MIN, ONE_WORD_WALK_FACTOR * limit);
         const r = await sql<BeliefRow & { score: number }>`
           with x as materialized (
             select lex,
               (select string_agg(t, ' | ') from unnest(ql) t)::tsquery as q,
-              case when cardinality(ql) <= ${MAX_PAIR_LEXEMES} then
-                (select string_agg(a || ' & ' || b, ' | ') from unnest(ql) a, unnest(ql) b where a < b)::tsquery end as q2
+              case when cardinality(ql) between 2 and ${MAX_PAIR_LEXEMES} then
+                (select string_agg(a || ' & ' || b, ' | ') from unnest(ql) a, unnest(ql) b where a < b)::tsquery end as q2,
+              cardinality(ql) <= ${MAX_PAIR_LEXEMES} as tiered
             from (
               select array_agg(l) as lex,
                 array_agg(chr(39) || replace(replace(l, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39)) as ql
@@ -854,12 +868,26 @@ export class PostgresStore implements FullStore {
             select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
             where ${scoped} and b.tsv @@ (select q2 from x)
             order by score desc, b.id desc limit ${limit}
+          ), w as materialized (
+            select ${BELIEF_COLUMNS_B}, 1::float8 as score from (
+              select ${BELIEF_COLUMNS_B}, b.tsv from ${beliefs} b
+              where (select tiered from x) and (select count(*) from s1) < ${limit} and ${scoped}
+              order by b.id desc limit ${walk}) b
+            where ${oneWord}
+            order by b.id desc limit ${limit}
+          ), enough as materialized (
+            select (select count(*) from s1) + (select count(*) from w) >= ${limit} as v
           )
           select * from s1
           union all
+          select * from w where (select v from enough)
+          union all
+          (select ${BELIEF_COLUMNS_B}, 1::float8 as score from ${beliefs} b
+            where (select tiered from x) and not (select v from enough) and ${scoped} and ${oneWord}
+            order by b.id desc limit ${limit})
+          union all
           (select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
-            where (select count(*) from s1) < ${limit} and ${scoped}
-              and b.tsv @@ (select q from x) and not coalesce(b.tsv @@ (select q2 from x), false)
+            where not (select tiered from x) and ${scoped} and b.tsv @@ (select q from x)
             order by score desc, b.id desc limit ${limit})`.execute(this.#db);
         return r.rows
           .map((row) => ({ belief: toBelief(row), score: Number(row.score) }))
