@@ -499,7 +499,10 @@ export class MemoryEngine {
     return replacement;
   }
 
-  /** Forgets a belief: its content leaves every read path; a content-free tombstone stays. */
+  /**
+   * Forgets a belief: its content leaves every read path (indexes, outbox, transcript); a content-free tombstone
+   * stays. With the episodic tier, the episodes of the turns it came from are forgotten too.
+   */
   async forget(
     scope: Scope,
     id: string,
@@ -515,7 +518,23 @@ export class MemoryEngine {
     if (options.reason !== undefined) assertText(options.reason, 'reason', 1024, true);
     if (options.expectedVersion !== undefined) assertVersion(options.expectedVersion);
     await this.barrier(s.userId);
-    return this.store.forget(s, id, { at: this.now(), expectedVersion: options.expectedVersion });
+    const before = await this.store.get(s, id);
+    const tombstone = await this.store.forget(s, id, {
+      at: this.now(),
+      expectedVersion: options.expectedVersion,
+    });
+    // The episodic tier keeps the turns a belief came from verbatim: forgetting the belief forgets them too, or
+    // recall would still return the fact in the user's own words.
+    if (before && before.status !== 'forgotten' && before.kind !== 'episode' && before.evidence.length > 0) {
+      const keys = before.evidence.map((e) => ({
+        subject: 'user',
+        attribute: episodeKey(e.sessionId, e.position),
+      }));
+      for (const episode of await this.store.getActiveByKeys(s, keys)) {
+        if (episode.kind === 'episode') await this.store.forget(s, episode.id, { at: this.now() });
+      }
+    }
+    return tombstone;
   }
 
   /** Ends an active or pending belief without replacing it. */
@@ -986,6 +1005,11 @@ function dedupeKeys(keys: readonly { subject: string; attribute: string }[]) {
   return [...seen.values()];
 }
 
+/** The key of the episode of one turn. */
+function episodeKey(sessionId: string, position: number): string {
+  return canonicalKey(`episode:${sessionId}:${position}`);
+}
+
 /** The episodic tier: each user turn kept verbatim as an `episode` belief on a key of its own. */
 function episodes(turns: readonly ExtractionTurn[]): ExtractionOperation[] {
   return turns
@@ -994,7 +1018,7 @@ function episodes(turns: readonly ExtractionTurn[]): ExtractionOperation[] {
       op: 'add' as const,
       kind: 'episode' as const,
       subject: 'user',
-      attribute: canonicalKey(`episode:${t.sessionId}:${t.position}`),
+      attribute: episodeKey(t.sessionId, t.position),
       value: t.text,
       statement: t.text,
       confidence: 1,

@@ -353,6 +353,29 @@ export function pipelineTests(ctx: SuiteContext): void {
     await e.close();
   });
 
+  ctx.test('pipeline: forgetting a belief forgets the episodes of the turns it came from', async () => {
+    const store = await ctx.open(DIMS);
+    const e = engine(store, { config: { episodic: true } });
+    const scope = { userId: unique('pf-') };
+    await e.accept([
+      turnInput(scope, 's1', 0, 'home_city=Zanzibar'),
+      turnInput(scope, 's1', 1, 'drink=green tea'),
+    ]);
+    await e.flush();
+    const before = (await store.list(scope, { statuses: ['active'], limit: 100 })).items;
+    const about = before.filter((b) => b.value.includes('Zanzibar'));
+    // The fact and the episode of its turn (recall shows one of them: they cover the same turn).
+    expect(about.map((b) => b.kind).sort()).toEqual(['episode', 'fact']);
+    expect(await e.recall(scope, 'Zanzibar')).toHaveLength(1);
+    await e.forget(scope, about.find((b) => b.kind === 'fact')!.id);
+    expect(await e.recall(scope, 'Zanzibar')).toEqual([]);
+    const active = (await store.list(scope, { statuses: ['active'], limit: 100 })).items;
+    expect(JSON.stringify(active).toLowerCase()).not.toContain('zanzibar');
+    // The other turn's episode and belief stay.
+    expect(active.map((b) => b.kind).sort()).toEqual(['episode', 'fact']);
+    await e.close();
+  });
+
   ctx.test('pipeline: recall never crosses scopes', async () => {
     const store = await ctx.open(DIMS);
     const e = engine(store);
