@@ -228,8 +228,8 @@ const BELIEF_COLUMNS_B = sql.raw(
   'b.id, b.user_id, b.namespace, b.kind, b.subject, b.attribute, b.value, b.statement, b.confidence, b.status, b.supersedes, b.superseded_by, b.version, b.valid_from, b.valid_to, b.stored_at, b.updated_at, b.invalidated_at, b.evidence, b.source',
 );
 
-/** Up to this many query lexemes, lexical search first ranks the beliefs holding two of them (an OR of pairs). */
-const MAX_PAIR_LEXEMES = 16;
+/** Up to this many query words, lexical search first ranks the beliefs holding two of them (an OR of pairs). */
+const MAX_PAIR_WORDS = 16;
 /**
  * Beliefs holding exactly one of the query's words rank newest first. They are looked for among the scope's newest
  * max(MIN, FACTOR × limit) beliefs first (an ordered walk of the scope index), and through the GIN index only when
@@ -828,7 +828,7 @@ export class PostgresStore implements FullStore {
    * scope's newest beliefs (an ordered walk of the scope index over a bounded window), and (3) only if that window
    * holds too few, through the GIN index. Query words found in more than half of all beliefs (from the planner's
    * statistics of the `tsv` column, see `#commonLexemes`) are dropped first, as the SQLite store does. With more
-   * than {@link MAX_PAIR_LEXEMES} lexemes every match is ranked by count + `ts_rank_cd`.
+   * than {@link MAX_PAIR_WORDS} words every match is ranked by count + `ts_rank_cd`.
    */
   async searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]> {
     const s = normalizeScope(scope);
@@ -851,27 +851,38 @@ export class PostgresStore implements FullStore {
         const score = sql`length(ts_filter(setweight(b.tsv, 'A', (select lex from x)), '{a}')) + ts_rank_cd(b.tsv, (select q from x), 32)`;
         const oneWord = sql`b.tsv @@ (select q from x) and not coalesce(b.tsv @@ (select q2 from x), false)`;
         const walk = Math.max(ONE_WORD_WALK_MIN, ONE_WORD_WALK_FACTOR * limit);
-        const r = await sql<BeliefRow & { score: number }>`
-          with x as materialized (
+        // Queries of many words (rare) rank every match; their OR of pairs would be too large.
+        const tiered = terms.length <= MAX_PAIR_WORDS;
+        const x = sql`x as materialized (
             select lex,
               (select string_agg(t, ' | ') from unnest(ql) t)::tsquery as q,
-              case when cardinality(ql) between 2 and ${MAX_PAIR_LEXEMES} then
-                (select string_agg(a || ' & ' || b, ' | ') from unnest(ql) a, unnest(ql) b where a < b)::tsquery end as q2,
-              cardinality(ql) <= ${MAX_PAIR_LEXEMES} as tiered
+              ${
+                tiered
+                  ? sql`(select string_agg(a || ' & ' || b, ' | ') from unnest(ql) a, unnest(ql) b where a < b)::tsquery`
+                  : sql`null::tsquery`
+              } as q2
             from (
               select array_agg(l) as lex,
                 array_agg(chr(39) || replace(replace(l, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39)) as ql
               from unnest(tsvector_to_array(to_tsvector('english'::regconfig, ${terms.join(' ')}))) as l
               where l <> all(${common}::text[])
             ) d
-          ), s1 as materialized (
+          )`;
+        const r = !tiered
+          ? await sql<BeliefRow & { score: number }>`
+          with ${x}
+          select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
+          where ${scoped} and b.tsv @@ (select q from x)
+          order by score desc, b.id desc limit ${limit}`.execute(this.#db)
+          : await sql<BeliefRow & { score: number }>`
+          with ${x}, s1 as materialized (
             select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
             where ${scoped} and b.tsv @@ (select q2 from x)
             order by score desc, b.id desc limit ${limit}
           ), w as materialized (
             select ${BELIEF_COLUMNS_B}, 1::float8 as score from (
               select ${BELIEF_COLUMNS_B}, b.tsv from ${beliefs} b
-              where (select tiered from x) and (select count(*) from s1) < ${limit} and ${scoped}
+              where (select count(*) from s1) < ${limit} and ${scoped}
               order by b.id desc limit ${walk}) b
             where ${oneWord}
             order by b.id desc limit ${limit}
@@ -883,12 +894,8 @@ export class PostgresStore implements FullStore {
           select * from w where (select v from enough)
           union all
           (select ${BELIEF_COLUMNS_B}, 1::float8 as score from ${beliefs} b
-            where (select tiered from x) and not (select v from enough) and ${scoped} and ${oneWord}
-            order by b.id desc limit ${limit})
-          union all
-          (select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
-            where not (select tiered from x) and ${scoped} and b.tsv @@ (select q from x)
-            order by score desc, b.id desc limit ${limit})`.execute(this.#db);
+            where not (select v from enough) and ${scoped} and ${oneWord}
+            order by b.id desc limit ${limit})`.execute(this.#db);
         return r.rows
           .map((row) => ({ belief: toBelief(row), score: Number(row.score) }))
           .sort(

@@ -70,6 +70,21 @@ describe.each<Target>(['real', 'pglite'])('search on %s', (target) => {
     );
   });
 
+  it('ranks every match by word count and ts_rank_cd for queries of more than 16 words', async () => {
+    const store = await factory.open({ dimensions: DIMS });
+    const s = { userId: 'long' };
+    const two = belief(s, 'l1', 'The user keeps an otter and a walrus.');
+    const one = belief(s, 'l2', 'The user saw a heron, a heron and a heron.');
+    await store.importBeliefs([two, one].map((b) => ({ belief: b })));
+    const words =
+      'otter walrus heron apple banana cherry damson elder fig grape hazel iris juniper kale lime mango nutmeg';
+    const hits = await store.searchLexical(s, words, { limit: 10 });
+    expect(hits.map((h) => h.belief.id)).toEqual([two.id, one.id]);
+    expect(hits[0]!.score).toBeGreaterThan(2);
+    expect(hits[1]!.score).toBeGreaterThan(1);
+    expect(hits[1]!.score).toBeLessThan(2);
+  });
+
   it('finds one-word matches older than the newest-first window through the index', async () => {
     const store = await factory.open({ dimensions: DIMS });
     const s = { userId: 'window' };
