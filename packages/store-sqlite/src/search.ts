@@ -103,7 +103,6 @@ const BM25 = 'bm25(belief_fts, 1.0, 1.0, 0.5, 0.5, 0.0)';
  * objects live in the connection, never in the file. */
 export const SEARCH_SETUP_SQL = `
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_belief_vocab USING fts5vocab(main, belief_fts, 'row');
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_belief_colvocab USING fts5vocab(main, belief_fts, 'col');
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms USING fts5(x, tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms_vocab USING fts5vocab(temp, mem01_query_terms, 'instance');
 `;
@@ -160,10 +159,9 @@ export async function searchLexicalRows(
   if (terms.length === 0) return [];
   const stats = await exec([
     { sql: 'SELECT block FROM belief_fts_data WHERE id = 1', params: [] },
-    {
-      sql: "SELECT doc FROM temp.mem01_belief_colvocab WHERE term = ? AND col = 'scope'",
-      params: [`s${target.scopeId}`],
-    },
+    // Rows holding the scope token (in any column: text that happens to hold it only makes the count larger, which
+    // only steers the plan below, never the result). The per-column vocabulary would be exact but costs far more.
+    { sql: 'SELECT doc FROM temp.mem01_belief_vocab WHERE term = ?', params: [`s${target.scopeId}`] },
     { sql: 'DELETE FROM temp.mem01_query_terms', params: [], mode: 'run' },
     ...terms.map(
       (term, i): ReadStep => ({
