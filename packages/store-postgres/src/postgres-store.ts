@@ -237,6 +237,21 @@ const MAX_PAIR_WORDS = 16;
  */
 const ONE_WORD_WALK_MIN = 500;
 const ONE_WORD_WALK_FACTOR = 20;
+/** A scope the statistics put at no more rows than this is searched through the scope index, not GIN. */
+const SMALL_SCOPE_ROWS = 5000;
+
+interface SearchStats {
+  readonly at: number;
+  /** Lexemes in more than half of all beliefs (from 1000 beliefs on). */
+  readonly lexemes: string[];
+  /** `reltuples` of the beliefs table. */
+  readonly rows: number;
+  /** Most common user ids with their share of the rows. */
+  readonly users: Map<string, number>;
+  /** `n_distinct` of user_id (negative: a fraction of the rows). 0: no statistics. */
+  readonly distinct: number;
+}
+
 /** How long the list of lexemes in more than half of all beliefs is reused. */
 const COMMON_LEXEMES_TTL_MS = 60_000;
 
@@ -308,8 +323,8 @@ export class PostgresStore implements FullStore {
   readonly #db: Kysely<unknown>;
   readonly #ownsDb: boolean;
   #closed = false;
-  /** Cache of {@link PostgresStore.#commonLexemes}. */
-  #common: { at: number; lexemes: string[] } | null = null;
+  /** Cache of `#searchStats`. */
+  #common: SearchStats | null = null;
   /** Per-user tail of this process's enqueues, so turns of one user reach the database in call order. */
   readonly #enqueueTails = new Map<string, Promise<unknown>>();
   #loaded: {
@@ -827,7 +842,7 @@ export class PostgresStore implements FullStore {
    * the GIN index) are ranked; (2) only if those are fewer than `limit`, one-word matches are taken from the
    * scope's newest beliefs (an ordered walk of the scope index over a bounded window), and (3) only if that window
    * holds too few, through the GIN index. Query words found in more than half of all beliefs (from the planner's
-   * statistics of the `tsv` column, see `#commonLexemes`) are dropped first, as the SQLite store does. With more
+   * statistics of the `tsv` column, see `#searchStats`) are dropped first, as the SQLite store does. With more
    * than {@link MAX_PAIR_WORDS} words every match is ranked by count + `ts_rank_cd`.
    */
   async searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]> {
@@ -840,7 +855,15 @@ export class PostgresStore implements FullStore {
     return this.#run(
       'searchLexical',
       async () => {
-        const common = await this.#commonLexemes();
+        const stats = await this.#searchStats();
+        const common = stats.lexemes;
+        // A user holding few of the table's rows: their rows, found through the scope index, are fewer than
+        // the GIN posting lists of common words across all users, so the GIN index is kept out of stage 1 (the
+        // planner cannot price it: the tsquery is computed inside the statement).
+        const share = PostgresStore.#userShare(stats, s.userId);
+        const small = share !== null && share * stats.rows <= SMALL_SCOPE_ROWS;
+        const tsv = small ? sql`coalesce(b.tsv, ''::tsvector)` : sql`b.tsv`;
+        const oneWord = sql`${tsv} @@ (select q from x) and not coalesce(${tsv} @@ (select q2 from x), false)`;
         const beliefs = this.#t('beliefs');
         // Words are runs of letters and digits (searchTerms), so joined by spaces they parse into the same
         // lexemes as one by one. Each lexeme is quoted as a tsquery operand; nothing is parsed as syntax.
@@ -849,7 +872,6 @@ export class PostgresStore implements FullStore {
           statuses.length === 1 ? sql`b.status = ${statuses[0]}` : sql`b.status = any(${statuses}::text[])`;
         const scoped = sql`b.user_id = ${s.userId} and b.namespace = ${s.namespace} and ${statusFilter}`;
         const score = sql`length(ts_filter(setweight(b.tsv, 'A', (select lex from x)), '{a}')) + ts_rank_cd(b.tsv, (select q from x), 32)`;
-        const oneWord = sql`b.tsv @@ (select q from x) and not coalesce(b.tsv @@ (select q2 from x), false)`;
         const walk = Math.max(ONE_WORD_WALK_MIN, ONE_WORD_WALK_FACTOR * limit);
         // Queries of many words (rare) rank every match; their OR of pairs would be too large.
         const tiered = terms.length <= MAX_PAIR_WORDS;
@@ -877,7 +899,7 @@ export class PostgresStore implements FullStore {
           : await sql<BeliefRow & { score: number }>`
           with ${x}, s1 as materialized (
             select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
-            where ${scoped} and b.tsv @@ (select q2 from x)
+            where ${scoped} and ${tsv} @@ (select q2 from x)
             order by score desc, b.id desc limit ${limit}
           ), w as materialized (
             select ${BELIEF_COLUMNS_B}, 1::float8 as score from (
@@ -909,27 +931,57 @@ export class PostgresStore implements FullStore {
   }
 
   /**
-   * Lexemes found in more than half of all beliefs, read from the planner's statistics of the `tsv` column
-   * (`pg_stats.most_common_elems`, kept by ANALYZE/autovacuum) once a minute, from 1000 beliefs on. Such a word
-   * says nothing about which belief is meant (every statement reads "The user ..."), but matching it would
-   * make the search rank most of the user's beliefs.
+   * The planner's statistics the lexical search uses (kept by ANALYZE/autovacuum), re-read once a minute:
+   * - lexemes found in more than half of all beliefs (`pg_stats.most_common_elems` of `tsv`), from 1000 beliefs
+   *   on. Such a word says nothing about which belief is meant (every statement reads "The user ..."), but
+   *   matching it would make the search rank most of the user's beliefs;
+   * - the `user_id` distribution, to tell a user holding a few of the table's rows from one holding most of them
+   *   (the estimate the planner makes).
    */
-  async #commonLexemes(): Promise<string[]> {
+  async #searchStats(): Promise<SearchStats> {
     const now = Date.now();
     const cached = this.#common;
-    if (cached && now - cached.at < COMMON_LEXEMES_TTL_MS) return cached.lexemes;
-    const r = await sql<{ lexemes: string[] | null }>`
-      select array(
-        select e from unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) as m(e, f)
-        where e is not null and f > 0.5) as lexemes
-      from pg_stats s
-      where s.schemaname = ${this.options.schema} and s.tablename = 'beliefs' and s.attname = 'tsv'
-        and (select c.reltuples from pg_class c where c.oid = to_regclass(${`${this.options.schema}.beliefs`})) >= 1000`.execute(
+    if (cached && now - cached.at < COMMON_LEXEMES_TTL_MS) return cached;
+    const schema = this.options.schema;
+    const r = await sql<{
+      lexemes: string[] | null;
+      rows: number | null;
+      users: string[] | null;
+      freqs: number[] | null;
+      distinct: number | null;
+    }>`
+      select
+        (select array(
+          select e from unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) as m(e, f)
+          where e is not null and f > 0.5)
+         from pg_stats s where s.schemaname = ${schema} and s.tablename = 'beliefs' and s.attname = 'tsv') as lexemes,
+        (select c.reltuples::float8 from pg_class c where c.oid = to_regclass(${`${schema}.beliefs`})) as rows,
+        u.most_common_vals::text::text[] as users, u.most_common_freqs::float8[] as freqs, u.n_distinct::float8 as distinct
+      from (select 1) one
+      left join pg_stats u on u.schemaname = ${schema} and u.tablename = 'beliefs' and u.attname = 'user_id'`.execute(
       this.#db,
     );
-    const lexemes = r.rows[0]?.lexemes ?? [];
-    this.#common = { at: now, lexemes };
-    return lexemes;
+    const row = r.rows[0];
+    const rows = Number(row?.rows ?? 0);
+    const stats: SearchStats = {
+      at: now,
+      lexemes: rows >= 1000 ? (row?.lexemes ?? []) : [],
+      rows,
+      users: new Map((row?.users ?? []).map((u, i) => [u, Number(row?.freqs?.[i] ?? 0)])),
+      distinct: Number(row?.distinct ?? 0),
+    };
+    this.#common = stats;
+    return stats;
+  }
+
+  /** The planner's estimate of a user's share of all beliefs, or null without statistics. */
+  static #userShare(stats: SearchStats, userId: string): number | null {
+    if (stats.rows <= 0 || stats.distinct === 0) return null;
+    const mcv = stats.users.get(userId);
+    if (mcv !== undefined) return mcv;
+    const distinct = stats.distinct > 0 ? stats.distinct : -stats.distinct * stats.rows;
+    const rest = 1 - [...stats.users.values()].reduce((a, b) => a + b, 0);
+    return Math.max(0, rest) / Math.max(1, distinct - stats.users.size);
   }
 
   async searchVector(scope: Scope, vector: Float32Array, options: SearchOptions): Promise<VectorHit[]> {

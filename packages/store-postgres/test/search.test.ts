@@ -126,6 +126,31 @@ describe.each<Target>(['real', 'pglite'])('search on %s', (target) => {
     ]);
   }, 60_000);
 
+  it('ranks a small user of a large table the same way (scope index instead of GIN once statistics exist)', async () => {
+    const store = await factory.open({ dimensions: DIMS });
+    const big = { userId: 'big' };
+    const filler = Array.from({ length: 1500 }, (_, i) => ({
+      belief: belief(big, `f${i}`, i % 10 === 0 ? `Dark coffee ${i}.` : `Filler ${i}.`, `v${i}`),
+    }));
+    for (let i = 0; i < filler.length; i += 500) await store.importBeliefs(filler.slice(i, i + 500));
+    const s = { userId: 'small' };
+    const all = belief(s, 'a1', 'The user buys dark roast coffee.');
+    const two = belief(s, 'a2', 'The user grinds dark coffee.');
+    const once = belief(s, 'a4', 'The user sells coffee.');
+    await store.importBeliefs([all, two, once].map((b) => ({ belief: b })));
+    await sql`analyze ${sql.id(store.schema, 'beliefs')}`.execute(store.db);
+    const fresh = await factory.open({ dimensions: DIMS, schema: store.schema });
+    for (const limit of [1, 2, 10]) {
+      const hits = await fresh.searchLexical(s, 'dark roast coffee', { limit });
+      expect(hits.map((h) => h.belief.id)).toEqual([all.id, two.id, once.id].slice(0, limit));
+      expect(hits.every((h) => h.belief.scope.userId === 'small')).toBe(true);
+    }
+    expect((await fresh.searchLexical(big, 'coffee', { limit: 2 })).map((h) => h.belief.attribute)).toEqual([
+      'f1490',
+      'f1480',
+    ]);
+  }, 60_000);
+
   it.runIf(target === 'pglite')('HNSW scan settings last for the search statement only', async () => {
     const store = await factory.open({ dimensions: DIMS, maxConnections: 1 });
     const s = { userId: 'vec' };
