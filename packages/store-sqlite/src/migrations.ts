@@ -156,7 +156,7 @@ CREATE INDEX IF NOT EXISTS audit_belief ON audit (belief_id) WHERE belief_id IS 
   },
   {
     version: 3,
-    description: 'FTS5 index keyed by scope, so a lexical search ranks only its own scope',
+    description: 'FTS5 index keyed by scope; the scopes held by the sqlite-vec index',
     sql: `
 DROP TRIGGER IF EXISTS beliefs_fts_insert;
 DROP TRIGGER IF EXISTS beliefs_fts_forget;
@@ -185,6 +185,11 @@ END;
 
 INSERT INTO belief_fts (rowid, statement, value, subject, attribute, scope)
   SELECT seq, statement, value, subject, attribute, 's' || scope_id FROM beliefs WHERE status <> 'forgotten';
+
+-- The scopes whose embeddings are in the sqlite-vec index (the others are small and searched exactly).
+CREATE TABLE IF NOT EXISTS vec_scopes (
+  scope_id INTEGER PRIMARY KEY
+);
 `,
   },
 ];

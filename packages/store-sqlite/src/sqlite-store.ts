@@ -123,6 +123,12 @@ export interface SqliteStoreOptions {
    * always 0 (searches on the store's connection) for `:memory:` or a caller-owned `database`.
    */
   searchWorkers?: number | undefined;
+  /**
+   * A scope's embeddings enter the sqlite-vec index once it has this many (default 1024, one sqlite-vec chunk);
+   * smaller scopes are searched exactly, which is as fast at that size. sqlite-vec allocates whole chunks per scope
+   * (1.5 MB at 384 dimensions), so indexing every small scope would waste that much per user.
+   */
+  vectorIndexMinBeliefs?: number | undefined;
 }
 
 interface ResolvedOptions {
@@ -135,12 +141,16 @@ interface ResolvedOptions {
   readonly synchronous: 'full' | 'normal';
   readonly logger: Logger;
   readonly searchWorkers: number;
+  readonly vectorIndexMinBeliefs: number;
 }
 
 const STORE_NAME = 'sqlite';
 /** One transcript item (serialised JSON) may be at most this large. */
 const MAX_ITEM_BYTES = 16 * 1024 * 1024;
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** One sqlite-vec chunk (its default `chunk_size`). */
+const DEFAULT_VECTOR_INDEX_MIN = 1024;
 
 const stderrLogger: Logger = {
   info: (message) => process.stderr.write(`${message}\n`),
@@ -169,7 +179,15 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
   if (options.path !== undefined && (typeof options.path !== 'string' || options.path.trim() === '')) {
     throw new InvalidInputError('path', 'must be a non-empty string');
   }
-  const { searchWorkers } = options;
+  const { searchWorkers, vectorIndexMinBeliefs } = options;
+  if (
+    vectorIndexMinBeliefs !== undefined &&
+    (!Number.isInteger(vectorIndexMinBeliefs) ||
+      vectorIndexMinBeliefs < 1 ||
+      vectorIndexMinBeliefs > 1_000_000)
+  ) {
+    throw new InvalidInputError('vectorIndexMinBeliefs', 'must be an integer between 1 and 1000000');
+  }
   if (
     searchWorkers !== undefined &&
     (!Number.isInteger(searchWorkers) || searchWorkers < 0 || searchWorkers > 16)
@@ -186,6 +204,7 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
     synchronous,
     logger: options.logger ?? stderrLogger,
     searchWorkers: searchWorkers ?? Math.min(2, availableParallelism()),
+    vectorIndexMinBeliefs: vectorIndexMinBeliefs ?? DEFAULT_VECTOR_INDEX_MIN,
   };
 }
 
@@ -339,6 +358,7 @@ export class SqliteStore implements FullStore {
   #closed = false;
   /** Search workers (their own read connections), or null when searches run on this connection. */
   readonly #pool: SearchPool | null;
+  readonly #vectorIndexMin: number;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -352,10 +372,12 @@ export class SqliteStore implements FullStore {
       maxTextBytes: number;
       logger: Logger;
       pool: SearchPool | null;
+      vectorIndexMin: number;
     },
   ) {
     this.#db = db;
     this.#pool = init.pool;
+    this.#vectorIndexMin = init.vectorIndexMin;
     this.#logger = init.logger;
     this.path = init.path;
     this.#owned = init.owned;
@@ -473,16 +495,23 @@ export class SqliteStore implements FullStore {
       bytes,
     );
     if (this.vectorMode === 'sqlite-vec') {
-      this.#run(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, BigInt(beliefSeq));
-      const unit = unitBytes(embedding);
-      // A zero vector is similar to nothing, so it stays out of the index (the exact search scores it 0).
-      if (unit !== null) {
-        this.#run(
-          `INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`,
-          BigInt(beliefSeq),
-          BigInt(scopeId),
-          unit,
+      if (this.#get('SELECT 1 AS x FROM vec_scopes WHERE scope_id = ?', scopeId)) {
+        this.#run(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, BigInt(beliefSeq));
+        const unit = unitBytes(embedding);
+        // A zero vector is similar to nothing, so it stays out of the index (the exact search scores it 0).
+        if (unit !== null) {
+          this.#run(
+            `INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`,
+            BigInt(beliefSeq),
+            BigInt(scopeId),
+            unit,
+          );
+        }
+      } else {
+        const n = Number(
+          this.#get('SELECT count(*) AS n FROM belief_embeddings WHERE scope_id = ?', scopeId)?.n ?? 0,
         );
+        if (n >= this.#vectorIndexMin) indexScope(this.#db, scopeId);
       }
     } else if (this.#vecTableExists()) {
       markVecStale(this.#db);
@@ -781,7 +810,11 @@ export class SqliteStore implements FullStore {
       const unit = unitBytes(vector);
       let rows: Row[] | null = null;
       // A zero query has no direction: only the exact search scores it (0 for every belief).
-      if (this.vectorMode === 'sqlite-vec' && unit !== null) rows = await searchVecRows(exec, target, unit);
+      // Scopes below `vectorIndexMinBeliefs` embeddings are not in the sqlite-vec index: the exact search is as fast.
+      const indexed =
+        this.vectorMode === 'sqlite-vec' &&
+        this.#get('SELECT 1 AS x FROM vec_scopes WHERE scope_id = ?', scopeId) !== undefined;
+      if (indexed && unit !== null) rows = await searchVecRows(exec, target, unit);
       rows ??= await searchExactRows(exec, target, unit ?? vectorToBytes(vector));
       return rows.map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
     });
@@ -1004,6 +1037,7 @@ export class SqliteStore implements FullStore {
         userId,
       );
       const beliefs = this.#run('DELETE FROM beliefs WHERE user_id = ?', userId);
+      this.#run('DELETE FROM vec_scopes WHERE scope_id IN (SELECT id FROM scopes WHERE user_id = ?)', userId);
       this.#run('DELETE FROM scopes WHERE user_id = ?', userId);
       const auditEvents = this.#run('DELETE FROM audit WHERE user_id = ?', userId);
       const outboxEntries = this.#run('DELETE FROM outbox WHERE user_id = ?', userId);
@@ -1503,7 +1537,7 @@ function unitBytes(v: Float32Array): Uint8Array | null {
 }
 
 /** How the vec0 table is laid out; a table of another layout is rebuilt from `belief_embeddings` at open. */
-const VEC_LAYOUT = 'unit-l2';
+const VEC_LAYOUT = 'unit-l2-large-scopes';
 
 function createVecTable(db: DatabaseSync, dimensions: number): void {
   // Unit vectors with L2 distance rank exactly like cosine (d² = 2 - 2·cos) and cost sqlite-vec less per row.
@@ -1518,24 +1552,38 @@ function markVecStale(db: DatabaseSync): void {
   db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('vec_stale', '1')").run();
 }
 
+/** Puts every embedding of a scope into the sqlite-vec index and marks the scope as indexed (inside a write). */
+function indexScope(db: DatabaseSync, scopeId: number): void {
+  const remove = db.prepare(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`);
+  const insert = db.prepare(`INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`);
+  for (const r of db
+    .prepare('SELECT belief_seq, embedding FROM belief_embeddings WHERE scope_id = ?')
+    .iterate(scopeId) as Iterable<Row>) {
+    const seq = BigInt(Number(r.belief_seq));
+    remove.run(seq);
+    const unit = unitBytes(bytesToVector(r.embedding as Uint8Array));
+    if (unit !== null) insert.run(seq, BigInt(scopeId), unit);
+  }
+  db.prepare('INSERT OR IGNORE INTO vec_scopes (scope_id) VALUES (?)').run(scopeId);
+}
+
 /** Brings the vec0 index in line with the embeddings table (after writes by a connection without sqlite-vec, or
- * from an older layout). */
-function syncVecTable(db: DatabaseSync, dimensions: number): void {
+ * from an older layout): the scopes with at least `minBeliefs` embeddings are indexed. */
+function syncVecTable(db: DatabaseSync, dimensions: number, minBeliefs: number): void {
   const exists = db.prepare('SELECT 1 AS x FROM sqlite_master WHERE name = ?').get(VEC_TABLE) !== undefined;
   const stale = db.prepare("SELECT value FROM meta WHERE key = 'vec_stale'").get() as Row | undefined;
   const layout = db.prepare("SELECT value FROM meta WHERE key = 'vec_layout'").get() as Row | undefined;
   if (exists && !stale && layout?.value === VEC_LAYOUT) return;
   db.exec('BEGIN IMMEDIATE');
   try {
-    if (layout?.value !== VEC_LAYOUT) db.exec(`DROP TABLE IF EXISTS ${VEC_TABLE}`);
+    // Dropping (not emptying) gives the pages of every chunk back, so a smaller index takes less room.
+    db.exec(`DROP TABLE IF EXISTS ${VEC_TABLE}`);
+    db.exec('DELETE FROM vec_scopes');
     createVecTable(db, dimensions);
-    db.exec(`DELETE FROM ${VEC_TABLE}`);
-    const insert = db.prepare(`INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`);
     for (const r of db
-      .prepare('SELECT belief_seq, scope_id, embedding FROM belief_embeddings')
-      .iterate() as Iterable<Row>) {
-      const unit = unitBytes(bytesToVector(r.embedding as Uint8Array));
-      if (unit !== null) insert.run(BigInt(Number(r.belief_seq)), BigInt(Number(r.scope_id)), unit);
+      .prepare('SELECT scope_id FROM belief_embeddings GROUP BY scope_id HAVING count(*) >= ?')
+      .all(minBeliefs) as Row[]) {
+      indexScope(db, Number(r.scope_id));
     }
     db.exec("DELETE FROM meta WHERE key = 'vec_stale'");
     db.exec('COMMIT');
@@ -1669,7 +1717,8 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
         dimensions = readDimensions(db);
       }
     }
-    if (vectorMode === 'sqlite-vec' && dimensions !== null) syncVecTable(db, dimensions);
+    if (vectorMode === 'sqlite-vec' && dimensions !== null)
+      syncVecTable(db, dimensions, opts.vectorIndexMinBeliefs);
 
     opts.logger.info(
       vectorMode === 'sqlite-vec'
@@ -1693,6 +1742,7 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
               busyTimeoutMs: opts.busyTimeoutMs,
             })
           : null,
+      vectorIndexMin: opts.vectorIndexMinBeliefs,
     });
   } catch (err) {
     if (owned) {

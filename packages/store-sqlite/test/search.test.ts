@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
@@ -199,6 +200,91 @@ describe('vector index layout', () => {
     // A zero query has no direction: every belief scores 0 (as with the exact search).
     const zero = await store.searchVector({ userId: 'u' }, new Float32Array(3), { limit: 3 });
     expect(zero.map((h) => h.score)).toEqual([0, 0, 0]);
+    await store.close();
+  });
+});
+
+describe('the sqlite-vec index holds large scopes only', () => {
+  const randomVector = (rand: () => number, dims: number) =>
+    Float32Array.from({ length: dims }, () => rand() - 0.5);
+  const raw = (path: string) => new DatabaseSync(path, { readOnly: true });
+
+  it('many small users do not cost a sqlite-vec chunk each; their search is exact', async () => {
+    const path = join(tempDir(), 'small.db');
+    const store = openSqliteStore({ path, logger: quiet, dimensions: 384 });
+    expect(store.vectorMode).toBe('sqlite-vec');
+    const rand = rng(7);
+    for (let u = 0; u < 60; u++) {
+      const scope = { userId: `small-${u}` };
+      await store.importBeliefs(
+        [0, 1].map((i) => ({
+          belief: belief(scope, { attribute: `a${i}`, statement: `Fact ${i} of ${u}.`, value: `v${i}` }),
+          embedding: randomVector(rand, 384),
+        })),
+      );
+    }
+    const probe = randomVector(rand, 384);
+    const hits = await store.searchVector({ userId: 'small-3' }, probe, { limit: 5 });
+    expect(hits).toHaveLength(2);
+    store.checkpoint();
+    await store.close();
+    const db = raw(path);
+    expect((db.prepare('SELECT count(*) AS n FROM vec_scopes').get() as { n: number }).n).toBe(0);
+    db.close();
+    // One 384-dimension sqlite-vec chunk per user would be 1.5 MB each, 90 MB for these 60 users.
+    expect(statSync(path).size).toBeLessThan(4_000_000);
+  });
+
+  it('a scope enters the index at the threshold, and indexed and exact search agree', async () => {
+    const path = join(tempDir(), 'threshold.db');
+    const store = openSqliteStore({ path, logger: quiet, dimensions: 16, vectorIndexMinBeliefs: 200 });
+    const exact = openSqliteStore({ path, logger: quiet, vector: 'exact', searchWorkers: 0 });
+    const scope = { userId: 'grows' };
+    const rand = rng(11);
+    const indexed = () => {
+      const db = raw(path);
+      try {
+        return {
+          scopes: (db.prepare('SELECT count(*) AS n FROM vec_scopes').get() as { n: number }).n,
+          rows: (db.prepare('SELECT count(*) AS n FROM vec_beliefs_rowids').get() as { n: number }).n,
+        };
+      } finally {
+        db.close();
+      }
+    };
+    const made: Belief[] = [];
+    const add = async (n: number) => {
+      const records = Array.from({ length: n }, () => {
+        const b = belief(scope, {
+          attribute: `k${made.length}`,
+          statement: `Fact ${made.length}.`,
+          value: 'x',
+        });
+        made.push(b);
+        return { belief: b, embedding: randomVector(rand, 16) };
+      });
+      // One by one, as the engine writes them.
+      for (const r of records) await store.importBeliefs([r]);
+    };
+    await add(199);
+    expect(indexed()).toEqual({ scopes: 0, rows: 0 });
+    await add(1);
+    expect(indexed()).toEqual({ scopes: 1, rows: 200 });
+    await add(50);
+    expect(indexed()).toEqual({ scopes: 1, rows: 250 });
+    for (let q = 0; q < 5; q++) {
+      const probe = randomVector(rand, 16);
+      const a = await store.searchVector(scope, probe, { limit: 10 });
+      const b = await exact.searchVector(scope, probe, { limit: 10 });
+      expect(ids(a)).toEqual(ids(b));
+      a.forEach((h, i) => {
+        expect(h.score).toBeCloseTo(b[i]!.score, 5);
+      });
+    }
+    // Forgetting removes the row from the index too.
+    await store.forget(scope, made[0]!.id, { at: t(50) });
+    expect(indexed()).toEqual({ scopes: 1, rows: 249 });
+    await exact.close();
     await store.close();
   });
 });

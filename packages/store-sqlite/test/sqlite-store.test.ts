@@ -396,7 +396,7 @@ describe('forgetting is real: the text leaves the file bytes', () => {
   for (const vector of ['sqlite-vec', 'exact'] as const) {
     it(`after forget + checkpoint, no byte of the forgotten text remains (${vector})`, async () => {
       const path = join(tempDir(), 'forget.db');
-      const store = openSqliteStore({ path, vector, dimensions: 8, logger: quiet });
+      const store = openSqliteStore({ path, vector, dimensions: 8, logger: quiet, vectorIndexMinBeliefs: 1 });
       const scope = { userId: 'u-forget' };
       // Lower case and stem-invariant, so the FTS index holds exactly these bytes as a term.
       const secret = 'zanzibarquox';
