@@ -219,9 +219,21 @@ export async function searchLexicalRows(
 }
 
 /**
- * KNN through sqlite-vec within the scope's partition, over the unit-normalised embeddings with L2 distance
- * (`score` = cosine = 1 - d²/2). Over-fetches to make room for the status filter; returns null when even the largest
- * allowed `k` cannot fill `limit` (then the exact search answers).
+ * The sqlite-vec index splits each scope into this many shards (by `seq`), each its own partition, so the KNN of
+ * one search runs as that many scans that the search workers run in parallel.
+ */
+export const VEC_SHARDS = 2;
+
+/** The shard of a belief in the sqlite-vec index. */
+export function vecShard(beliefSeq: number): number {
+  return beliefSeq % VEC_SHARDS;
+}
+
+/**
+ * KNN through sqlite-vec within the scope's partitions (one scan per shard, run concurrently), over the
+ * unit-normalised embeddings with L2 distance (`score` = cosine = 1 - d²/2), best first, ties by id descending.
+ * Each shard over-fetches to make room for the status filter until it holds `limit` rows that pass or has no more;
+ * returns null when even the largest allowed `k` cannot get there (then the exact search answers).
  */
 export async function searchVecRows(
   exec: ReadBatch,
@@ -231,19 +243,28 @@ export async function searchVecRows(
   const filter = scopeFilter(target, 'b');
   let k = Math.min(MAX_VEC_K, target.limit + Math.max(8, Math.ceil(target.limit / 4)));
   for (;;) {
-    const [rows = []] = await exec([
-      {
-        sql: `WITH v AS MATERIALIZED (
-                SELECT rowid, distance FROM ${VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND scope_id = ?
-              )
-              SELECT 1.0 - v.distance * v.distance / 2.0 AS score, b.* FROM v
-                LEFT JOIN beliefs b ON b.seq = v.rowid AND ${filter.sql}
-              ORDER BY v.distance, b.id DESC`,
-        params: [unitQuery, k, BigInt(target.scopeId), ...filter.params],
-      },
-    ]);
-    const hits = rows.filter((r) => r.seq !== null && r.seq !== undefined);
-    if (hits.length >= target.limit || rows.length < k) return hits.slice(0, target.limit);
+    const shards = await Promise.all(
+      Array.from({ length: VEC_SHARDS }, (_, shard) =>
+        exec([
+          {
+            sql: `WITH v AS MATERIALIZED (
+                    SELECT rowid, distance FROM ${VEC_TABLE}
+                     WHERE embedding MATCH ? AND k = ? AND scope_id = ? AND shard = ?
+                  )
+                  SELECT 1.0 - v.distance * v.distance / 2.0 AS score, b.* FROM v
+                    LEFT JOIN beliefs b ON b.seq = v.rowid AND ${filter.sql}
+                  ORDER BY v.distance, b.id DESC`,
+            params: [unitQuery, k, BigInt(target.scopeId), BigInt(shard), ...filter.params],
+          },
+        ]).then(([rows = []]) => ({ rows, hits: rows.filter((r) => r.seq !== null && r.seq !== undefined) })),
+      ),
+    );
+    if (shards.every((s) => s.hits.length >= target.limit || s.rows.length < k)) {
+      return shards
+        .flatMap((s) => s.hits)
+        .sort((a, b) => Number(b.score) - Number(a.score) || (String(a.id) < String(b.id) ? 1 : -1))
+        .slice(0, target.limit);
+    }
     if (k >= MAX_VEC_K) return null;
     k = Math.min(MAX_VEC_K, k * 4);
   }

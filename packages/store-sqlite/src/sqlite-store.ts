@@ -92,6 +92,7 @@ import {
   searchVecRows,
   unitCosine,
   VEC_TABLE,
+  vecShard,
 } from './search.js';
 import { SearchPool } from './search-pool.js';
 
@@ -501,9 +502,10 @@ export class SqliteStore implements FullStore {
         // A zero vector is similar to nothing, so it stays out of the index (the exact search scores it 0).
         if (unit !== null) {
           this.#run(
-            `INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`,
+            `INSERT INTO ${VEC_TABLE} (rowid, scope_id, shard, embedding) VALUES (?, ?, ?, ?)`,
             BigInt(beliefSeq),
             BigInt(scopeId),
+            BigInt(vecShard(beliefSeq)),
             unit,
           );
         }
@@ -1537,13 +1539,13 @@ function unitBytes(v: Float32Array): Uint8Array | null {
 }
 
 /** How the vec0 table is laid out; a table of another layout is rebuilt from `belief_embeddings` at open. */
-const VEC_LAYOUT = 'unit-l2-large-scopes';
+const VEC_LAYOUT = 'unit-l2-large-scopes-2-shards';
 
 function createVecTable(db: DatabaseSync, dimensions: number): void {
   // Unit vectors with L2 distance rank exactly like cosine (d² = 2 - 2·cos) and cost sqlite-vec less per row.
   db.exec(
     `CREATE VIRTUAL TABLE IF NOT EXISTS ${VEC_TABLE} USING vec0(
-       scope_id integer partition key, embedding float[${dimensions}])`,
+       scope_id integer partition key, shard integer partition key, embedding float[${dimensions}])`,
   );
   db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('vec_layout', ?)").run(VEC_LAYOUT);
 }
@@ -1555,14 +1557,16 @@ function markVecStale(db: DatabaseSync): void {
 /** Puts every embedding of a scope into the sqlite-vec index and marks the scope as indexed (inside a write). */
 function indexScope(db: DatabaseSync, scopeId: number): void {
   const remove = db.prepare(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`);
-  const insert = db.prepare(`INSERT INTO ${VEC_TABLE} (rowid, scope_id, embedding) VALUES (?, ?, ?)`);
+  const insert = db.prepare(
+    `INSERT INTO ${VEC_TABLE} (rowid, scope_id, shard, embedding) VALUES (?, ?, ?, ?)`,
+  );
   for (const r of db
     .prepare('SELECT belief_seq, embedding FROM belief_embeddings WHERE scope_id = ?')
     .iterate(scopeId) as Iterable<Row>) {
     const seq = BigInt(Number(r.belief_seq));
     remove.run(seq);
     const unit = unitBytes(bytesToVector(r.embedding as Uint8Array));
-    if (unit !== null) insert.run(seq, BigInt(scopeId), unit);
+    if (unit !== null) insert.run(seq, BigInt(scopeId), BigInt(vecShard(Number(seq))), unit);
   }
   db.prepare('INSERT OR IGNORE INTO vec_scopes (scope_id) VALUES (?)').run(scopeId);
 }
