@@ -90,6 +90,7 @@ import {
   searchExactRows,
   searchLexicalRows,
   searchVecRows,
+  TermStatsCache,
   unitCosine,
   VEC_TABLE,
   vecShard,
@@ -360,6 +361,8 @@ export class SqliteStore implements FullStore {
   /** Search workers (their own read connections), or null when searches run on this connection. */
   readonly #pool: SearchPool | null;
   readonly #vectorIndexMin: number;
+  /** Term and scope counts of the lexical search, shared by every connection of this store. */
+  readonly #termStats = new TermStatsCache();
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -792,7 +795,7 @@ export class SqliteStore implements FullStore {
     return this.#search('searchLexical', async (exec) => {
       const scopeId = this.#scopeId(s);
       if (scopeId === null || terms.length === 0) return [];
-      const rows = await searchLexicalRows(exec, { scopeId, ...s, limit, statuses }, terms);
+      const rows = await searchLexicalRows(exec, { scopeId, ...s, limit, statuses }, terms, this.#termStats);
       return rows.map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
     });
   }

@@ -42,6 +42,7 @@ const ids = (hits: readonly { belief: Belief }[]) => hits.map((h) => h.belief.id
 describe('lexical search over a large index', () => {
   // One scope that is most of the index (the scope is filtered by the join) and one that is a small part of it
   // (the scope token is in the MATCH): a short list must be exactly the head of the exhaustive ranking, ties by id.
+  // (Beliefs are stored in id order here; among candidates tied at the cut-off FTS5 keeps the most recently stored.)
   it('returns the head of the exhaustive ranking for a dominant and for a small scope, with heavy ties', async () => {
     const store = openSqliteStore({ path: join(tempDir(), 'l.db'), logger: quiet });
     const big = { userId: 'big' };
