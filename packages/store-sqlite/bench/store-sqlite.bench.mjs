@@ -119,7 +119,13 @@ try {
   const embedder = new LocalEmbedder({ dimensions: 384 });
   const path = join(dir, 'recall.db');
   const scope = { userId: 'bench-user' };
-  const vecStore = openSqliteStore({ path, dimensions: 384, logger: quiet, synchronous: 'normal', searchWorkers: 2 });
+  const vecStore = openSqliteStore({
+    path,
+    dimensions: 384,
+    logger: quiet,
+    synchronous: 'normal',
+    searchWorkers: 2,
+  });
   if (vecStore.vectorMode !== 'sqlite-vec')
     console.warn('sqlite-vec did not load: the "index" figures use exact search');
   let have = 0;

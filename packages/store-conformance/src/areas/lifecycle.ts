@@ -150,57 +150,66 @@ export function forgetTests(ctx: SuiteContext): void {
     expect(await store.get(scope, tea.id)).toEqual(tea);
   });
 
-  ctx.test('forget removes the content from the transcript: the evidence turn whole, repeats in the user’s other items', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-'), namespace: 'travel' };
-    const other = { userId: unique('other-') };
-    const session = unique('s-');
-    const earlier = unique('s-');
-    const otherSession = unique('s-');
-    const reply = (text: string) => ({
-      type: 'message',
-      role: 'assistant',
-      status: 'completed',
-      id: 'msg_1',
-      content: [{ type: 'output_text', text, annotations: [] }],
-    });
-    await store.appendItems(
-      session,
-      [
-        { role: 'user', content: `I moved to ${SECRET} last spring` },
-        reply(`${SECRET} is lovely in spring; zanzibari food too.`),
-        { role: 'user', content: 'I like green tea' },
-      ],
-      { owner: scope },
-    );
-    // Another session of the same user (another namespace) that repeats the value; and another user's session.
-    await store.appendItems(earlier, [{ role: 'user', content: `Flights to ${SECRET.toUpperCase()}?` }], {
-      owner: { userId: scope.userId },
-    });
-    await store.appendItems(otherSession, [{ role: 'user', content: `My cousin lives in ${SECRET}` }], {
-      owner: other,
-    });
-    const z = belief(scope, {
-      attribute: 'home_city',
-      value: SECRET,
-      statement: `The user lives in ${SECRET}.`,
-      evidence: [{ sessionId: session, position: 0, role: 'user', quote: `moved to ${SECRET}`, at: t(0) }],
-    });
-    await insertAll(store, scope, [{ belief: z }]);
-    await store.forget(scope, z.id, { at: t(100) });
+  ctx.test(
+    'forget removes the content from the transcript: the evidence turn whole, repeats in the user’s other items',
+    async () => {
+      const store = await ctx.open();
+      const scope = { userId: unique('user-'), namespace: 'travel' };
+      const other = { userId: unique('other-') };
+      const session = unique('s-');
+      const earlier = unique('s-');
+      const otherSession = unique('s-');
+      const reply = (text: string) => ({
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        id: 'msg_1',
+        content: [{ type: 'output_text', text, annotations: [] }],
+      });
+      await store.appendItems(
+        session,
+        [
+          { role: 'user', content: `I moved to ${SECRET} last spring` },
+          reply(`${SECRET} is lovely in spring; zanzibari food too.`),
+          { role: 'user', content: 'I like green tea' },
+        ],
+        { owner: scope },
+      );
+      // Another session of the same user (another namespace) that repeats the value; and another user's session.
+      await store.appendItems(earlier, [{ role: 'user', content: `Flights to ${SECRET.toUpperCase()}?` }], {
+        owner: { userId: scope.userId },
+      });
+      await store.appendItems(otherSession, [{ role: 'user', content: `My cousin lives in ${SECRET}` }], {
+        owner: other,
+      });
+      const z = belief(scope, {
+        attribute: 'home_city',
+        value: SECRET,
+        statement: `The user lives in ${SECRET}.`,
+        evidence: [{ sessionId: session, position: 0, role: 'user', quote: `moved to ${SECRET}`, at: t(0) }],
+      });
+      await insertAll(store, scope, [{ belief: z }]);
+      await store.forget(scope, z.id, { at: t(100) });
 
-    expect(await store.getItems(session)).toEqual([
-      { role: 'user', content: FORGOTTEN_MARKER },
-      reply(`${FORGOTTEN_MARKER} is lovely in spring; zanzibari food too.`),
-      { role: 'user', content: 'I like green tea' },
-    ]);
-    expect(await store.getItems(earlier)).toEqual([{ role: 'user', content: `Flights to ${FORGOTTEN_MARKER}?` }]);
-    // Another user's transcript is theirs and is not touched.
-    expect(await store.getItems(otherSession)).toEqual([{ role: 'user', content: `My cousin lives in ${SECRET}` }]);
-    // The session goes on at the next position.
-    const next = await store.appendItems(session, [{ role: 'user', content: 'and now?' }], { owner: scope });
-    expect(next.positions).toEqual([3]);
-  });
+      expect(await store.getItems(session)).toEqual([
+        { role: 'user', content: FORGOTTEN_MARKER },
+        reply(`${FORGOTTEN_MARKER} is lovely in spring; zanzibari food too.`),
+        { role: 'user', content: 'I like green tea' },
+      ]);
+      expect(await store.getItems(earlier)).toEqual([
+        { role: 'user', content: `Flights to ${FORGOTTEN_MARKER}?` },
+      ]);
+      // Another user's transcript is theirs and is not touched.
+      expect(await store.getItems(otherSession)).toEqual([
+        { role: 'user', content: `My cousin lives in ${SECRET}` },
+      ]);
+      // The session goes on at the next position.
+      const next = await store.appendItems(session, [{ role: 'user', content: 'and now?' }], {
+        owner: scope,
+      });
+      expect(next.positions).toEqual([3]);
+    },
+  );
 
   ctx.test('forget checks expectedVersion, and forgetting twice is a no-op', async () => {
     const store = await ctx.open();
