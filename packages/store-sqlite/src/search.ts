@@ -335,23 +335,34 @@ export async function searchVecRows(
   }
 }
 
-/** Exact cosine over every embedding of the scope, best first, ties by id descending. */
+/**
+ * Exact cosine over every embedding of the scope, best first, ties by id descending. With sqlite-vec loaded
+ * (`inSql`), sqlite-vec's `vec_distance_cosine` scores the blobs inside SQLite; without it they are scored here
+ * ({@link runSteps} `topCosine`). A zero vector scores 0 either way.
+ */
 export async function searchExactRows(
   exec: ReadBatch,
   target: SearchTarget,
   unitQuery: Uint8Array,
+  inSql: boolean,
 ): Promise<Row[]> {
   const filter = scopeFilter(target, 'b');
+  const from = `FROM belief_embeddings e JOIN beliefs b ON b.seq = e.belief_seq WHERE e.scope_id = ? AND ${filter.sql}`;
   const [best = []] = await exec([
-    {
-      sql: `SELECT e.belief_seq AS seq, b.id AS id, e.embedding AS embedding FROM belief_embeddings e
-              JOIN beliefs b ON b.seq = e.belief_seq
-             WHERE e.scope_id = ? AND ${filter.sql}`,
-      params: [target.scopeId, ...filter.params],
-      mode: 'topCosine',
-      query: unitQuery,
-      limit: target.limit,
-    },
+    inSql
+      ? {
+          sql: `SELECT e.belief_seq AS seq, b.id AS id,
+                  1.0 - coalesce(vec_distance_cosine(e.embedding, ?), 1.0) AS score ${from}
+                ORDER BY score DESC, b.id DESC LIMIT ?`,
+          params: [unitQuery, target.scopeId, ...filter.params, target.limit],
+        }
+      : {
+          sql: `SELECT e.belief_seq AS seq, b.id AS id, e.embedding AS embedding ${from}`,
+          params: [target.scopeId, ...filter.params],
+          mode: 'topCosine',
+          query: unitQuery,
+          limit: target.limit,
+        },
   ]);
   if (best.length === 0) return [];
   const score = new Map(best.map((r) => [Number(r.seq), Number(r.score)]));

@@ -820,7 +820,12 @@ export class SqliteStore implements FullStore {
         this.vectorMode === 'sqlite-vec' &&
         this.#get('SELECT 1 AS x FROM vec_scopes WHERE scope_id = ?', scopeId) !== undefined;
       if (indexed && unit !== null) rows = await searchVecRows(exec, target, unit);
-      rows ??= await searchExactRows(exec, target, unit ?? vectorToBytes(vector));
+      rows ??= await searchExactRows(
+        exec,
+        target,
+        unit ?? vectorToBytes(vector),
+        this.vectorMode === 'sqlite-vec',
+      );
       return rows.map((row) => ({ belief: rowToBelief(row), score: Number(row.score) }));
     });
   }
