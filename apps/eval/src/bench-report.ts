@@ -314,7 +314,7 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
     appendFigure(files),
     latencyFigure(
       files,
-      ['store-postgres', 'store-postgres-large'],
+      ['store-postgres', 'store-postgres-100k', 'store-postgres-large'],
       'PostgreSQL recall, 100k beliefs, HNSW',
       100_000,
       20,
@@ -325,7 +325,14 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
   ];
 }
 
-const STORE_FILES = ['engine', 'store-memory', 'store-sqlite', 'store-postgres', 'store-postgres-large'];
+const STORE_FILES = [
+  'engine',
+  'store-memory',
+  'store-sqlite',
+  'store-postgres',
+  'store-postgres-100k',
+  'store-postgres-large',
+];
 
 /** Recall latency (p95) against beliefs, one series per store benchmark. */
 export function latencySeries(files: readonly BenchFile[]): Series[] {
