@@ -150,7 +150,7 @@ function scopeFilter(t: SearchTarget, alias: string): { sql: string; params: Sql
  */
 export class TermStatsCache {
   readonly #entries = new Map<string, { readonly df: number; readonly at: number }>();
-  #total = 0;
+  /** The index size the cached counts were read at. */
   #since = 0;
 
   constructor(
@@ -183,11 +183,6 @@ export class TermStatsCache {
       this.#entries.clear();
       this.#since = total;
     }
-    this.#total = total;
-  }
-
-  get total(): number {
-    return this.#total;
   }
 }
 

@@ -500,23 +500,13 @@ export class SqliteStore implements FullStore {
     );
     if (this.vectorMode === 'sqlite-vec') {
       if (this.#get('SELECT 1 AS x FROM vec_scopes WHERE scope_id = ?', scopeId)) {
-        this.#run(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, BigInt(beliefSeq));
-        const unit = unitBytes(embedding);
-        // A zero vector is similar to nothing, so it stays out of the index (the exact search scores it 0).
-        if (unit !== null) {
-          this.#run(
-            `INSERT INTO ${VEC_TABLE} (rowid, scope_id, shard, embedding) VALUES (?, ?, ?, ?)`,
-            BigInt(beliefSeq),
-            BigInt(scopeId),
-            BigInt(vecShard(beliefSeq)),
-            unit,
-          );
-        }
+        putVec((sql, ...params) => this.#run(sql, ...params), beliefSeq, scopeId, embedding);
       } else {
         const n = Number(
           this.#get('SELECT count(*) AS n FROM belief_embeddings WHERE scope_id = ?', scopeId)?.n ?? 0,
         );
-        if (n >= this.#vectorIndexMin) indexScope(this.#db, scopeId);
+        if (n >= this.#vectorIndexMin)
+          indexScope(this.#db, (sql, ...params) => this.#run(sql, ...params), scopeId);
       }
     } else if (this.#vecTableExists()) {
       markVecStale(this.#db);
@@ -1562,21 +1552,44 @@ function markVecStale(db: DatabaseSync): void {
   db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('vec_stale', '1')").run();
 }
 
-/** Puts every embedding of a scope into the sqlite-vec index and marks the scope as indexed (inside a write). */
-function indexScope(db: DatabaseSync, scopeId: number): void {
-  const remove = db.prepare(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`);
-  const insert = db.prepare(
+type Run = (sql: string, ...params: (string | number | bigint | null | Uint8Array)[]) => unknown;
+
+/** Runs statements prepared once per distinct SQL text (for the loops at open, outside the store's cache). */
+function cachedRun(db: DatabaseSync): Run {
+  const statements = new Map<string, StatementSync>();
+  return (sql, ...params) => {
+    let s = statements.get(sql);
+    if (!s) {
+      s = db.prepare(sql);
+      statements.set(sql, s);
+    }
+    return s.run(...params);
+  };
+}
+
+/** Replaces a belief's row in the sqlite-vec index. A zero vector stays out: it is similar to nothing (the exact
+ * search scores it 0). */
+function putVec(run: Run, beliefSeq: number, scopeId: number, embedding: Float32Array): void {
+  run(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, BigInt(beliefSeq));
+  const unit = unitBytes(embedding);
+  if (unit === null) return;
+  run(
     `INSERT INTO ${VEC_TABLE} (rowid, scope_id, shard, embedding) VALUES (?, ?, ?, ?)`,
+    BigInt(beliefSeq),
+    BigInt(scopeId),
+    BigInt(vecShard(beliefSeq)),
+    unit,
   );
+}
+
+/** Puts every embedding of a scope into the sqlite-vec index and marks the scope as indexed (inside a write). */
+function indexScope(db: DatabaseSync, run: Run, scopeId: number): void {
   for (const r of db
     .prepare('SELECT belief_seq, embedding FROM belief_embeddings WHERE scope_id = ?')
     .iterate(scopeId) as Iterable<Row>) {
-    const seq = BigInt(Number(r.belief_seq));
-    remove.run(seq);
-    const unit = unitBytes(bytesToVector(r.embedding as Uint8Array));
-    if (unit !== null) insert.run(seq, BigInt(scopeId), BigInt(vecShard(Number(seq))), unit);
+    putVec(run, Number(r.belief_seq), scopeId, bytesToVector(r.embedding as Uint8Array));
   }
-  db.prepare('INSERT OR IGNORE INTO vec_scopes (scope_id) VALUES (?)').run(scopeId);
+  run('INSERT OR IGNORE INTO vec_scopes (scope_id) VALUES (?)', scopeId);
 }
 
 /** Brings the vec0 index in line with the embeddings table (after writes by a connection without sqlite-vec, or
@@ -1592,10 +1605,11 @@ function syncVecTable(db: DatabaseSync, dimensions: number, minBeliefs: number):
     db.exec(`DROP TABLE IF EXISTS ${VEC_TABLE}`);
     db.exec('DELETE FROM vec_scopes');
     createVecTable(db, dimensions);
+    const run = cachedRun(db);
     for (const r of db
       .prepare('SELECT scope_id FROM belief_embeddings GROUP BY scope_id HAVING count(*) >= ?')
       .all(minBeliefs) as Row[]) {
-      indexScope(db, Number(r.scope_id));
+      indexScope(db, run, Number(r.scope_id));
     }
     db.exec("DELETE FROM meta WHERE key = 'vec_stale'");
     db.exec('COMMIT');

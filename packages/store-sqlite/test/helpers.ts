@@ -49,3 +49,14 @@ export function fileBytes(path: string): Buffer {
   }
   return Buffer.concat(parts);
 }
+
+/** A small seeded PRNG (mulberry32): the same numbers on every run. */
+export function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let r = Math.imul(a ^ (a >>> 15), 1 | a);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -8,23 +8,13 @@ import * as sqliteVec from 'sqlite-vec';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/index.js';
 import { migrate } from '../src/sqlite-store.js';
-import { belief, quiet, t, tempDir } from './helpers.js';
-
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let r = Math.imul(a ^ (a >>> 15), 1 | a);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { belief, mulberry32, quiet, t, tempDir } from './helpers.js';
 
 const WORDS = ['apple', 'river', 'violin', 'garden', 'rocket', 'harbour', 'maple', 'copper'];
 
 /** Beliefs with few distinct texts, so BM25 scores tie a lot. */
 function corpus(scope: Scope, n: number, seed: number): Belief[] {
-  const rand = rng(seed);
+  const rand = mulberry32(seed);
   const pick = () => WORDS[Math.floor(rand() * WORDS.length)]!;
   return Array.from({ length: n }, (_, i) => {
     const a = pick();
@@ -214,7 +204,7 @@ describe('the sqlite-vec index holds large scopes only', () => {
     const path = join(tempDir(), 'small.db');
     const store = openSqliteStore({ path, logger: quiet, dimensions: 384 });
     expect(store.vectorMode).toBe('sqlite-vec');
-    const rand = rng(7);
+    const rand = mulberry32(7);
     for (let u = 0; u < 60; u++) {
       const scope = { userId: `small-${u}` };
       await store.importBeliefs(
@@ -241,7 +231,7 @@ describe('the sqlite-vec index holds large scopes only', () => {
     const store = openSqliteStore({ path, logger: quiet, dimensions: 16, vectorIndexMinBeliefs: 200 });
     const exact = openSqliteStore({ path, logger: quiet, vector: 'exact', searchWorkers: 0 });
     const scope = { userId: 'grows' };
-    const rand = rng(11);
+    const rand = mulberry32(11);
     const indexed = () => {
       const db = raw(path);
       try {

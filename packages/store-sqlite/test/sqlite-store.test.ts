@@ -15,7 +15,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { defaultSqlitePath, MIGRATIONS, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/index.js';
 import { migrate } from '../src/sqlite-store.js';
-import { belief, fileBytes, quiet, t, tempDir } from './helpers.js';
+import { belief, fileBytes, mulberry32, quiet, t, tempDir } from './helpers.js';
 
 describe('paths and file modes', () => {
   it('defaults to ~/.mem01/memory.db and honours MEM01_HOME', () => {
@@ -538,13 +538,3 @@ describe('vector index bookkeeping', () => {
     await exactStore.close();
   });
 });
-
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let r = Math.imul(a ^ (a >>> 15), 1 | a);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
