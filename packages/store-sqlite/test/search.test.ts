@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
-import { type Belief, ClosedError, type Scope, vectorToBytes } from '@mem01/engine';
+import { type Belief, ClosedError, InvalidInputError, type Scope, vectorToBytes } from '@mem01/engine';
 import * as sqliteVec from 'sqlite-vec';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/index.js';
@@ -277,5 +277,22 @@ describe('the sqlite-vec index holds large scopes only', () => {
     expect(indexed()).toEqual({ scopes: 1, rows: 249 });
     await exact.close();
     await store.close();
+  });
+});
+
+describe('search options', () => {
+  it('bad searchWorkers or vectorIndexMinBeliefs is refused with InvalidInputError before anything is opened', () => {
+    const path = join(tempDir(), 'never.db');
+    for (const searchWorkers of [-1, 1.5, 17, '2' as never]) {
+      expect(() => openSqliteStore({ path, logger: quiet, searchWorkers }), String(searchWorkers)).toThrow(
+        InvalidInputError,
+      );
+    }
+    for (const vectorIndexMinBeliefs of [0, 2.5, Number.NaN, '8' as never]) {
+      expect(() => openSqliteStore({ path, logger: quiet, vectorIndexMinBeliefs })).toThrow(
+        /vectorIndexMinBeliefs/,
+      );
+    }
+    expect(existsSync(path)).toBe(false);
   });
 });
