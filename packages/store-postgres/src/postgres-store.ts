@@ -237,7 +237,10 @@ const MAX_PAIR_WORDS = 16;
  */
 const ONE_WORD_WALK_MIN = 500;
 const ONE_WORD_WALK_FACTOR = 20;
-/** A scope the statistics put at no more rows than this is searched through the scope index, not GIN. */
+/**
+ * A scope the statistics put at no more rows than this is searched through the scope index: not GIN for lexical
+ * search, and an exact scan instead of the HNSW index for vector search.
+ */
 const SMALL_SCOPE_ROWS = 5000;
 
 interface SearchStats {
@@ -931,7 +934,7 @@ export class PostgresStore implements FullStore {
   }
 
   /**
-   * The planner's statistics the lexical search uses (kept by ANALYZE/autovacuum), re-read once a minute:
+   * The planner's statistics the searches use (kept by ANALYZE/autovacuum), re-read once a minute:
    * - lexemes found in more than half of all beliefs (`pg_stats.most_common_elems` of `tsv`), from 1000 beliefs
    *   on. Such a word says nothing about which belief is meant (every statement reads "The user ..."), but
    *   matching it would make the search rank most of the user's beliefs;
@@ -1022,9 +1025,23 @@ export class PostgresStore implements FullStore {
     const ext = sql.id(state.extensionSchema ?? 'public');
     const q = sql`${pgvector.toSql(Array.from(vector))}::${ext}.vector`;
     const distance = sql`embedding OPERATOR(${ext}.<=>) ${q}`;
+    // An exact scan over the scope's rows (the materialized CTE keeps the planner off the ANN index).
+    const exact = async () => {
+      const r = await sql<BeliefRow & { score: number }>`
+        with c as materialized (select ${BELIEF_COLUMNS}, embedding from ${this.#t('beliefs')} where ${scopeFilter})
+        select ${BELIEF_COLUMNS}, 1 - (${distance}) as score from c
+        order by ${distance}, id desc limit ${limit}`.execute(this.#db);
+      return toHits(r.rows);
+    };
     return this.#run(
       'searchVector',
       async () => {
+        // A scope the statistics put at a few thousand rows is scanned exactly: that costs well under a
+        // millisecond per thousand rows, its results are exact, and an index scan filtered down to one user's
+        // 0.1% of a big table would walk many other users' vectors and still come back short.
+        const stats = await this.#searchStats();
+        const share = PostgresStore.#userShare(stats, s.userId);
+        if (share !== null && share * stats.rows <= SMALL_SCOPE_ROWS) return exact();
         // HNSW with a WHERE filter can stop early; iterative scans keep going until `limit` rows pass the filter.
         // The settings are made transaction-local by the statement itself: the lateral join evaluates them
         // before the index scan starts, and they end with the statement. One round trip instead of five
@@ -1038,15 +1055,10 @@ export class PostgresStore implements FullStore {
             select ${BELIEF_COLUMNS}, 1 - (${distance}) as score
             from ${this.#t('beliefs')} where ${scopeFilter} and cfg.ef is not null and cfg.it is not null
             order by ${distance} limit ${limit}) as h`.execute(this.#db);
-        const hits = r.rows;
-        if (hits.length >= limit) return toHits(hits);
+        if (r.rows.length >= limit) return toHits(r.rows);
         // Fewer than asked: either the scope has fewer embedded beliefs or the index scan gave up early. An exact
-        // scan over the scope's rows (the materialized CTE keeps the planner off the ANN index) settles it.
-        const exact = await sql<BeliefRow & { score: number }>`
-          with c as materialized (select ${BELIEF_COLUMNS}, embedding from ${this.#t('beliefs')} where ${scopeFilter})
-          select ${BELIEF_COLUMNS}, 1 - (${distance}) as score from c
-          order by ${distance}, id desc limit ${limit}`.execute(this.#db);
-        return toHits(exact.rows);
+        // scan settles it.
+        return exact();
       },
       { idempotent: true },
     );

@@ -1,4 +1,5 @@
 import { cosineSimilarity, createBelief } from '@mem01/engine';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreFactory, type Target } from './helpers.js';
 
@@ -61,5 +62,51 @@ describe.each<Target>(['pglite', 'real'])('vector search with a large neighbour 
       // Exact mode must be exact; HNSW is approximate but should find nearly all of the true top 10.
       expect(found / 80).toBeGreaterThanOrEqual(target === 'real' ? 1 : 0.9);
     }
+  }, 60_000);
+});
+
+describe('vector search plan on pglite (HNSW)', () => {
+  const factory = new StoreFactory('pglite');
+  afterAll(() => factory.cleanup());
+
+  it('scans a small scope exactly and sends a big one to the HNSW index, from the planner statistics', async () => {
+    const store = await factory.open({ dimensions: DIMS });
+    const schema = factory.lastSchema!;
+    const at = new Date().toISOString();
+    const make = (userId: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        belief: createBelief({
+          scope: { userId },
+          kind: 'fact',
+          subject: 'user',
+          attribute: `a${i}`,
+          value: `${i}`,
+          statement: `S ${i}.`,
+          confidence: 1,
+          source: 'import',
+          at,
+        }),
+        embedding: vec(),
+      }));
+    const big = make('big', 6000);
+    for (let i = 0; i < big.length; i += 1000) await store.importBeliefs(big.slice(i, i + 1000));
+    for (let u = 0; u < 4; u++) await store.importBeliefs(make(`small-${u}`, 1500));
+    await sql`analyze ${sql.id(schema, 'beliefs')}`.execute(store.db);
+    // PGlite has one backend: forcing its next stats flush makes the counters current for the next statement.
+    const indexScans = async () => {
+      await sql`select pg_stat_force_next_flush()`.execute(store.db);
+      const r = await sql<{ n: string }>`select idx_scan::text as n from pg_stat_user_indexes
+        where schemaname = ${schema} and indexrelname = 'beliefs_embedding_hnsw'`.execute(store.db);
+      return Number(r.rows[0]?.n);
+    };
+    const before = await indexScans();
+    expect(Number.isFinite(before)).toBe(true);
+    const small = await store.searchVector({ userId: 'small-3' }, vec(), { limit: 10 });
+    expect(small).toHaveLength(10);
+    expect(small.every((h) => h.belief.scope.userId === 'small-3')).toBe(true);
+    expect(await indexScans()).toBe(before);
+    const bigHits = await store.searchVector({ userId: 'big' }, vec(), { limit: 10 });
+    expect(bigHits).toHaveLength(10);
+    expect(await indexScans()).toBeGreaterThan(before);
   }, 60_000);
 });
