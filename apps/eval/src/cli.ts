@@ -180,7 +180,12 @@ export async function runCli(
         results.push(
           await runLocomo({
             data,
-            system: { store: handle.store, extractor: models.extractor, embedder: models.embedder },
+            system: {
+              store: handle.store,
+              extractor: models.extractor,
+              embedder: models.embedder,
+              settle: handle.settle,
+            },
             ks: options.k,
             episodic,
             turnFormat: options.turnFormat,

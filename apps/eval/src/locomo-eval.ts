@@ -54,6 +54,11 @@ export interface EvalSystem {
   readonly store: EngineStore;
   readonly extractor: Extractor;
   readonly embedder: Embedder | null;
+  /**
+   * Called after each conversation is ingested, before its questions: brings the store to the state a long-running
+   * deployment is in (the PostgreSQL store's planner statistics, which autovacuum keeps in production).
+   */
+  readonly settle?: (() => Promise<void>) | undefined;
 }
 
 export interface EvalOptions {
@@ -179,6 +184,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         clockAt = t;
       });
       const ingestMs = performance.now() - started;
+      await system.settle?.();
       options.onProgress?.({ phase: 'ingest', conversation: conv.sampleId, turns });
 
       const activeByKind = await countActive(engine, scope);

@@ -17,6 +17,8 @@ export interface StoreHandle {
   readonly description: string;
   /** Closes the store and removes what the run created (temp files, the PostgreSQL schema). */
   close(): Promise<void>;
+  /** See `EvalSystem.settle`: PostgreSQL runs ANALYZE, as autovacuum does in a long-running deployment. */
+  readonly settle?: (() => Promise<void>) | undefined;
 }
 
 export interface StoreOptions {
@@ -77,6 +79,7 @@ export async function openStore(kind: StoreKind, options: StoreOptions): Promise
       kind,
       store,
       description: describe(kind, store),
+      settle: () => store.analyze(),
       close: async () => {
         try {
           await store.close();

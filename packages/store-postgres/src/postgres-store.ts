@@ -238,6 +238,11 @@ const MAX_PAIR_WORDS = 16;
 const ONE_WORD_WALK_MIN = 500;
 const ONE_WORD_WALK_FACTOR = 20;
 /**
+ * A query word the statistics put in at most this many beliefs of the table is rare: its GIN posting list is short,
+ * so beliefs holding it alone are ranked with those holding two query words.
+ */
+const RARE_LEXEME_ROWS = 2000;
+/**
  * A scope the statistics put at no more rows than this is searched through the scope index: not GIN for lexical
  * search, and an exact scan instead of the HNSW index for vector search.
  */
@@ -247,6 +252,13 @@ interface SearchStats {
   readonly at: number;
   /** Lexemes in more than half of all beliefs (from 1000 beliefs on). */
   readonly lexemes: string[];
+  /**
+   * Share of beliefs holding each of the table's most common lexemes (`most_common_elems`, from 1000 beliefs on),
+   * for inverse document frequency; empty without statistics.
+   */
+  readonly lexemeShares: Map<string, number>;
+  /** Share assumed for a lexeme that is not among the most common: the smallest share listed. */
+  readonly rareShare: number;
   /** `reltuples` of the beliefs table. */
   readonly rows: number;
   /** Most common user ids with their share of the rows. */
@@ -255,7 +267,20 @@ interface SearchStats {
   readonly distinct: number;
 }
 
-/** How long the list of lexemes in more than half of all beliefs is reused. */
+/** From this many beliefs on, the lexeme statistics are used (dropping common words, weighting by rarity). */
+const MIN_STATS_ROWS = 1000;
+
+/**
+ * Weight of a query word found in the share `f` of all beliefs: Lucene's BM25 idf, ln(1 + (1 - f) / f), so a word
+ * in 1% of the beliefs weighs 4.6 and one in 40% weighs 0.9. 1 for every word without statistics.
+ */
+export function lexemeWeight(share: number | undefined): number {
+  if (share === undefined || !(share > 0)) return 1;
+  const f = Math.min(1, Math.max(1e-6, share));
+  return Math.log(1 + (1 - f) / f);
+}
+
+/** How long the lexeme and user statistics are reused. */
 const COMMON_LEXEMES_TTL_MS = 60_000;
 
 function toBelief(r: BeliefRow): Belief {
@@ -836,17 +861,19 @@ export class PostgresStore implements FullStore {
   }
 
   /**
-   * Lexical search. Ranking: the number of distinct query lexemes a belief holds first. Among beliefs holding two
-   * or more, `ts_rank_cd` (normalised to [0, 1)) is added to that count; beliefs holding one score exactly 1 and
-   * come newest first. Ties go to the higher id.
+   * Lexical search. Score: the sum of the weights of the distinct query lexemes a belief holds, plus `ts_rank_cd`
+   * (normalised to [0, 1)). A lexeme's weight is its inverse document frequency
+   * ({@link lexemeWeight}) from the planner's statistics of the `tsv` column: a rare word counts for more than a
+   * common one, as in BM25. Without statistics (fewer than 1000 beliefs, or before ANALYZE) every weight is 1 and
+   * the score is the word count. Ties go to the newer belief (higher id).
    *
    * Cost: ranking needs each candidate's row, and a few query words can match thousands of one user's beliefs.
-   * So, inside one statement: (1) the beliefs holding at least two of the lexemes (an OR of pairs, answered by
-   * the GIN index) are ranked; (2) only if those are fewer than `limit`, one-word matches are taken from the
+   * So, inside one statement: (1) the beliefs holding at least two of the lexemes or one rare lexeme (an OR of
+   * pairs and rare lexemes, answered by the GIN index) are ranked; (2) only if those are fewer than `limit`, one-word matches are taken from the
    * scope's newest beliefs (an ordered walk of the scope index over a bounded window), and (3) only if that window
    * holds too few, through the GIN index. Query words found in more than half of all beliefs (from the planner's
    * statistics of the `tsv` column, see `#searchStats`) are dropped first, as the SQLite store does. With more
-   * than {@link MAX_PAIR_WORDS} words every match is ranked by count + `ts_rank_cd`.
+   * than {@link MAX_PAIR_WORDS} words every match is scored.
    */
   async searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]> {
     const s = normalizeScope(scope);
@@ -860,6 +887,23 @@ export class PostgresStore implements FullStore {
       async () => {
         const stats = await this.#searchStats();
         const common = stats.lexemes;
+        // The statistics' lexemes that can be a stem of a query word (a stem keeps the word's first letters) go
+        // with the statement; the query's other lexemes are rarer than any listed and get the rare weight.
+        const prefixes = new Set(terms.map((t) => t.slice(0, 2)));
+        // A rare lexeme (in at most RARE_LEXEME_ROWS beliefs of the table) has a short GIN posting list, so its
+        // one-word matches are cheap to find and are ranked with the beliefs holding two words.
+        const knownLexemes: string[] = [];
+        const knownWeights: number[] = [];
+        const knownRare: boolean[] = [];
+        for (const [lexeme, share] of stats.lexemeShares) {
+          if (!prefixes.has(lexeme.slice(0, 2))) continue;
+          knownLexemes.push(lexeme);
+          knownWeights.push(lexemeWeight(share));
+          knownRare.push(share * stats.rows <= RARE_LEXEME_ROWS);
+        }
+        const withStats = stats.lexemeShares.size > 0;
+        const rareWeight = withStats ? lexemeWeight(stats.rareShare) : 1;
+        const unknownRare = withStats && stats.rareShare * stats.rows <= RARE_LEXEME_ROWS;
         // A user holding few of the table's rows: their rows, found through the scope index, are fewer than
         // the GIN posting lists of common words across all users, so the GIN index is kept out of stage 1 (the
         // planner cannot price it: the tsquery is computed inside the statement).
@@ -874,23 +918,34 @@ export class PostgresStore implements FullStore {
         const statusFilter =
           statuses.length === 1 ? sql`b.status = ${statuses[0]}` : sql`b.status = any(${statuses}::text[])`;
         const scoped = sql`b.user_id = ${s.userId} and b.namespace = ${s.namespace} and ${statusFilter}`;
-        const score = sql`length(ts_filter(setweight(b.tsv, 'A', (select lex from x)), '{a}')) + ts_rank_cd(b.tsv, (select q from x), 32)`;
+        // The weights of the query lexemes the belief holds, summed, plus ts_rank_cd (normalised to [0, 1)).
+        const score = sql`(select coalesce(sum(u.w), 0) from unnest((select tqs from x), (select ws from x)) as u(tq, w)
+          where b.tsv @@ u.tq) + ts_rank_cd(b.tsv, (select q from x), 32)`;
         const walk = Math.max(ONE_WORD_WALK_MIN, ONE_WORD_WALK_FACTOR * limit);
         // Queries of many words (rare) rank every match; their OR of pairs would be too large.
         const tiered = terms.length <= MAX_PAIR_WORDS;
         const x = sql`x as materialized (
-            select lex,
+            select tqs, ws,
               (select string_agg(t, ' | ') from unnest(ql) t)::tsquery as q,
               ${
                 tiered
-                  ? sql`(select string_agg(a || ' & ' || b, ' | ') from unnest(ql) a, unnest(ql) b where a < b)::tsquery`
+                  ? sql`(select string_agg(t, ' | ') from (
+                      select a || ' & ' || b as t from unnest(ql) a, unnest(ql) b where a < b
+                      union all select t from unnest(ql, rare) as r(t, rare) where rare) p)::tsquery`
                   : sql`null::tsquery`
               } as q2
             from (
-              select array_agg(l) as lex,
-                array_agg(chr(39) || replace(replace(l, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39)) as ql
-              from unnest(tsvector_to_array(to_tsvector('english'::regconfig, ${terms.join(' ')}))) as l
-              where l <> all(${common}::text[])
+              select array_agg(quoted order by l) as ql,
+                array_agg(quoted::tsquery order by l) as tqs,
+                array_agg(coalesce(k.w, ${rareWeight}::float8) order by l) as ws,
+                array_agg(coalesce(k.rare, ${unknownRare}::boolean) order by l) as rare
+              from (
+                select l, chr(39) || replace(replace(l, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39) as quoted
+                from unnest(tsvector_to_array(to_tsvector('english'::regconfig, ${terms.join(' ')}))) as l
+                where l <> all(${common}::text[])
+              ) ls
+              left join unnest(${knownLexemes}::text[], ${knownWeights}::float8[], ${knownRare}::boolean[])
+                as k(lexeme, w, rare) on k.lexeme = ls.l
             ) d
           )`;
         const r = !tiered
@@ -905,12 +960,12 @@ export class PostgresStore implements FullStore {
             where ${scoped} and ${tsv} @@ (select q2 from x)
             order by score desc, b.id desc limit ${limit}
           ), w as materialized (
-            select ${BELIEF_COLUMNS_B}, 1::float8 as score from (
+            select ${BELIEF_COLUMNS_B}, ${score} as score from (
               select ${BELIEF_COLUMNS_B}, b.tsv from ${beliefs} b
               where (select count(*) from s1) < ${limit} and ${scoped}
               order by b.id desc limit ${walk}) b
             where ${oneWord}
-            order by b.id desc limit ${limit}
+            order by score desc, b.id desc limit ${limit}
           ), enough as materialized (
             select (select count(*) from s1) + (select count(*) from w) >= ${limit} as v
           )
@@ -918,9 +973,9 @@ export class PostgresStore implements FullStore {
           union all
           select * from w where (select v from enough)
           union all
-          (select ${BELIEF_COLUMNS_B}, 1::float8 as score from ${beliefs} b
+          (select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
             where not (select v from enough) and ${scoped} and ${oneWord}
-            order by b.id desc limit ${limit})`.execute(this.#db);
+            order by score desc, b.id desc limit ${limit})`.execute(this.#db);
         return r.rows
           .map((row) => ({ belief: toBelief(row), score: Number(row.score) }))
           .sort(
@@ -947,28 +1002,39 @@ export class PostgresStore implements FullStore {
     if (cached && now - cached.at < COMMON_LEXEMES_TTL_MS) return cached;
     const schema = this.options.schema;
     const r = await sql<{
-      lexemes: string[] | null;
+      elems: string[] | null;
+      elemFreqs: number[] | null;
       rows: number | null;
       users: string[] | null;
       freqs: number[] | null;
       distinct: number | null;
     }>`
       select
-        (select array(
-          select e from unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) as m(e, f)
-          where e is not null and f > 0.5)
-         from pg_stats s where s.schemaname = ${schema} and s.tablename = 'beliefs' and s.attname = 'tsv') as lexemes,
+        s.most_common_elems::text::text[] as elems, s.most_common_elem_freqs::float8[] as "elemFreqs",
         (select c.reltuples::float8 from pg_class c where c.oid = to_regclass(${`${schema}.beliefs`})) as rows,
         u.most_common_vals::text::text[] as users, u.most_common_freqs::float8[] as freqs, u.n_distinct::float8 as distinct
       from (select 1) one
+      left join pg_stats s on s.schemaname = ${schema} and s.tablename = 'beliefs' and s.attname = 'tsv'
       left join pg_stats u on u.schemaname = ${schema} and u.tablename = 'beliefs' and u.attname = 'user_id'`.execute(
       this.#db,
     );
     const row = r.rows[0];
     const rows = Number(row?.rows ?? 0);
+    // most_common_elem_freqs lists one share per element, then the smallest and largest of those and the share
+    // of null elements.
+    const elems = rows >= MIN_STATS_ROWS ? (row?.elems ?? []) : [];
+    const elemFreqs = row?.elemFreqs ?? [];
+    const lexemeShares = new Map<string, number>();
+    elems.forEach((e, i) => {
+      const f = Number(elemFreqs[i]);
+      if (typeof e === 'string' && Number.isFinite(f) && f > 0) lexemeShares.set(e, f);
+    });
+    const smallest = Number(elemFreqs[elems.length]);
     const stats: SearchStats = {
       at: now,
-      lexemes: rows >= 1000 ? (row?.lexemes ?? []) : [],
+      lexemes: [...lexemeShares].filter(([, f]) => f > 0.5).map(([e]) => e),
+      lexemeShares,
+      rareShare: Number.isFinite(smallest) && smallest > 0 ? smallest : 0,
       rows,
       users: new Map((row?.users ?? []).map((u, i) => [u, Number(row?.freqs?.[i] ?? 0)])),
       distinct: Number(row?.distinct ?? 0),
@@ -1357,6 +1423,23 @@ export class PostgresStore implements FullStore {
       dimensions: state.dimensions,
       outbox,
     };
+  }
+
+  /**
+   * Runs ANALYZE on the beliefs table and re-reads the statistics the searches use (lexeme rarity, common words,
+   * each user's share of the rows) on the next search. Autovacuum does the same on its own schedule; call this
+   * after a bulk import to have the searches use the new data's statistics at once.
+   */
+  async analyze(): Promise<void> {
+    this.#state();
+    await this.#run(
+      'analyze',
+      async () => {
+        await sql`analyze ${this.#t('beliefs')}`.execute(this.#db);
+      },
+      { idempotent: true },
+    );
+    this.#common = null;
   }
 
   async close(): Promise<void> {
