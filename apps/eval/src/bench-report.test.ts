@@ -58,6 +58,25 @@ describe('bench summary', () => {
         { beliefs: 100000, vector: 'pgvector-hnsw', recallMs: { p95: 18 } },
       ],
     });
+    await put('store-postgres-large.json', {
+      recall: [
+        {
+          store: 'pglite-pgvector-hnsw',
+          beliefs: 1000000,
+          users: 1000,
+          perUser: 1000,
+          recallMs: { p95: 9.5 },
+        },
+        { store: 'postgres-exact-cosine', beliefs: 100000, users: 1, recallMs: { p95: 900 } },
+        {
+          store: 'postgres-exact-cosine',
+          beliefs: 1010000,
+          users: 1001,
+          perUser: 1000,
+          recallMs: { p95: 17 },
+        },
+      ],
+    });
     await put('openai.json', {
       results: [
         { name: 'mem01 direct, unbatched', llmCallsPerUserTurn: 1 },
@@ -97,6 +116,16 @@ describe('bench summary', () => {
     expect(byName['SQLite recall, 100k beliefs']).toMatchObject({ value: 41, meets: true });
     expect(byName['SQLite: append of 10 items, median']).toMatchObject({ value: 0.4, meets: true });
     expect(byName['PostgreSQL recall, 100k beliefs, HNSW']).toMatchObject({ value: 18, meets: true });
+    expect(byName['PostgreSQL recall, 1M beliefs across users, HNSW on PGlite']).toMatchObject({
+      value: 9.5,
+      meets: null,
+      source:
+        'store-postgres-large.json (recallMs.p95, pglite-pgvector-hnsw; 1,000,000 beliefs, 1,000 users)',
+    });
+    expect(byName['PostgreSQL recall, 1M beliefs across users, exact-cosine fallback']).toMatchObject({
+      value: 17,
+      meets: null,
+    });
     expect(byName['OpenAI extraction, unbatched']).toMatchObject({ value: 1, meets: true });
     expect(byName['OpenAI extraction, batches of 4']).toMatchObject({ value: 0.25, meets: true });
     const locomo = Object.values(byName).find((f) => f.figure.startsWith('LoCoMo'));
@@ -108,6 +137,8 @@ describe('bench summary', () => {
       ['store-sqlite sqlite-vec (recallMs.p95)', 2],
       ['store-postgres exact (recallMs.p95)', 1],
       ['store-postgres pgvector-hnsw (recallMs.p95)', 1],
+      ['store-postgres-large pglite-pgvector-hnsw (recallMs.p95)', 1],
+      ['store-postgres-large postgres-exact-cosine (recallMs.p95)', 2],
     ]);
     expect(inputBytesSeries(files).map((s) => s.label)).toEqual([
       'full-history (demo)',
