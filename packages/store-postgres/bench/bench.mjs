@@ -180,13 +180,13 @@ async function buildHnsw(url, mwm) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const notices = [];
-  client.on('notice', (n) => {
-    notices.push(n.message);
-    log(`  notice: ${n.message}`);
-  });
   try {
     await client.query('drop index if exists bench.beliefs_embedding_hnsw');
     await client.query(`set maintenance_work_mem = '${mwm}'`);
+    client.on('notice', (n) => {
+      notices.push(n.message);
+      log(`  notice: ${n.message}`);
+    });
     await client.query(
       'create index beliefs_embedding_hnsw on bench.beliefs using hnsw (embedding public.vector_cosine_ops)',
     );

@@ -242,6 +242,8 @@ const ONE_WORD_WALK_FACTOR = 20;
  * so beliefs holding it alone are ranked with those holding two query words.
  */
 const RARE_LEXEME_ROWS = 2000;
+/** Search words whose lexemes are remembered (see `#stems`). */
+const STEM_CACHE_SIZE = 10_000;
 /**
  * A scope the statistics put at no more rows than this is searched through the scope index: not GIN for lexical
  * search, and an exact scan instead of the HNSW index for vector search.
@@ -353,6 +355,7 @@ export class PostgresStore implements FullStore {
   #closed = false;
   /** Cache of `#searchStats`. */
   #common: SearchStats | null = null;
+  readonly #stemCache = new Map<string, string[]>();
   /** Per-user tail of this process's enqueues, so turns of one user reach the database in call order. */
   readonly #enqueueTails = new Map<string, Promise<unknown>>();
   #loaded: {
@@ -873,7 +876,8 @@ export class PostgresStore implements FullStore {
    * scope's newest beliefs (an ordered walk of the scope index over a bounded window), and (3) only if that window
    * holds too few, through the GIN index. Query words found in more than half of all beliefs (from the planner's
    * statistics of the `tsv` column, see `#searchStats`) are dropped first, as the SQLite store does. With more
-   * than {@link MAX_PAIR_WORDS} words every match is scored.
+   * than {@link MAX_PAIR_WORDS} lexemes every match is scored. The lexemes come from PostgreSQL's stemmer
+   * (`#stems`, cached), so the statement holds them as constants: each weight is a cheap `@@` test per row.
    */
   async searchLexical(scope: Scope, query: string, options: SearchOptions): Promise<LexicalHit[]> {
     const s = normalizeScope(scope);
@@ -886,78 +890,57 @@ export class PostgresStore implements FullStore {
       'searchLexical',
       async () => {
         const stats = await this.#searchStats();
-        const common = stats.lexemes;
-        // The statistics' lexemes that can be a stem of a query word (a stem keeps the word's first letters) go
-        // with the statement; the query's other lexemes are rarer than any listed and get the rare weight.
-        const prefixes = new Set(terms.map((t) => t.slice(0, 2)));
-        // A rare lexeme (in at most RARE_LEXEME_ROWS beliefs of the table) has a short GIN posting list, so its
-        // one-word matches are cheap to find and are ranked with the beliefs holding two words.
-        const knownLexemes: string[] = [];
-        const knownWeights: number[] = [];
-        const knownRare: boolean[] = [];
-        for (const [lexeme, share] of stats.lexemeShares) {
-          if (!prefixes.has(lexeme.slice(0, 2))) continue;
-          knownLexemes.push(lexeme);
-          knownWeights.push(lexemeWeight(share));
-          knownRare.push(share * stats.rows <= RARE_LEXEME_ROWS);
-        }
+        const common = new Set(stats.lexemes);
+        const lexemes = [...new Set((await this.#stems(terms)).flat())].filter((l) => !common.has(l)).sort();
+        if (lexemes.length === 0) return [];
         const withStats = stats.lexemeShares.size > 0;
-        const rareWeight = withStats ? lexemeWeight(stats.rareShare) : 1;
-        const unknownRare = withStats && stats.rareShare * stats.rows <= RARE_LEXEME_ROWS;
+        const shareOf = (l: string) =>
+          withStats ? (stats.lexemeShares.get(l) ?? stats.rareShare) : undefined;
+        // Each lexeme is a quoted tsquery operand, bound as a parameter: nothing is parsed as syntax.
+        const operand = (l: string) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+        const q = lexemes.map(operand).join(' | ');
+        // Queries of many words (rare) rank every match; their OR of pairs would be too large.
+        const tiered = lexemes.length <= MAX_PAIR_WORDS;
+        // Stage 1 holds the beliefs with two of the lexemes, or with one rare lexeme (in at most RARE_LEXEME_ROWS
+        // beliefs of the table): its GIN posting list is short, so its one-word matches are cheap to find.
+        const stage1: string[] = [];
+        for (const [i, a] of lexemes.entries()) {
+          for (const b of lexemes.slice(i + 1)) stage1.push(`${operand(a)} & ${operand(b)}`);
+          const f = shareOf(a);
+          if (f !== undefined && f * stats.rows <= RARE_LEXEME_ROWS) stage1.push(operand(a));
+        }
+        const q2 = stage1.join(' | ');
         // A user holding few of the table's rows: their rows, found through the scope index, are fewer than
-        // the GIN posting lists of common words across all users, so the GIN index is kept out of stage 1 (the
-        // planner cannot price it: the tsquery is computed inside the statement).
+        // the GIN posting lists of common words across all users, so the GIN index is kept out of stage 1.
         const share = PostgresStore.#userShare(stats, s.userId);
         const small = share !== null && share * stats.rows <= SMALL_SCOPE_ROWS;
         const tsv = small ? sql`coalesce(b.tsv, ''::tsvector)` : sql`b.tsv`;
-        const oneWord = sql`${tsv} @@ (select q from x) and not coalesce(${tsv} @@ (select q2 from x), false)`;
+        const oneWord =
+          q2 === ''
+            ? sql`${tsv} @@ ${q}::tsquery`
+            : sql`${tsv} @@ ${q}::tsquery and not ${tsv} @@ ${q2}::tsquery`;
         const beliefs = this.#t('beliefs');
-        // Words are runs of letters and digits (searchTerms), so joined by spaces they parse into the same
-        // lexemes as one by one. Each lexeme is quoted as a tsquery operand; nothing is parsed as syntax.
         // One status as an equality, so the scope index (user_id, namespace, status, id desc) yields id order.
         const statusFilter =
           statuses.length === 1 ? sql`b.status = ${statuses[0]}` : sql`b.status = any(${statuses}::text[])`;
         const scoped = sql`b.user_id = ${s.userId} and b.namespace = ${s.namespace} and ${statusFilter}`;
         // The weights of the query lexemes the belief holds, summed, plus ts_rank_cd (normalised to [0, 1)).
-        const score = sql`(select coalesce(sum(u.w), 0) from unnest((select tqs from x), (select ws from x)) as u(tq, w)
-          where b.tsv @@ u.tq) + ts_rank_cd(b.tsv, (select q from x), 32)`;
+        const weights = lexemes.map(
+          (l) =>
+            sql`(case when b.tsv @@ ${operand(l)}::tsquery then ${lexemeWeight(shareOf(l))}::float8 else 0 end)`,
+        );
+        const score = sql`${sql.join(weights, sql` + `)} + ts_rank_cd(b.tsv, ${q}::tsquery, 32)`;
         const walk = Math.max(ONE_WORD_WALK_MIN, ONE_WORD_WALK_FACTOR * limit);
-        // Queries of many words (rare) rank every match; their OR of pairs would be too large.
-        const tiered = terms.length <= MAX_PAIR_WORDS;
-        const x = sql`x as materialized (
-            select tqs, ws,
-              (select string_agg(t, ' | ') from unnest(ql) t)::tsquery as q,
-              ${
-                tiered
-                  ? sql`(select string_agg(t, ' | ') from (
-                      select a || ' & ' || b as t from unnest(ql) a, unnest(ql) b where a < b
-                      union all select t from unnest(ql, rare) as r(t, rare) where rare) p)::tsquery`
-                  : sql`null::tsquery`
-              } as q2
-            from (
-              select array_agg(quoted order by l) as ql,
-                array_agg(quoted::tsquery order by l) as tqs,
-                array_agg(coalesce(k.w, ${rareWeight}::float8) order by l) as ws,
-                array_agg(coalesce(k.rare, ${unknownRare}::boolean) order by l) as rare
-              from (
-                select l, chr(39) || replace(replace(l, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39) as quoted
-                from unnest(tsvector_to_array(to_tsvector('english'::regconfig, ${terms.join(' ')}))) as l
-                where l <> all(${common}::text[])
-              ) ls
-              left join unnest(${knownLexemes}::text[], ${knownWeights}::float8[], ${knownRare}::boolean[])
-                as k(lexeme, w, rare) on k.lexeme = ls.l
-            ) d
-          )`;
+        const inStage1 = q2 === '' ? sql`false` : sql`${tsv} @@ ${q2}::tsquery`;
         const r = !tiered
           ? await sql<BeliefRow & { score: number }>`
-          with ${x}
           select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
-          where ${scoped} and b.tsv @@ (select q from x)
+          where ${scoped} and ${tsv} @@ ${q}::tsquery
           order by score desc, b.id desc limit ${limit}`.execute(this.#db)
           : await sql<BeliefRow & { score: number }>`
-          with ${x}, s1 as materialized (
+          with s1 as materialized (
             select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
-            where ${scoped} and ${tsv} @@ (select q2 from x)
+            where ${scoped} and ${inStage1}
             order by score desc, b.id desc limit ${limit}
           ), w as materialized (
             select ${BELIEF_COLUMNS_B}, ${score} as score from (
@@ -986,6 +969,29 @@ export class PostgresStore implements FullStore {
       },
       { idempotent: true },
     );
+  }
+
+  /**
+   * The `english` lexemes of each search word (none for a stop word), from PostgreSQL's own parser and stemmer so
+   * they match the `tsv` column exactly. Stemming never changes, so results are kept (up to
+   * {@link STEM_CACHE_SIZE} words, oldest dropped first) and a repeated word costs no round trip.
+   */
+  async #stems(terms: readonly string[]): Promise<string[][]> {
+    const missing = terms.filter((t) => !this.#stemCache.has(t));
+    if (missing.length > 0) {
+      const r = await sql<{ t: string; l: string[] | null }>`
+        select t, tsvector_to_array(to_tsvector('english'::regconfig, t)) as l from unnest(${missing}::text[]) as t`.execute(
+        this.#db,
+      );
+      for (const row of r.rows) {
+        if (this.#stemCache.size >= STEM_CACHE_SIZE) {
+          const oldest = this.#stemCache.keys().next().value;
+          if (oldest !== undefined) this.#stemCache.delete(oldest);
+        }
+        this.#stemCache.set(row.t, row.l ?? []);
+      }
+    }
+    return terms.map((t) => this.#stemCache.get(t) ?? []);
   }
 
   /**
@@ -1091,12 +1097,13 @@ export class PostgresStore implements FullStore {
     const ext = sql.id(state.extensionSchema ?? 'public');
     const q = sql`${pgvector.toSql(Array.from(vector))}::${ext}.vector`;
     const distance = sql`embedding OPERATOR(${ext}.<=>) ${q}`;
-    // An exact scan over the scope's rows (the materialized CTE keeps the planner off the ANN index).
+    // An exact scan over the scope's rows. Ordering by the similarity, not by the `<=>` operator itself, keeps
+    // the planner off the HNSW index (an index can only serve ORDER BY column <=> constant); the scope index
+    // finds the rows and a top-N sort keeps the best.
     const exact = async () => {
       const r = await sql<BeliefRow & { score: number }>`
-        with c as materialized (select ${BELIEF_COLUMNS}, embedding from ${this.#t('beliefs')} where ${scopeFilter})
-        select ${BELIEF_COLUMNS}, 1 - (${distance}) as score from c
-        order by ${distance}, id desc limit ${limit}`.execute(this.#db);
+        select ${BELIEF_COLUMNS}, 1 - (${distance}) as score from ${this.#t('beliefs')} where ${scopeFilter}
+        order by score desc, id desc limit ${limit}`.execute(this.#db);
       return toHits(r.rows);
     };
     return this.#run(
