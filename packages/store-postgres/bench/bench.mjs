@@ -418,7 +418,7 @@ if (PARTS.has('exact')) {
   };
   results.recall.push(row);
   log(
-    `  ${row.beliefs} across ${row.users} users (${perUser} each): recall p50 ${m.recallMs.p50} ms p95 ${m.recallMs.p95} ms; sqlite p95 ${l.recallMs.p95} ms → ratio ${row.ratioToSqliteP95}; loaded in ${buildSeconds}s${FULL ? '' : ' (1M needs MEM01_BENCH_FULL=1)'}`,
+    `  ${row.beliefs} across ${row.users} users (${perUser} each): recall p50 ${m.recallMs.p50} ms p95 ${m.recallMs.p95} ms; sqlite p95 ${l.recallMs.p95} ms → ratio ${row.ratioToSqliteP95}; loaded in ${buildSeconds}s${total >= 1_000_000 ? '' : ' (1M needs MEM01_BENCH_FULL=1)'}`,
   );
   await store.close();
 }

@@ -241,7 +241,7 @@ const ONE_WORD_WALK_FACTOR = 20;
  * A query word the statistics put in at most this many beliefs of the table is rare: its GIN posting list is short,
  * so beliefs holding it alone are ranked with those holding two query words.
  */
-const RARE_LEXEME_ROWS = 2000;
+const RARE_LEXEME_ROWS = 250;
 /** Search words whose lexemes are remembered (see `#stems`). */
 const STEM_CACHE_SIZE = 10_000;
 /**
