@@ -24,7 +24,9 @@ const DEFAULT_SIZES = FULL
   : { hnsw: [10_000, 25_000], exact: [10_000, 100_000], acrossUsers: { total: 150_000, users: 150 } };
 // Overrides for one-off runs: MEM01_BENCH_HNSW=10000,100000 MEM01_BENCH_EXACT=10000 MEM01_BENCH_ACROSS=1000000:1000
 // MEM01_BENCH_PGLITE_ACROSS=1 (default with FULL) also loads the across-users data into PGlite (beside the one-user
-// HNSW data) and measures it with HNSW; MEM01_BENCH_PGLITE_MWM sets maintenance_work_mem for its index build.
+// HNSW data) and measures it with HNSW; MEM01_BENCH_PGLITE_MWM sets maintenance_work_mem for its index build
+// (default 2047MB, the most PGlite's 32-bit build accepts; building HNSW over 1M 128-dim vectors here grew the
+// process by about 1 GB, and a graph that does not fit is built far more slowly).
 // MEM01_BENCH_PGLITE_DIR keeps PGlite's data in that folder: the across-users data and its HNSW index are loaded
 // and built once (a marker table records what was loaded) and reused by later runs, which then only measure.
 // MEM01_BENCH_PARTS picks parts (default all): hnsw, pglite-across, exact, throughput.
@@ -46,7 +48,7 @@ const SIZES = {
 };
 const PGLITE_ACROSS =
   PARTS.has('pglite-across') && (process.env.MEM01_BENCH_PGLITE_ACROSS ?? (FULL ? '1' : '0')) === '1';
-const PGLITE_MWM = process.env.MEM01_BENCH_PGLITE_MWM ?? '1GB';
+const PGLITE_MWM = process.env.MEM01_BENCH_PGLITE_MWM ?? '2047MB';
 const WORKERS = [1, 2, 4];
 const TURNS = 240;
 const LATENCY_MS = 40;
