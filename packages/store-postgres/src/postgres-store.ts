@@ -899,12 +899,12 @@ export class PostgresStore implements FullStore {
         // Each lexeme is a quoted tsquery operand, bound as a parameter: nothing is parsed as syntax.
         const operand = (l: string) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
         const q = lexemes.map(operand).join(' | ');
-        // Queries of many words (rare) rank every match; their OR of pairs would be too large.
+        // Queries of many words (unusual) score every match; their OR of pairs would be too large.
         const tiered = lexemes.length <= MAX_PAIR_WORDS;
         // Stage 1 holds the beliefs with two of the lexemes, or with one rare lexeme (in at most RARE_LEXEME_ROWS
         // beliefs of the table): its GIN posting list is short, so its one-word matches are cheap to find.
         const stage1: string[] = [];
-        for (const [i, a] of lexemes.entries()) {
+        for (const [i, a] of tiered ? lexemes.entries() : []) {
           for (const b of lexemes.slice(i + 1)) stage1.push(`${operand(a)} & ${operand(b)}`);
           const f = shareOf(a);
           if (f !== undefined && f * stats.rows <= RARE_LEXEME_ROWS) stage1.push(operand(a));
