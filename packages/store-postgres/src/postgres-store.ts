@@ -276,7 +276,7 @@ const MIN_STATS_ROWS = 1000;
  * Weight of a query word found in the share `f` of all beliefs: Lucene's BM25 idf, ln(1 + (1 - f) / f), so a word
  * in 1% of the beliefs weighs 4.6 and one in 40% weighs 0.9. 1 for every word without statistics.
  */
-export function lexemeWeight(share: number | undefined): number {
+function lexemeWeight(share: number | undefined): number {
   if (share === undefined || !(share > 0)) return 1;
   const f = Math.min(1, Math.max(1e-6, share));
   return Math.log(1 + (1 - f) / f);
@@ -872,8 +872,8 @@ export class PostgresStore implements FullStore {
    *
    * Cost: ranking needs each candidate's row, and a few query words can match thousands of one user's beliefs.
    * So, inside one statement: (1) the beliefs holding at least two of the lexemes or one rare lexeme (an OR of
-   * pairs and rare lexemes, answered by the GIN index) are ranked; (2) only if those are fewer than `limit`, one-word matches are taken from the
-   * scope's newest beliefs (an ordered walk of the scope index over a bounded window), and (3) only if that window
+   * pairs and rare lexemes, answered by the GIN index) are ranked; (2) only if those are fewer than `limit`,
+   * one-word matches are taken from the scope's newest beliefs (an ordered walk of the scope index over a bounded window), and (3) only if that window
    * holds too few, through the GIN index. Query words found in more than half of all beliefs (from the planner's
    * statistics of the `tsv` column, see `#searchStats`) are dropped first, as the SQLite store does. With more
    * than {@link MAX_PAIR_WORDS} lexemes every match is scored. The lexemes come from PostgreSQL's stemmer
@@ -912,13 +912,11 @@ export class PostgresStore implements FullStore {
         const q2 = stage1.join(' | ');
         // A user holding few of the table's rows: their rows, found through the scope index, are fewer than
         // the GIN posting lists of common words across all users, so the GIN index is kept out of stage 1.
-        const share = PostgresStore.#userShare(stats, s.userId);
-        const small = share !== null && share * stats.rows <= SMALL_SCOPE_ROWS;
-        const tsv = small ? sql`coalesce(b.tsv, ''::tsvector)` : sql`b.tsv`;
-        const oneWord =
-          q2 === ''
-            ? sql`${tsv} @@ ${q}::tsquery`
-            : sql`${tsv} @@ ${q}::tsquery and not ${tsv} @@ ${q2}::tsquery`;
+        const tsv = PostgresStore.#smallScope(stats, s.userId)
+          ? sql`coalesce(b.tsv, ''::tsvector)`
+          : sql`b.tsv`;
+        const inStage1 = q2 === '' ? sql`false` : sql`${tsv} @@ ${q2}::tsquery`;
+        const oneWord = sql`${tsv} @@ ${q}::tsquery and not (${inStage1})`;
         const beliefs = this.#t('beliefs');
         // One status as an equality, so the scope index (user_id, namespace, status, id desc) yields id order.
         const statusFilter =
@@ -931,7 +929,6 @@ export class PostgresStore implements FullStore {
         );
         const score = sql`${sql.join(weights, sql` + `)} + ts_rank_cd(b.tsv, ${q}::tsquery, 32)`;
         const walk = Math.max(ONE_WORD_WALK_MIN, ONE_WORD_WALK_FACTOR * limit);
-        const inStage1 = q2 === '' ? sql`false` : sql`${tsv} @@ ${q2}::tsquery`;
         const r = !tiered
           ? await sql<BeliefRow & { score: number }>`
           select ${BELIEF_COLUMNS_B}, ${score} as score from ${beliefs} b
@@ -1049,6 +1046,12 @@ export class PostgresStore implements FullStore {
     return stats;
   }
 
+  /** Whether the statistics put the user at no more than {@link SMALL_SCOPE_ROWS} rows. */
+  static #smallScope(stats: SearchStats, userId: string): boolean {
+    const share = PostgresStore.#userShare(stats, userId);
+    return share !== null && share * stats.rows <= SMALL_SCOPE_ROWS;
+  }
+
   /** The planner's estimate of a user's share of all beliefs, or null without statistics. */
   static #userShare(stats: SearchStats, userId: string): number | null {
     if (stats.rows <= 0 || stats.distinct === 0) return null;
@@ -1112,9 +1115,7 @@ export class PostgresStore implements FullStore {
         // A scope the statistics put at a few thousand rows is scanned exactly: that costs well under a
         // millisecond per thousand rows, its results are exact, and an index scan filtered down to one user's
         // 0.1% of a big table would walk many other users' vectors and still come back short.
-        const stats = await this.#searchStats();
-        const share = PostgresStore.#userShare(stats, s.userId);
-        if (share !== null && share * stats.rows <= SMALL_SCOPE_ROWS) return exact();
+        if (PostgresStore.#smallScope(await this.#searchStats(), s.userId)) return exact();
         // HNSW with a WHERE filter can stop early; iterative scans keep going until `limit` rows pass the filter.
         // The settings are made transaction-local by the statement itself: the lateral join evaluates them
         // before the index scan starts, and they end with the statement. One round trip instead of five

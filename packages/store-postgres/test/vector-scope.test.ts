@@ -10,6 +10,24 @@ const rand = () => {
   return seed / 0x7fffffff - 0.5;
 };
 const vec = () => Float32Array.from({ length: DIMS }, rand);
+/** `n` beliefs of one user, each with a random embedding. */
+const make = (userId: string, n: number) => {
+  const at = new Date().toISOString();
+  return Array.from({ length: n }, (_, i) => ({
+    belief: createBelief({
+      scope: { userId },
+      kind: 'fact',
+      subject: 'user',
+      attribute: `a${i}`,
+      value: `${i}`,
+      statement: `S ${i}.`,
+      confidence: 1,
+      source: 'import',
+      at,
+    }),
+    embedding: vec(),
+  }));
+};
 
 describe.each<Target>(['pglite', 'real'])('vector search with a large neighbour on %s', (target) => {
   const factory = new StoreFactory(target);
@@ -17,22 +35,6 @@ describe.each<Target>(['pglite', 'real'])('vector search with a large neighbour 
 
   it('is always scope-filtered, best first, with exact scores, and finds nearly all true neighbours', async () => {
     const store = await factory.open({ dimensions: DIMS });
-    const at = new Date().toISOString();
-    const make = (userId: string, n: number) =>
-      Array.from({ length: n }, (_, i) => ({
-        belief: createBelief({
-          scope: { userId },
-          kind: 'fact',
-          subject: 'user',
-          attribute: `a${i}`,
-          value: `${i}`,
-          statement: `S ${i}.`,
-          confidence: 1,
-          source: 'import',
-          at,
-        }),
-        embedding: vec(),
-      }));
     const big = make('big', 1200);
     const small = make('small', 25);
     for (let i = 0; i < big.length; i += 400) await store.importBeliefs(big.slice(i, i + 400));
@@ -71,27 +73,11 @@ describe('vector search plan on pglite (HNSW)', () => {
 
   it('scans a small scope exactly and sends a big one to the HNSW index, from the planner statistics', async () => {
     const store = await factory.open({ dimensions: DIMS });
-    const schema = factory.lastSchema!;
-    const at = new Date().toISOString();
-    const make = (userId: string, n: number) =>
-      Array.from({ length: n }, (_, i) => ({
-        belief: createBelief({
-          scope: { userId },
-          kind: 'fact',
-          subject: 'user',
-          attribute: `a${i}`,
-          value: `${i}`,
-          statement: `S ${i}.`,
-          confidence: 1,
-          source: 'import',
-          at,
-        }),
-        embedding: vec(),
-      }));
+    const schema = store.schema;
     const big = make('big', 6000);
     for (let i = 0; i < big.length; i += 1000) await store.importBeliefs(big.slice(i, i + 1000));
     for (let u = 0; u < 4; u++) await store.importBeliefs(make(`small-${u}`, 1500));
-    await sql`analyze ${sql.id(schema, 'beliefs')}`.execute(store.db);
+    await store.analyze();
     // PGlite has one backend: forcing its next stats flush makes the counters current for the next statement.
     const indexScans = async () => {
       await sql`select pg_stat_force_next_flush()`.execute(store.db);
