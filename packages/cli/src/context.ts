@@ -86,7 +86,7 @@ export async function openStore(
       logger: quietLogger(options.io),
     });
   }
-  const { openPostgresStore } = await import('@mem01/store-postgres');
+  const { openPostgresStore } = await loadPostgresStore();
   const io = options.io;
   return openPostgresStore({
     connectionString: target.connectionString,
@@ -94,6 +94,38 @@ export async function openStore(
     dimensions: options.dimensions,
     logger: quietLogger(io),
   });
+}
+
+type PostgresModule = typeof import('@mem01/store-postgres');
+
+/**
+ * `@mem01/store-postgres`, an optional peer dependency: SQLite users do not install it (nor pg and kysely).
+ * When it is missing, a `CliError` (`missing_dependency`) says what to install; other failures propagate.
+ */
+export async function loadPostgresStore(): Promise<PostgresModule> {
+  try {
+    return await import('@mem01/store-postgres');
+  } catch (err) {
+    if (isMissingPackage(err, POSTGRES_STORE)) {
+      throw new CliError(
+        'missing_dependency',
+        `a postgres:// database needs ${POSTGRES_STORE}, which is not installed (the CLI leaves it out for SQLite users): install it where @mem01/cli is installed, e.g. \`npm i ${POSTGRES_STORE}\` (\`npm i -g ${POSTGRES_STORE}\` for a global mem01)`,
+      );
+    }
+    throw err;
+  }
+}
+
+const POSTGRES_STORE = '@mem01/store-postgres';
+
+/** Did importing `specifier` fail because that very package is not installed (not one of its dependencies)? */
+function isMissingPackage(err: unknown, specifier: string): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    (message.includes(`'${specifier}'`) || message.includes(`"${specifier}"`))
+  );
 }
 
 export async function defaultSqlitePath(env: NodeJS.ProcessEnv): Promise<string> {

@@ -21,7 +21,8 @@ export type Mem01ErrorCode =
   | 'run_config_reused'
   | 'provider_error'
   | 'timeout'
-  | 'aborted';
+  | 'aborted'
+  | 'unsupported_runtime';
 
 export class Mem01Error extends Error {
   readonly code: Mem01ErrorCode;
@@ -136,6 +137,22 @@ export class BudgetExceededError extends Mem01Error {
 export class AbortedError extends Mem01Error {
   constructor(message = 'the operation was aborted', options?: { cause?: unknown }) {
     super('aborted', message, options);
+  }
+}
+
+/**
+ * The JavaScript runtime lacks something a part of mem01 needs, e.g. `node:sqlite` (the SQLite store) before
+ * Node.js 22.13. The message says what is needed and what works instead.
+ */
+export class UnsupportedRuntimeError extends Mem01Error {
+  /** What is needed, e.g. `Node.js >= 22.13`. */
+  readonly required: string;
+  /** What this process runs, e.g. `Node.js 20.20.2`. */
+  readonly found: string;
+  constructor(message: string, options: { required: string; found: string; cause?: unknown }) {
+    super('unsupported_runtime', message, options);
+    this.required = options.required;
+    this.found = options.found;
   }
 }
 

@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import {
   type AppendEnqueue,
   type AuditEvent,
@@ -81,6 +81,7 @@ import {
 import * as sqliteVec from 'sqlite-vec';
 import { queryTerms } from './fts-query.js';
 import { APPLICATION_ID, MIGRATIONS, SQLITE_SCHEMA_VERSION } from './migrations.js';
+import { loadNodeSqlite } from './node-sqlite.js';
 import { defaultSqlitePath } from './paths.js';
 import { type Row, rowToBelief, rowToOutboxEntry } from './rows.js';
 import {
@@ -1659,9 +1660,12 @@ function loadableVecPath(): string {
  *
  * Checks, before anything is written: a file that is not a SQLite database or is corrupt → `CorruptStoreError`
  * naming the path; a file written by a newer schema → `SchemaTooNewError` naming both versions; an unwritable
- * folder → `StoreError`. In each case the file is left untouched.
+ * folder → `StoreError`. In each case the file is left untouched. On a Node.js older than 22.13 (no
+ * `node:sqlite`): `UnsupportedRuntimeError` (code `unsupported_runtime`), before anything is touched.
  */
 export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
+  // First, before any file is touched: on a Node.js without node:sqlite this is the one clear error.
+  const { DatabaseSync } = loadNodeSqlite();
   const opts = resolveOptions(options);
   const owned = opts.database === null;
   let db: DatabaseSync;

@@ -1,13 +1,13 @@
 /** `mem01 migrate`: brings the store's schema to this version of mem01 and says what changed. */
 import { existsSync } from 'node:fs';
-import { defaultSqlitePath, type GlobalOptions, openStore } from '../context.js';
+import { defaultSqlitePath, type GlobalOptions, loadPostgresStore, openStore } from '../context.js';
 import { type CliIo, writeOut } from '../io.js';
 import { describeTarget, resolveStoreTarget, type StoreTarget } from '../store-target.js';
 
 /** The schema version this mem01 writes for the target's kind. */
 export async function supportedSchemaVersion(target: StoreTarget): Promise<number | null> {
   const mod: Record<string, unknown> =
-    target.kind === 'sqlite' ? await import('@mem01/store-sqlite') : await import('@mem01/store-postgres');
+    target.kind === 'sqlite' ? await import('@mem01/store-sqlite') : await loadPostgresStore();
   const v = target.kind === 'sqlite' ? mod.SQLITE_SCHEMA_VERSION : mod.POSTGRES_SCHEMA_VERSION;
   return typeof v === 'number' ? v : null;
 }
@@ -15,7 +15,8 @@ export async function supportedSchemaVersion(target: StoreTarget): Promise<numbe
 /** The schema version of an existing SQLite file, read without migrating it; null for a new file. */
 async function sqliteVersionBefore(path: string): Promise<number | null> {
   if (!existsSync(path)) return null;
-  const { DatabaseSync } = await import('node:sqlite');
+  // Through the store's loader: on a Node.js without node:sqlite it throws the clear UnsupportedRuntimeError.
+  const { DatabaseSync } = (await import('@mem01/store-sqlite')).loadNodeSqlite();
   const db = new DatabaseSync(path, { readOnly: true });
   try {
     const row = db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).get() as
