@@ -1,0 +1,35 @@
+/**
+ * `@mem01/mcp`: mem01's long-term memory as a Model Context Protocol server, over stdio or Streamable HTTP.
+ * The `mem01-mcp` bin runs it; {@link createMemoryServer} and {@link startHttpServer} embed it.
+ *
+ * @packageDocumentation
+ */
+export { type HttpServer, type HttpServerOptions, startHttpServer } from './http-server.js';
+export { DEFAULT_HTTP_PORT, type ProgramIo, run } from './program.js';
+export {
+  conversationSessionId,
+  MAX_POSITION,
+  SESSION_PREFIX,
+  STATEMENT_WINDOW_MS,
+  StatementKeys,
+  statementPosition,
+  statementSessionId,
+  type TurnKey,
+} from './remember-keys.js';
+export { beliefUri, profileUri } from './resources.js';
+export {
+  type McpRuntime,
+  type McpRuntimeDescription,
+  type McpRuntimeOptions,
+  openMcpRuntime,
+  redactUrl,
+} from './runtime.js';
+export { createMemoryServer, MCP_SERVER_VERSION, type MemoryServerOptions } from './server.js';
+export { MAX_QUERY_CHARS, MAX_TEXT_CHARS } from './tools.js';
+export {
+  globMatcher,
+  parseAllowUsers,
+  type ServedScope,
+  UserAccess,
+  type UserAccessOptions,
+} from './user-access.js';

@@ -1,0 +1,201 @@
+/**
+ * The `mem01-mcp` command line: commander wiring, then one server over stdio (default) or Streamable HTTP.
+ * In stdio mode stdout belongs to the protocol: everything else goes to stderr.
+ */
+import { userInfo } from 'node:os';
+import { ConfigError, describeError, Mem01Error, sanitize } from '@mem01/engine';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { startHttpServer } from './http-server.js';
+import { openMcpRuntime } from './runtime.js';
+import { createMemoryServer, MCP_SERVER_VERSION } from './server.js';
+import { parseAllowUsers, UserAccess } from './user-access.js';
+
+/** Default port of `--http`. */
+export const DEFAULT_HTTP_PORT = 7337;
+
+/** Parsed command-line options. */
+export interface ProgramOptions {
+  readonly user?: string | undefined;
+  readonly namespace?: string | undefined;
+  readonly multiUser?: boolean | undefined;
+  readonly allowUsers?: string[] | undefined;
+  readonly db?: string | undefined;
+  readonly pgSchema?: string | undefined;
+  readonly http?: boolean | undefined;
+  readonly host?: string | undefined;
+  readonly port?: number | undefined;
+  readonly token?: string | undefined;
+  readonly allowedHosts?: string[] | undefined;
+}
+
+/** What the program talks to: its streams, environment and a way to wait for a stop signal. */
+export interface ProgramIo {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be 0..65535');
+  return n;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** Builds the commander program. `action` receives the parsed options. */
+export function createProgram(io: ProgramIo, action: (options: ProgramOptions) => Promise<void>): Command {
+  return new Command('mem01-mcp')
+    .description(
+      'mem01 long-term memory as an MCP server: tools remember, recall, list_memories, memory_history, correct_memory, forget_memory.',
+    )
+    .version(MCP_SERVER_VERSION, '-V, --version')
+    .option(
+      '-u, --user <id>',
+      'the user whose memory this server serves (default: MEM01_USER_ID, else your OS user name)',
+    )
+    .option('-n, --namespace <ns>', 'namespace (project or agent) of the user; default the default namespace')
+    .option('--multi-user', 'take the user per call (userId argument), only ids matching --allow-users')
+    .option(
+      '--allow-users <globs>',
+      'with --multi-user: comma-separated glob patterns of user ids served ("team-*", "*" for all)',
+      collect,
+    )
+    .option(
+      '--db <path-or-url>',
+      'SQLite file or postgres:// URL (default: DATABASE_URL, else ~/.mem01/memory.db)',
+    )
+    .option('--pg-schema <name>', 'Postgres schema of the mem01 tables (default mem01)')
+    .option('--http', 'serve Streamable HTTP at /mcp instead of stdio')
+    .option('--host <host>', 'with --http: interface to bind', '127.0.0.1')
+    .option('--port <port>', `with --http: port (0 for a free one)`, port, DEFAULT_HTTP_PORT)
+    .option(
+      '--token <token>',
+      'with --http: bearer token (default: MEM01_MCP_TOKEN, else generated and printed once)',
+    )
+    .option('--allowed-hosts <names>', 'with --http: extra Host header names, comma-separated', collect)
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    })
+    .exitOverride()
+    .action(async (options: ProgramOptions) => action(options));
+}
+
+/** The access policy the options and environment select. */
+export function accessFrom(options: ProgramOptions, env: ProgramIo['env']): UserAccess {
+  const user = options.user ?? nonEmpty(env.MEM01_USER_ID);
+  if (options.multiUser) {
+    return new UserAccess({
+      mode: 'multi',
+      allowUsers: parseAllowUsers(options.allowUsers ?? []),
+      defaultUserId: user,
+      namespace: options.namespace,
+    });
+  }
+  if (options.allowUsers?.length) throw new ConfigError('--allow-users needs --multi-user');
+  return new UserAccess({
+    mode: 'single',
+    userId: user ?? userInfo().username,
+    namespace: options.namespace,
+  });
+}
+
+/**
+ * Runs `mem01-mcp` until the client disconnects (stdio) or a signal stops it; returns the exit code.
+ * `stop` resolves when the process is asked to stop (SIGINT/SIGTERM, or stdin closing for stdio).
+ */
+export async function run(argv: readonly string[], io: ProgramIo): Promise<number> {
+  let code = 0;
+  const program = createProgram(io, async (options) => {
+    const access = accessFrom(options, io.env);
+    const runtime = await openMcpRuntime({
+      db: options.db,
+      pgSchema: options.pgSchema,
+      env: io.env,
+      logger: {
+        info: (m) => io.stderr.write(`${m}\n`),
+        warn: (m) => io.stderr.write(`${sanitize(m)}\n`),
+      },
+    });
+    const who =
+      access.mode === 'single'
+        ? `user ${JSON.stringify(access.defaultUserId)}`
+        : `users matching ${access.allowUsers.join(', ')}`;
+    const what = `${who}${access.namespace ? ` (namespace ${JSON.stringify(access.namespace)})` : ''} from ${runtime.description.store} (extractor ${runtime.description.extractor}, embedder ${runtime.description.embedder})`;
+    try {
+      if (options.http) {
+        const token = options.token ?? nonEmpty(io.env.MEM01_MCP_TOKEN);
+        const http = await startHttpServer({
+          engine: runtime.engine,
+          access,
+          host: options.host,
+          port: options.port,
+          token,
+          allowedHosts: options.allowedHosts
+            ?.flatMap((h) => h.split(','))
+            .map((h) => h.trim())
+            .filter(Boolean),
+        });
+        io.stderr.write(`mem01-mcp: serving ${what} over Streamable HTTP\n`);
+        io.stdout.write(`url: ${http.url}\n`);
+        // The one place a secret is printed: a generated token, once, so the user can configure the client.
+        if (http.tokenGenerated) io.stdout.write(`token: ${http.token}\n`);
+        await stopSignal(false);
+        await http.close();
+      } else {
+        const server = createMemoryServer({ engine: runtime.engine, access });
+        const transport = new StdioServerTransport();
+        const closed = new Promise<void>((resolve) => {
+          transport.onclose = () => resolve();
+        });
+        await server.connect(transport);
+        io.stderr.write(`mem01-mcp: serving ${what} over stdio\n`);
+        await Promise.race([stopSignal(true), closed]);
+        await server.close().catch(() => undefined);
+      }
+    } finally {
+      // Drains extraction of what was accepted, then closes the store.
+      await runtime.close();
+    }
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    io.stderr.write(`mem01-mcp: ${oneLine(describeForCli(err))}\n`);
+    code = err instanceof Mem01Error && (err.code === 'config' || err.code === 'invalid_input') ? 2 : 1;
+  }
+  return code;
+}
+
+/** Resolves on SIGINT or SIGTERM, and (stdio) when stdin ends: the client has gone. */
+function stopSignal(stdin: boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      if (stdin) process.stdin.off('end', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    if (stdin) process.stdin.on('end', stop);
+  });
+}
+
+function describeForCli(err: unknown): string {
+  if (err instanceof Mem01Error) return `error [${err.code}]: ${err.message}`;
+  return `error: ${describeError(err)}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}

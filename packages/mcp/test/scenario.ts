@@ -1,0 +1,145 @@
+/**
+ * The scenario every transport runs, as a user's clients would: one connection remembers, a second one recalls,
+ * lists, corrects, reads the history and the resources, asks the prompt, and forgets.
+ */
+import { AUTHORITY_POLICY, MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine';
+import type { TextResourceContents } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
+import {
+  type BeliefOut,
+  type Connected,
+  call,
+  ok,
+  type RecallOut,
+  type RememberOut,
+  textOf,
+} from './helpers.js';
+
+export const USER = 'alice';
+
+export async function rememberThenRecallAcrossConnections(
+  connect: () => Promise<Connected>,
+  profileUri: string,
+): Promise<void> {
+  // First connection: remember two things, the second waiting for extraction.
+  const first = await connect();
+  try {
+    const tools = (await first.client.listTools()).tools;
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'correct_memory',
+      'forget_memory',
+      'list_memories',
+      'memory_history',
+      'recall',
+      'remember',
+    ]);
+    const recallTool = tools.find((t) => t.name === 'recall');
+    expect(recallTool?.description).toContain(AUTHORITY_POLICY);
+    for (const t of tools) expect(t.outputSchema?.type).toBe('object');
+
+    const home = await ok<RememberOut>(first.client, 'remember', { text: 'I live in Lisbon.' });
+    expect(home).toMatchObject({ accepted: true, duplicate: false });
+    expect(home.sessionId.startsWith('mcp:')).toBe(true);
+    expect(home.position).toBeLessThan(2 ** 31);
+    const color = await ok<RememberOut>(first.client, 'remember', {
+      text: 'My favorite color is teal.',
+      wait: true,
+    });
+    expect(color.extracted?.map((b) => b.statement)).toEqual(["The user's favorite color is teal."]);
+    expect(color.extractionError).toBeNull();
+  } finally {
+    await first.close();
+  }
+
+  // Second connection: what the first remembered is there.
+  const second = await connect();
+  try {
+    const c = second.client;
+    const recalled = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
+    expect(recalled.block.startsWith(MEMORY_BLOCK_OPEN)).toBe(true);
+    expect(recalled.block).toContain('The user lives in Lisbon.');
+    const lisbon = recalled.items.find((i) => i.statement === 'The user lives in Lisbon.');
+    expect(lisbon).toMatchObject({ inBlock: true, version: 1 });
+    expect(lisbon?.score).toBeGreaterThan(0);
+    const recallResult = await call(c, 'recall', { query: 'Where do I live?', explain: true });
+    expect(textOf(recallResult)).toContain(`${lisbon?.id} v1 score`);
+    expect(textOf(recallResult)).toMatch(/lexical \d\.\d{3}/);
+
+    const listed = await ok<{ items: BeliefOut[]; nextCursor: string | null }>(c, 'list_memories', {});
+    expect(listed.items.map((b) => b.statement).sort()).toEqual([
+      'The user lives in Lisbon.',
+      "The user's favorite color is teal.",
+    ]);
+    // Provenance: extracted from a turn this server accepted, under its mcp: session.
+    for (const b of listed.items) {
+      expect(b.source).toBe('extracted');
+      expect(b.evidence[0]?.sessionId.startsWith('mcp:')).toBe(true);
+    }
+
+    // Correct with the version read; a stale version is refused and changes nothing.
+    const id = lisbon?.id as string;
+    const corrected = await ok<{ replaced: string; belief: BeliefOut }>(c, 'correct_memory', {
+      id,
+      text: 'The user lives in Porto.',
+      expectedVersion: 1,
+    });
+    expect(corrected.replaced).toBe(id);
+    expect(corrected.belief).toMatchObject({ statement: 'The user lives in Porto.', source: 'correction' });
+    const stale = await call(c, 'correct_memory', {
+      id,
+      text: 'The user lives in Faro.',
+      expectedVersion: 1,
+    });
+    expect(stale.isError).toBe(true);
+    expect(textOf(stale)).toMatch(/^(version_conflict|invalid_input): /);
+
+    const history = await ok<{ chain: BeliefOut[] }>(c, 'memory_history', { id });
+    expect(history.chain.map((b) => [b.statement, b.status])).toEqual([
+      ['The user lives in Lisbon.', 'superseded'],
+      ['The user lives in Porto.', 'active'],
+    ]);
+    const after = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
+    expect(after.block).toContain('The user lives in Porto.');
+    expect(after.block).not.toContain('Lisbon');
+
+    // Resources: the profile as the block renders it, and one belief as JSON.
+    const resources = (await c.listResources()).resources.map((r) => r.uri);
+    expect(resources).toEqual([profileUri]);
+    const profile = (await c.readResource({ uri: profileUri })).contents[0] as TextResourceContents;
+    expect(profile.text.startsWith(MEMORY_BLOCK_OPEN)).toBe(true);
+    expect(profile.text.endsWith(MEMORY_BLOCK_CLOSE)).toBe(true);
+    expect(profile.text).toContain('The user lives in Porto.');
+    expect(profile.text).toContain("The user's favorite color is teal.");
+    const beliefUri = `${profileUri.replace(/\/profile$/, '')}/beliefs/${corrected.belief.id}`;
+    const one = (await c.readResource({ uri: beliefUri })).contents[0] as TextResourceContents;
+    expect(JSON.parse(one.text)).toMatchObject({ id: corrected.belief.id, status: 'active', version: 1 });
+
+    // The prompt puts the recalled block, under the policy, before the question.
+    const prompt = await c.getPrompt({ name: 'with-memory', arguments: { question: 'Where do I live?' } });
+    const content = prompt.messages[0]?.content;
+    const promptText = content?.type === 'text' ? content.text : '';
+    expect(promptText.startsWith(AUTHORITY_POLICY)).toBe(true);
+    expect(promptText).toContain(`${MEMORY_BLOCK_OPEN}\n`);
+    expect(promptText).toContain('The user lives in Porto.');
+    expect(promptText.endsWith('Where do I live?')).toBe(true);
+
+    // Forget: the content leaves recall, the profile and the belief resource; a tombstone stays.
+    const forgotten = await ok<{ id: string; status: string }>(c, 'forget_memory', {
+      id: corrected.belief.id,
+      expectedVersion: 1,
+    });
+    expect(forgotten).toMatchObject({ id: corrected.belief.id, status: 'forgotten' });
+    const gone = await ok<RecallOut>(c, 'recall', { query: 'Where do I live? Porto' });
+    expect(gone.block).not.toContain('Porto');
+    const profileAfter = (await c.readResource({ uri: profileUri })).contents[0] as TextResourceContents;
+    expect(profileAfter.text).not.toContain('Porto');
+    const tomb = JSON.parse(
+      ((await c.readResource({ uri: beliefUri })).contents[0] as TextResourceContents).text,
+    );
+    expect(tomb).toMatchObject({ status: 'forgotten', statement: '', value: '' });
+    const tombstones = await ok<{ items: BeliefOut[] }>(c, 'list_memories', { status: 'forgotten' });
+    expect(tombstones.items.map((b) => b.id)).toEqual([corrected.belief.id]);
+  } finally {
+    await second.close();
+  }
+}

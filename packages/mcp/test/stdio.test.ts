@@ -1,0 +1,116 @@
+/**
+ * The built `mem01-mcp` over stdio, reached by the MCP SDK's `Client` (which spawns it as an MCP host does), on a
+ * SQLite file in a temporary MEM01_HOME.
+ */
+import { join } from 'node:path';
+import { startInspector } from '@mem01/cli';
+import { MemoryEngine } from '@mem01/engine';
+import { createLocalEmbedder } from '@mem01/local';
+import { openSqliteStore } from '@mem01/store-sqlite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { profileUri } from '../src/resources.js';
+import {
+  type BeliefOut,
+  childEnv,
+  connectStdio,
+  ok,
+  type RecallOut,
+  type RememberOut,
+  tempDir,
+} from './helpers.js';
+import { rememberThenRecallAcrossConnections, USER } from './scenario.js';
+
+let home: ReturnType<typeof tempDir>;
+beforeAll(() => {
+  home = tempDir();
+});
+afterAll(() => home.remove());
+
+describe('mem01-mcp over stdio', () => {
+  it('remembers on one connection and recalls on the next; corrects, forgets, serves resources and the prompt', {
+    timeout: 120_000,
+  }, async () => {
+    await rememberThenRecallAcrossConnections(
+      () => connectStdio(['--user', USER], childEnv(home.path)),
+      profileUri(USER),
+    );
+  });
+
+  it('takes the user from MEM01_USER_ID and says on stderr what it serves, with the default SQLite file', {
+    timeout: 60_000,
+  }, async () => {
+    const conn = await connectStdio([], childEnv(home.path, { MEM01_USER_ID: USER }));
+    try {
+      const listed = await ok<{ userId: string; items: BeliefOut[] }>(conn.client, 'list_memories', {});
+      expect(listed.userId).toBe(USER);
+      expect(listed.items.map((b) => b.statement)).toContain("The user's favorite color is teal.");
+      expect(conn.stderr()).toContain(`serving user "${USER}" from sqlite ${join(home.path, 'memory.db')}`);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('skips a retried statement, and keeps distinct ones and one said again after another', {
+    timeout: 60_000,
+  }, async () => {
+    const conn = await connectStdio(['--user', 'retry-user'], childEnv(home.path));
+    const c = conn.client;
+    // One `at` for every call: the retry window is the one holding it, whatever the clock does meanwhile.
+    const at = new Date().toISOString();
+    try {
+      const lisbon = await ok<RememberOut>(c, 'remember', { text: 'I live in Lisbon.', at });
+      const retry = await ok<RememberOut>(c, 'remember', { text: 'I live in Lisbon.', at });
+      expect(retry).toMatchObject({ accepted: false, duplicate: true, sessionId: lisbon.sessionId });
+      expect(retry.position).toBe(lisbon.position);
+      const porto = await ok<RememberOut>(c, 'remember', { text: 'I live in Porto.', at });
+      expect(porto.accepted).toBe(true);
+      expect(porto.position).not.toBe(lisbon.position);
+      // Lisbon again after Porto is not a retry: it is accepted, and supersedes Porto.
+      const again = await ok<RememberOut>(c, 'remember', { text: 'I live in Lisbon.', at, wait: true });
+      expect(again.accepted).toBe(true);
+      expect(again.position).not.toBe(lisbon.position);
+      const recalled = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
+      expect(recalled.block).toContain('The user lives in Lisbon.');
+      expect(recalled.block).not.toContain('Porto');
+      // A turn of the client's own conversation keeps its position: retried, it is skipped.
+      const turn = { text: 'My dog is called Biscuit.', conversationId: 'chat-7', position: 3 };
+      const first = await ok<RememberOut>(c, 'remember', turn);
+      expect(first).toMatchObject({ accepted: true, position: 3 });
+      expect(first.sessionId).toMatch(/^mcp:[0-9a-f]{24}:c:chat-7$/);
+      expect(await ok<RememberOut>(c, 'remember', turn)).toMatchObject({ accepted: false, duplicate: true });
+      const yes = await ok<RememberOut>(c, 'remember', { ...turn, position: 4, wait: true });
+      expect(yes.accepted).toBe(true);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('shows in the CLI inspector what it wrote: the mcp: session of each belief', {
+    timeout: 60_000,
+  }, async () => {
+    const store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: { info() {}, warn() {} } });
+    const engine = new MemoryEngine({
+      store,
+      embedder: createLocalEmbedder(),
+      extractor: { name: 'none', extract: async () => ({ operations: [] }) },
+    });
+    const inspector = await startInspector({ engine, store });
+    try {
+      const [teal] = (await engine.recall({ userId: USER }, 'favorite color')).map((r) => r.belief);
+      expect(teal?.statement).toBe("The user's favorite color is teal.");
+      const page = await fetch(`${inspector.origin}/belief?u=${USER}&id=${teal?.id}`, {
+        headers: { authorization: `Bearer ${inspector.token}` },
+      });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      const session = teal?.evidence[0]?.sessionId as string;
+      expect(session.startsWith('mcp:')).toBe(true);
+      expect(html).toContain(`evidence in session <code>${session}</code>`);
+      expect(html).toContain('source extracted');
+    } finally {
+      await inspector.close();
+      await engine.close();
+      await store.close();
+    }
+  });
+});
