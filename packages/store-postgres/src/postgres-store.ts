@@ -106,6 +106,12 @@ export interface PostgresStoreOptions {
   readonly logger?: Logger | undefined;
   /** Run migrations when opening; default true. With false, the schema must already be current. */
   readonly migrate?: boolean | undefined;
+  /**
+   * A user the planner statistics put at no more beliefs than this is searched through the scope index: lexical
+   * search skips GIN and vector search scans the user's vectors exactly instead of walking the HNSW graph, which
+   * would visit other users' vectors to find this one's. Default 5000.
+   */
+  readonly smallScopeRows?: number | undefined;
 }
 
 interface ResolvedOptions {
@@ -116,6 +122,7 @@ interface ResolvedOptions {
   readonly connectionTimeoutMs: number | null;
   readonly logger: Logger;
   readonly migrate: boolean;
+  readonly smallScopeRows: number;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -156,6 +163,10 @@ function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
     connectionTimeoutMs: options.connectionTimeoutMs ?? (options.pool || options.db ? null : 10_000),
     logger: options.logger ?? defaultLogger,
     migrate: options.migrate ?? true,
+    smallScopeRows:
+      options.smallScopeRows === undefined
+        ? SMALL_SCOPE_ROWS
+        : positiveInt(options.smallScopeRows, 'smallScopeRows'),
   };
 }
 
@@ -244,10 +255,7 @@ const ONE_WORD_WALK_FACTOR = 20;
 const RARE_LEXEME_ROWS = 250;
 /** Search words whose lexemes are remembered (see `#stems`). */
 const STEM_CACHE_SIZE = 10_000;
-/**
- * A scope the statistics put at no more rows than this is searched through the scope index: not GIN for lexical
- * search, and an exact scan instead of the HNSW index for vector search.
- */
+/** Default of `smallScopeRows`. */
 const SMALL_SCOPE_ROWS = 5000;
 
 interface SearchStats {
@@ -912,7 +920,7 @@ export class PostgresStore implements FullStore {
         const q2 = stage1.join(' | ');
         // A user holding few of the table's rows: their rows, found through the scope index, are fewer than
         // the GIN posting lists of common words across all users, so the GIN index is kept out of stage 1.
-        const tsv = PostgresStore.#smallScope(stats, s.userId)
+        const tsv = this.#smallScope(stats, s.userId)
           ? sql`coalesce(b.tsv, ''::tsvector)`
           : sql`b.tsv`;
         const inStage1 = q2 === '' ? sql`false` : sql`${tsv} @@ ${q2}::tsquery`;
@@ -1046,10 +1054,10 @@ export class PostgresStore implements FullStore {
     return stats;
   }
 
-  /** Whether the statistics put the user at no more than {@link SMALL_SCOPE_ROWS} rows. */
-  static #smallScope(stats: SearchStats, userId: string): boolean {
+  /** Whether the statistics put the user at no more than `smallScopeRows` rows. */
+  #smallScope(stats: SearchStats, userId: string): boolean {
     const share = PostgresStore.#userShare(stats, userId);
-    return share !== null && share * stats.rows <= SMALL_SCOPE_ROWS;
+    return share !== null && share * stats.rows <= this.options.smallScopeRows;
   }
 
   /** The planner's estimate of a user's share of all beliefs, or null without statistics. */
@@ -1115,7 +1123,7 @@ export class PostgresStore implements FullStore {
         // A scope the statistics put at a few thousand rows is scanned exactly: that costs well under a
         // millisecond per thousand rows, its results are exact, and an index scan filtered down to one user's
         // 0.1% of a big table would walk many other users' vectors and still come back short.
-        if (PostgresStore.#smallScope(await this.#searchStats(), s.userId)) return exact();
+        if (this.#smallScope(await this.#searchStats(), s.userId)) return exact();
         // HNSW with a WHERE filter can stop early; iterative scans keep going until `limit` rows pass the filter.
         // The settings are made transaction-local by the statement itself: the lateral join evaluates them
         // before the index scan starts, and they end with the statement. One round trip instead of five

@@ -3,7 +3,7 @@ import { runStoreConformance } from '@mem01/store-conformance';
 import pg from 'pg';
 import { afterAll, describe } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/index.js';
-import { dropSchema, type Target, uniqueSchema, urlOf } from './helpers.js';
+import { dropSchema, realHasPgvector, type Target, uniqueSchema, urlOf, vectorModeOf } from './helpers.js';
 
 const quiet: Logger = { info: () => {}, warn: () => {} };
 const TABLES = 'beliefs, audit, outbox, transcript_sessions, transcript_items, transcript_operations';
@@ -15,7 +15,7 @@ const TABLES = 'beliefs, audit, outbox, transcript_sessions, transcript_items, t
 function harness(target: Target) {
   const schemas = new Map<number, string>();
   let last = '';
-  const vector = target === 'real' ? ('auto' as const) : ('pgvector' as const);
+  const vector = vectorModeOf(target);
   const open = (schema: string, dimensions?: number): Promise<PostgresStore> =>
     openPostgresStore({
       connectionString: urlOf(target),
@@ -53,5 +53,8 @@ function harness(target: Target) {
   };
 }
 
-describe('real server, exact-cosine fallback', () => runStoreConformance('postgres', harness('real')));
+describe('real server, exact cosine', () => runStoreConformance('postgres', harness('real')));
+describe.runIf(realHasPgvector)('real server with pgvector HNSW', () =>
+  runStoreConformance('postgres', harness('real-pgvector')),
+);
 describe('PGlite with pgvector HNSW', () => runStoreConformance('postgres', harness('pglite')));

@@ -3,17 +3,41 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../src/index.js';
 
-/** The machine's PostgreSQL server (no pgvector: the exact-cosine fallback). */
-export const REAL_URL = process.env.MEM01_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+import { REAL_URL } from './real-url.js';
 
-export type Target = 'real' | 'pglite';
+export { REAL_URL };
+
+/**
+ * Where a test runs:
+ * - `real`: the machine's server in exact-cosine mode, asked for explicitly (`vector: 'exact'`), whatever the
+ *   server offers;
+ * - `real-pgvector`: the machine's server with pgvector HNSW, only where the server has the extension;
+ * - `pglite`: PGlite with pgvector HNSW, always available.
+ */
+export type Target = 'real' | 'real-pgvector' | 'pglite';
+
+/** The real server has pgvector (detected in global-setup.ts). */
+export const realHasPgvector: boolean = inject('realHasPgvector');
+
+/** Every target this machine offers. */
+export const TARGETS: readonly Target[] = realHasPgvector ? ['real', 'real-pgvector', 'pglite'] : ['real', 'pglite'];
 
 export function urlOf(target: Target): string {
-  return target === 'real' ? REAL_URL : inject('pgliteUrl');
+  return target === 'pglite' ? inject('pgliteUrl') : REAL_URL;
+}
+
+/** The vector mode a target runs in. */
+export function vectorModeOf(target: Target): 'exact' | 'pgvector' {
+  return target === 'real' ? 'exact' : 'pgvector';
+}
+
+/** Targets search with HNSW (approximate) rather than exactly. */
+export function usesHnsw(target: Target): boolean {
+  return vectorModeOf(target) === 'pgvector';
 }
 
 export function uniqueSchema(prefix = 't'): string {
-  return `mem01_${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  return `mem01_${prefix.replace(/[^a-z0-9_]/g, '_')}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }
 
 export async function dropSchema(url: string, schema: string): Promise<void> {
@@ -43,7 +67,7 @@ export class StoreFactory {
     this.lastSchema = schema;
     const store = await openPostgresStore({
       connectionString: this.url,
-      vector: this.target === 'real' ? 'auto' : 'pgvector',
+      vector: vectorModeOf(this.target),
       logger: { info: () => {}, warn: () => {} },
       maxConnections: 4,
       ...options,

@@ -86,11 +86,11 @@ class SyncAwareQueue {
   }
 }
 
-/** @param {{ dataDir?: string }} options */
+/** @param {{ dataDir?: string, pgvector?: boolean }} options `pgvector: false` serves a PGlite without it. */
 export async function startPgliteServer(options = {}) {
   const db = await PGlite.create({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-    extensions: { vector },
+    ...(options.pgvector === false ? {} : { extensions: { vector } }),
   });
   const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 32 });
   // Handlers are given the server's queue when a connection arrives, so replacing it before start() is enough.

@@ -1,7 +1,7 @@
 import { type Belief, createBelief, type Scope } from '@mem01/engine';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StoreFactory, type Target } from './helpers.js';
+import { StoreFactory, TARGETS, usesHnsw } from './helpers.js';
 
 const DIMS = 4;
 const AT = '2025-01-01T00:00:00.000Z';
@@ -20,7 +20,7 @@ function belief(scope: Scope, attribute: string, statement: string, value = 'yes
   });
 }
 
-describe.each<Target>(['real', 'pglite'])('search on %s', (target) => {
+describe.each(TARGETS)('search on %s', (target) => {
   const factory = new StoreFactory(target);
   afterEach(async () => {
     await factory.cleanup();
@@ -186,7 +186,7 @@ describe.each<Target>(['real', 'pglite'])('search on %s', (target) => {
     ]);
   }, 60_000);
 
-  it.runIf(target === 'pglite')('HNSW scan settings last for the search statement only', async () => {
+  it.runIf(usesHnsw(target))('HNSW scan settings last for the search statement only', async () => {
     const store = await factory.open({ dimensions: DIMS, maxConnections: 1 });
     const s = { userId: 'vec' };
     const rows = Array.from({ length: 30 }, (_, i) => ({

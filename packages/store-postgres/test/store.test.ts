@@ -14,9 +14,9 @@ import {
   VersionConflictError,
 } from '@mem01/engine';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/index.js';
-import { StoreFactory, type Target, uniqueSchema } from './helpers.js';
+import { realHasPgvector, StoreFactory, TARGETS, uniqueSchema } from './helpers.js';
 
 const DIMS = 4;
 const T0 = '2025-01-01T00:00:00.000Z';
@@ -58,32 +58,43 @@ const HOSTILE = [
   'robert"; select 1; --',
 ];
 
-describe.each<Target>(['real', 'pglite'])('postgres store on %s', (target) => {
+describe.each(TARGETS)('postgres store on %s', (target) => {
   const factory = new StoreFactory(target);
   afterEach(async () => {
     await factory.cleanup();
   });
   const open = (o: Parameters<StoreFactory['open']>[0] = {}) => factory.open({ dimensions: DIMS, ...o });
 
-  it('reports the vector mode the server supports and logs one warning in the fallback', async () => {
-    const warnings: string[] = [];
-    const store = await open({ logger: { info: () => {}, warn: (m) => warnings.push(m) } });
+  it('reports the vector mode it runs in, and auto picks what the server offers (one warning in the fallback)', async () => {
+    const store = await open();
     const info = await store.info();
     expect(info.dimensions).toBe(DIMS);
     expect(info.schemaVersion).toBe(1);
-    if (target === 'real') {
-      expect(store.capabilities).toMatchObject({ vectorSearch: 'exact', vectorIndex: 'exact-cosine' });
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toMatch(/pgvector/);
-    } else {
-      expect(store.capabilities).toMatchObject({ vectorSearch: 'index', vectorIndex: 'pgvector-hnsw' });
-      expect(warnings).toHaveLength(0);
-    }
+    expect(store.capabilities).toMatchObject(
+      target === 'real'
+        ? { vectorSearch: 'exact', vectorIndex: 'exact-cosine' }
+        : { vectorSearch: 'index', vectorIndex: 'pgvector-hnsw' },
+    );
     expect(store.capabilities).toMatchObject({
       lexicalIndex: 'tsvector-gin',
       durableOutbox: true,
       multiProcess: true,
     });
+    const warnings: string[] = [];
+    const auto = await factory.open({
+      dimensions: DIMS,
+      vector: 'auto',
+      logger: { info: () => {}, warn: (m) => warnings.push(m) },
+    });
+    const offered = target === 'pglite' || realHasPgvector;
+    if (offered) {
+      expect(auto.capabilities).toMatchObject({ vectorSearch: 'index', vectorIndex: 'pgvector-hnsw' });
+      expect(warnings).toHaveLength(0);
+    } else {
+      expect(auto.capabilities).toMatchObject({ vectorSearch: 'exact', vectorIndex: 'exact-cosine' });
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/pgvector/);
+    }
   });
 
   it('refuses a store opened with other dimensions than stored, and a newer schema version', async () => {
@@ -464,7 +475,14 @@ describe('options', () => {
   });
 
   it("vector: 'pgvector' fails loudly where the extension is missing; 'exact' never uses it", async () => {
-    const err = await real.open({ vector: 'pgvector', dimensions: DIMS }).catch((e: unknown) => e);
+    // A server without pgvector: the machine's own when it lacks the extension, else a PGlite without it.
+    const err = await openPostgresStore({
+      connectionString: inject('noPgvectorUrl'),
+      schema: uniqueSchema('nopgv'),
+      vector: 'pgvector',
+      dimensions: DIMS,
+      logger: { info: () => {}, warn: () => {} },
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CapabilityError);
     expect((err as Error).message).toMatch(/postgres.*pgvector/);
     const exact = await lite.open({ vector: 'exact', dimensions: DIMS });
