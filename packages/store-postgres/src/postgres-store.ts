@@ -920,9 +920,7 @@ export class PostgresStore implements FullStore {
         const q2 = stage1.join(' | ');
         // A user holding few of the table's rows: their rows, found through the scope index, are fewer than
         // the GIN posting lists of common words across all users, so the GIN index is kept out of stage 1.
-        const tsv = this.#smallScope(stats, s.userId)
-          ? sql`coalesce(b.tsv, ''::tsvector)`
-          : sql`b.tsv`;
+        const tsv = this.#smallScope(stats, s.userId) ? sql`coalesce(b.tsv, ''::tsvector)` : sql`b.tsv`;
         const inStage1 = q2 === '' ? sql`false` : sql`${tsv} @@ ${q2}::tsquery`;
         const oneWord = sql`${tsv} @@ ${q}::tsquery and not (${inStage1})`;
         const beliefs = this.#t('beliefs');

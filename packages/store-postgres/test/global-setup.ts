@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { REAL_URL } from './real-url.js';
 import { startPgliteServer } from './pglite-server.mjs';
+import { REAL_URL } from './real-url.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

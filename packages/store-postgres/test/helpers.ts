@@ -20,7 +20,9 @@ export type Target = 'real' | 'real-pgvector' | 'pglite';
 export const realHasPgvector: boolean = inject('realHasPgvector');
 
 /** Every target this machine offers. */
-export const TARGETS: readonly Target[] = realHasPgvector ? ['real', 'real-pgvector', 'pglite'] : ['real', 'pglite'];
+export const TARGETS: readonly Target[] = realHasPgvector
+  ? ['real', 'real-pgvector', 'pglite']
+  : ['real', 'pglite'];
 
 export function urlOf(target: Target): string {
   return target === 'pglite' ? inject('pgliteUrl') : REAL_URL;
