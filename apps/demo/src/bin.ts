@@ -41,6 +41,7 @@ async function main(argv: string[]): Promise<number> {
       'run the story through the real OpenAI model (needs OPENAI_API_KEY; Postgres if DATABASE_URL)',
     )
     .option('--fixture <path>', 'the conversations fixture', DEFAULT_FIXTURE)
+    .showHelpAfterError('(run pnpm demo --help for usage)')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {

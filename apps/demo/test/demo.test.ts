@@ -14,6 +14,12 @@ const run = promisify(execFile);
 const BIN = join(REPO_ROOT, 'apps/demo/dist/bin.js');
 const ARTIFACT = join(REPO_ROOT, 'apps/demo/artifacts/prepared-input-scaling.json');
 
+/** The pnpm version the repository pins (`packageManager`), as the README's commands use it. */
+function rootPnpmVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { packageManager: string };
+  return pkg.packageManager.split('@')[1]!;
+}
+
 /** Runs the built bin with a clean environment (no key, no database, MEM01_HOME in a temp folder). */
 async function demo(args: string[], env: Record<string, string> = {}, cwd?: string) {
   const home = mkdtempSync(join(tmpdir(), 'mem01-demo-home-'));
@@ -111,7 +117,35 @@ describe('the bin', () => {
     const r = await demo(['--bogus']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/unknown option '--bogus'/);
+    expect(r.stderr).toMatch(/--help/);
   });
+
+  it('`pnpm -s demo --json | jq .` works: with --json, stdout carries only the JSON', async () => {
+    // Exactly the newcomer's command, through the root script (which builds first) and a real pipe. jq when the
+    // machine has it; otherwise Node parses and re-prints the document the same way.
+    const pnpm = `npx -y pnpm@${rootPnpmVersion()}`;
+    const jq = (await run('bash', ['-c', 'command -v jq']).then(
+      () => true,
+      () => false,
+    ))
+      ? 'jq -c .'
+      : `node -e "process.stdout.write(JSON.stringify(JSON.parse(require('fs').readFileSync(0, 'utf8'))))"`;
+    const home = mkdtempSync(join(tmpdir(), 'mem01-demo-pipe-'));
+    const r = await run('bash', ['-o', 'pipefail', '-c', `${pnpm} -s demo --json | ${jq}`], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        HOME: home,
+        MEM01_HOME: join(home, '.mem01'),
+        NO_COLOR: '1',
+        OPENAI_API_KEY: '',
+        DATABASE_URL: '',
+      },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const doc = JSON.parse(r.stdout) as { scaling?: unknown; story?: unknown };
+    expect(Object.keys(doc).sort()).toEqual(['scaling', 'story']);
+  }, 240_000);
 
   it('--check without settings: offline, SQLite, no network', async () => {
     const r = await demo(['--check']);
