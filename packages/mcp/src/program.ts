@@ -144,7 +144,7 @@ export async function run(argv: readonly string[], io: ProgramIo): Promise<numbe
         io.stdout.write(`url: ${http.url}\n`);
         // The one place a secret is printed: a generated token, once, so the user can configure the client.
         if (http.tokenGenerated) io.stdout.write(`token: ${http.token}\n`);
-        await stopSignal(false);
+        await stopSignal(false, io.stderr);
         await http.close();
       } else {
         const server = createMemoryServer({ engine: runtime.engine, access });
@@ -154,7 +154,7 @@ export async function run(argv: readonly string[], io: ProgramIo): Promise<numbe
         });
         await server.connect(transport);
         io.stderr.write(`mem01-mcp: serving ${what} over stdio\n`);
-        await Promise.race([stopSignal(true), closed]);
+        await Promise.race([stopSignal(true, io.stderr), closed]);
         await server.close().catch(() => undefined);
       }
     } finally {
@@ -172,14 +172,24 @@ export async function run(argv: readonly string[], io: ProgramIo): Promise<numbe
   return code;
 }
 
-/** Resolves on SIGINT or SIGTERM, and (stdio) when stdin ends: the client has gone. */
-function stopSignal(stdin: boolean): Promise<void> {
+/**
+ * Resolves on SIGINT or SIGTERM, and (stdio) when stdin ends: the client has gone. While the process then drains,
+ * one more signal is absorbed: a host that sends SIGTERM shortly after closing stdin (as the MCP SDK's client does,
+ * after two seconds) lets the extraction of what was just accepted finish instead of leaving it claimed. A further
+ * signal ends the process at once.
+ */
+function stopSignal(stdin: boolean, stderr: NodeJS.WritableStream): Promise<void> {
   return new Promise((resolve) => {
+    let seen = 0;
     const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      if (stdin) process.stdin.off('end', stop);
-      resolve();
+      if (seen++ === 0) {
+        if (stdin) process.stdin.off('end', stop);
+        resolve();
+      } else if (seen === 2) {
+        stderr.write('mem01-mcp: finishing accepted writes; signal again to quit now\n');
+      } else {
+        process.exit(130);
+      }
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

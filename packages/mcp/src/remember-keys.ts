@@ -6,7 +6,8 @@
  *   statement retried (a lost response, a client retry, a second server) is skipped, and distinct statements
  *   never collide;
  * - within one server, a statement said again after a different one (A, B, A) is not a retry: it is accepted
- *   under the next free position, so the later A supersedes B as it should;
+ *   under the next free position, so the later A supersedes B as it should (across servers, within one window,
+ *   the repeat counts as a retry: a server cannot tell it from one);
  * - a turn the client places in its own conversation (`conversationId` + `position`) keeps that position, so a
  *   retried turn is skipped and the same words at another position are not.
  * Positions stay below 2^31.
@@ -57,8 +58,11 @@ export function statementPosition(text: string, attempt = 0): number {
  * window, to tell a retry from a statement said again. Calls for one scope are serialised by {@link run}.
  */
 export class StatementKeys {
-  /** Per scope: the window and a digest of the last statement accepted. Oldest scopes are dropped past a cap. */
-  readonly #last = new Map<string, { sessionId: string; text: string }>();
+  /**
+   * Per scope, for the current window: digests of the statements this server accepted, and the last one.
+   * Oldest scopes are dropped past a cap.
+   */
+  readonly #seen = new Map<string, { sessionId: string; last: string; accepted: Set<string> }>();
   readonly #chains = new Map<string, Promise<unknown>>();
 
   /**
@@ -96,16 +100,19 @@ export class StatementKeys {
   ): Promise<{ key: TurnKey; duplicate: boolean }> {
     const sessionId = statementSessionId(scope, at);
     const textDigest = digest(text);
-    const last = this.#last.get(id);
-    // Said again in this window after something else: not a retry. Otherwise (the last statement, or nothing this
-    // server knows of, e.g. a retry that reached a second server) a duplicate key means a retry.
-    const saidAgain = last !== undefined && last.sessionId === sessionId && last.text !== textDigest;
+    let seen = this.#seen.get(id);
+    if (seen?.sessionId !== sessionId) seen = { sessionId, last: '', accepted: new Set() };
+    // Said again: this server accepted it earlier in the window, and something else since. Anything else that
+    // meets a duplicate key is a retry (of this server's last statement, or of one another server accepted).
+    const saidAgain = seen.accepted.has(textDigest) && seen.last !== textDigest;
     for (let attempt = 0; attempt < 64; attempt++) {
       const key = { sessionId, position: statementPosition(text, attempt) };
       if (await enqueue(key)) {
-        this.#last.delete(id);
-        this.#last.set(id, { sessionId, text: textDigest });
-        if (this.#last.size > MAX_TRACKED_SCOPES) this.#last.delete(this.#last.keys().next().value as string);
+        seen.last = textDigest;
+        seen.accepted.add(textDigest);
+        this.#seen.delete(id);
+        this.#seen.set(id, seen);
+        if (this.#seen.size > MAX_TRACKED_SCOPES) this.#seen.delete(this.#seen.keys().next().value as string);
         return { key, duplicate: false };
       }
       if (!saidAgain) return { key, duplicate: true };

@@ -111,13 +111,17 @@ export function registerResources(server: McpServer, ctx: ServerContext): void {
         'A question with what mem01 recalls for it placed before it, as one block of untrusted data, with the policy for using it.',
       argsSchema: {
         question: z.string().min(1).max(MAX_QUERY_CHARS).describe('The question to ask'),
-        ...(access.mode === 'multi' ? { userId: z.string().min(1).max(256).optional() } : {}),
+        userId: z
+          .string()
+          .min(1)
+          .max(256)
+          .optional()
+          .describe(access.mode === 'single' ? 'Leave out: this server serves one user' : 'The user'),
       },
     },
     async (args) =>
       guarded(ctx, async () => {
-        const named = (args as { userId?: string }).userId;
-        const scope = ctx.scope(named);
+        const scope = ctx.scope(args.userId);
         const block = await engine.context(scope, args.question);
         return {
           description: 'The question, with recalled memory before it',

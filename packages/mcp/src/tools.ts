@@ -114,6 +114,10 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         sessionId: z.string(),
         position: z.number().int(),
         waited: z.boolean(),
+        pending: z
+          .number()
+          .int()
+          .describe('With wait: accepted turns of this user still waiting for extraction when it returned'),
         extracted: z.array(beliefSchema).optional(),
         extractionError: z.string().nullable(),
       },
@@ -158,8 +162,9 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         ));
       }
       let extracted: Belief[] | undefined;
+      let pending = 0;
       if (args.wait) {
-        await engine.flush(scope);
+        pending = await waitForExtraction(ctx, scope);
         extracted = await extractedFrom(ctx, scope, key, text);
       }
       const extractionError = engine.lastError(scope);
@@ -169,6 +174,9 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
           ? `Already remembered: this repeats text accepted before (${where}); nothing new was stored.`
           : `Remembered: durably accepted as ${where}.${args.wait ? '' : ' Extraction runs in the background.'}`,
       ];
+      if (pending > 0) {
+        lines.push(`${pending} accepted turn(s) of this user are still waiting for extraction.`);
+      }
       if (extracted !== undefined) {
         lines.push(
           extracted.length > 0
@@ -185,6 +193,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
           sessionId: key.sessionId,
           position: key.position,
           waited: args.wait === true,
+          pending,
           ...(extracted ? { extracted: extracted.map(beliefView) } : {}),
           extractionError,
         },
@@ -402,6 +411,26 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       };
     }),
   );
+}
+
+/** How long `remember` with `wait` waits for another process that holds this user's turns. */
+const WAIT_LIMIT_MS = 30_000;
+const WAIT_POLL_MS = 100;
+
+/**
+ * Waits until the user's accepted turns are extracted, by this engine or by another process on the same store
+ * (which may hold the user's claim: the engine's own barrier covers only its work). Stops at a recorded failure
+ * (the turns wait for their retry) or after {@link WAIT_LIMIT_MS}. Returns how many turns are still waiting.
+ */
+async function waitForExtraction(ctx: ServerContext, scope: ServedScope): Promise<number> {
+  const deadline = Date.now() + WAIT_LIMIT_MS;
+  for (;;) {
+    await ctx.engine.flush(scope);
+    const backlog = await ctx.engine.store.backlog({ now: new Date().toISOString(), userId: scope.userId });
+    const waiting = backlog.queued + backlog.claimed;
+    if (waiting === 0 || ctx.engine.lastError(scope) !== null || Date.now() >= deadline) return waiting;
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
 }
 
 /**
