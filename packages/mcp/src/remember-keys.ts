@@ -33,7 +33,7 @@ const digest = (text: string): string => createHash('sha256').update(text).diges
 
 /** 96 bits of the scope: distinct users get distinct session ids beyond any search for a collision. */
 export function scopeTag(scope: ServedScope): string {
-  return digest(`mem01-mcp\u0000${scope.userId}\u0000${scope.namespace}`).slice(0, 24);
+  return digest(JSON.stringify(['mem01-mcp', scope.userId, scope.namespace])).slice(0, 24);
 }
 
 /** The session id of a turn of the client's own conversation. */

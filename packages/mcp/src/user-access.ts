@@ -124,12 +124,12 @@ export function globMatcher(glob: string): (id: string) => boolean {
     let star = -1;
     let mark = 0;
     while (t < text.length) {
-      if (p < pattern.length && (pattern[p] === '?' || pattern[p] === text[t])) {
-        p++;
-        t++;
-      } else if (p < pattern.length && pattern[p] === '*') {
+      if (pattern[p] === '*') {
         star = p++;
         mark = t;
+      } else if (p < pattern.length && (pattern[p] === '?' || pattern[p] === text[t])) {
+        p++;
+        t++;
       } else if (star !== -1) {
         p = star + 1;
         t = ++mark;

@@ -1,0 +1,62 @@
+/**
+ * The bin on the machine's PostgreSQL server (trust auth, database `test`), in a schema of its own that is dropped
+ * afterwards: `--db` and `DATABASE_URL` select it, as for memSession and the CLI, and the URL's password is never
+ * printed.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { childEnv, connectStdio, ok, type RecallOut, type RememberOut, tempDir } from './helpers.js';
+
+const BASE = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const SCHEMA = `mem01_mcp_${randomBytes(4).toString('hex')}`;
+// Trust auth ignores the password: it is here to show it never reaches the output.
+const PASSWORD = 'not-a-real-password-42';
+const url = (() => {
+  const u = new URL(BASE);
+  u.password = PASSWORD;
+  return u.toString();
+})();
+
+const home = tempDir();
+
+afterAll(async () => {
+  const client = new pg.Client({ connectionString: BASE });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${SCHEMA}" cascade`);
+  } finally {
+    await client.end();
+  }
+  home.remove();
+});
+
+describe('mem01-mcp on PostgreSQL', () => {
+  it('remembers through --db and recalls through DATABASE_URL, printing no password', {
+    timeout: 120_000,
+  }, async () => {
+    const first = await connectStdio(
+      ['--user', 'pg-user', '--db', url, '--pg-schema', SCHEMA],
+      childEnv(home.path),
+    );
+    try {
+      const r = await ok<RememberOut>(first.client, 'remember', { text: 'I live in Lisbon.', wait: true });
+      expect(r.extracted?.map((b) => b.statement)).toEqual(['The user lives in Lisbon.']);
+      expect(first.stderr()).toContain(`from postgres postgres://postgres:***@`);
+      expect(first.stderr()).not.toContain(PASSWORD);
+    } finally {
+      await first.close();
+    }
+    const second = await connectStdio(
+      ['--user', 'pg-user', '--pg-schema', SCHEMA],
+      childEnv(home.path, { DATABASE_URL: url }),
+    );
+    try {
+      const recalled = await ok<RecallOut>(second.client, 'recall', { query: 'Where do I live?' });
+      expect(recalled.block).toContain('The user lives in Lisbon.');
+      expect(second.stderr()).not.toContain(PASSWORD);
+    } finally {
+      await second.close();
+    }
+  });
+});
