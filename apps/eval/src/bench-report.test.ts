@@ -164,6 +164,30 @@ describe('bench summary', () => {
       source: 'no 10,000-belief row in store-sqlite.json; largest measured: 1,000 beliefs, p95 1 ms (p95_ms)',
     });
   });
+
+  it('puts the MCP server’s protocol overhead (p50) beside its 2 ms target', async () => {
+    await put('mcp.json', {
+      package: '@mem01/mcp',
+      benchmark: 'recall tool over stdio vs in-process engine.recall, SQLite, 10k beliefs of one user',
+      beliefs: 10000,
+      mcpRecallMs: { p50: 9.5, p95: 14, n: 300 },
+      engineRecallMs: { p50: 8.25, p95: 12, n: 300 },
+      overheadMs: { p50: 1.25, p95: 2, pairedMedian: 1.2 },
+    });
+    const { figures, markdown } = await writeSummary(dir);
+    const name = 'MCP recall over stdio, 10k beliefs: overhead over engine.recall, p50';
+    expect(figures.find((f) => f.figure === name)).toMatchObject({ value: 1.25, unit: 'ms', meets: true });
+    expect(markdown).toContain(
+      `| ${name} | p50 ≤ 2 ms | 1.25 ms | yes | mcp.json (overheadMs.p50: MCP p50 9.5 ms − engine.recall p50 8.25 ms) |`,
+    );
+    // The MCP row is not a store's latency series.
+    expect(latencySeries(await readBenchResults(dir))).toEqual([]);
+    await put('mcp.json', { package: '@mem01/mcp' });
+    expect(collectFigures(await readBenchResults(dir)).find((f) => f.figure === name)).toMatchObject({
+      value: null,
+      source: 'no overheadMs.p50 in mcp.json',
+    });
+  });
 });
 
 describe('lineChart', () => {

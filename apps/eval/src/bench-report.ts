@@ -233,6 +233,27 @@ function appendFigure(files: readonly BenchFile[]): Figure {
   };
 }
 
+/** The MCP server's protocol overhead: `recall` over stdio minus in-process `engine.recall`, p50 (bench of @mem01/mcp). */
+function mcpOverheadFigure(files: readonly BenchFile[]): Figure {
+  const figure = 'MCP recall over stdio, 10k beliefs: overhead over engine.recall, p50';
+  const target = 'p50 ≤ 2 ms';
+  const data = files.find((f) => f.name === 'mcp')?.data;
+  if (data === undefined) return { figure, target, value: null, unit: 'ms', source: 'not run', meets: null };
+  const overhead = isObj(data) && isObj(data.overheadMs) ? data.overheadMs.p50 : undefined;
+  if (typeof overhead !== 'number') {
+    return { figure, target, value: null, unit: 'ms', source: 'no overheadMs.p50 in mcp.json', meets: null };
+  }
+  const p50 = (k: string) => (isObj(data) && isObj(data[k]) ? data[k].p50 : undefined);
+  return {
+    figure,
+    target,
+    value: overhead,
+    unit: 'ms',
+    source: `mcp.json (overheadMs.p50: MCP p50 ${String(p50('mcpRecallMs'))} ms − engine.recall p50 ${String(p50('engineRecallMs'))} ms)`,
+    meets: overhead <= 2,
+  };
+}
+
 function openaiFigure(files: readonly BenchFile[], pattern: RegExp, figure: string, max: number): Figure {
   const target = `≤ ${max} LLM calls per user turn`;
   const file = files.find((f) => f.name === 'openai');
@@ -355,6 +376,7 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
       20,
     ),
     ...acrossUsersFigures(files),
+    mcpOverheadFigure(files),
     openaiFigure(files, /unbatched/i, 'OpenAI extraction, unbatched', 1),
     openaiFigure(files, /batch(es)? of 4/i, 'OpenAI extraction, batches of 4', 0.3),
     ...locomoFigures(files),
