@@ -9,8 +9,8 @@
 import {
   ConfigError,
   type Embedder,
+  type EngineStore,
   type Extractor,
-  type FullStore,
   type Logger,
   MemoryEngine,
   sanitize,
@@ -39,7 +39,7 @@ export interface McpRuntimeDescription {
 /** An open store and the engine over it. */
 export interface McpRuntime {
   readonly engine: MemoryEngine;
-  readonly store: FullStore;
+  readonly store: EngineStore;
   readonly description: McpRuntimeDescription;
   /** Drains accepted writes, then closes the engine and the store. Idempotent. */
   close(): Promise<void>;
@@ -86,7 +86,7 @@ export async function openMcpRuntime(options: McpRuntimeOptions = {}): Promise<M
 
   // Store notices (the vector mode chosen at open) stay quiet; warnings go on.
   const storeLogger: Logger = { info: () => {}, warn: (m) => logger.warn(m) };
-  let store: FullStore;
+  let store: EngineStore;
   let where: string;
   if (postgres) {
     const pg = await loadPostgresStore();

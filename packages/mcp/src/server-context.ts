@@ -31,11 +31,11 @@ export function createServerContext(options: {
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     scope(userId) {
       const scope = access.resolve(userId);
-      // Turns of this user left queued by a stopped process are picked up the first time the user is served,
-      // so the read barrier of this call waits for them too.
+      // Turns of this user left queued by a stopped process are picked up the first time the user is served
+      // (a flush drains them); a failure there is the engine's `lastError`, not this call's.
       if (!touched.has(scope.userId) && !engine.isClosed) {
         touched.add(scope.userId);
-        engine.schedule(scope.userId);
+        engine.flush(scope).catch(() => undefined);
       }
       return scope;
     },

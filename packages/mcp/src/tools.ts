@@ -445,7 +445,7 @@ async function extractedFrom(
 ): Promise<Belief[]> {
   const [newest, related] = await Promise.all([
     ctx.engine.list(scope, { statuses: ['active', 'pending'], limit: 50 }),
-    ctx.engine.recall(scope, text.slice(0, MAX_QUERY_CHARS), { limit: 20, noBarrier: true }),
+    ctx.engine.recall(scope, text.slice(0, MAX_QUERY_CHARS), { limit: 20 }),
   ]);
   const byId = new Map<string, Belief>();
   for (const b of [...newest.items, ...related.map((r) => r.belief)]) {
