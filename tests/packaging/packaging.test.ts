@@ -287,6 +287,15 @@ describe("the root README's memSession, installed as the README says", () => {
     assert.ok(result.openaiRequests?.includes('responses') && result.openaiRequests.includes('embeddings'));
   });
 
+  it('on Node.js 20: a memory store passed in works', (t) => {
+    const node = requireOldNode(t);
+    if (!node) return;
+    addDependencies(project, ['@mem01/store-memory']);
+    const home = join(work, 'home-memory-20');
+    assertRecalled(conversations(node, project, 'user-memory-20', { MEM01_HOME: home }, ['--memory-store']));
+    assert.ok(!existsSync(home), 'no SQLite file was made');
+  });
+
   it('on Node.js 20: the default SQLite store fails at first use with the clear error', (t) => {
     const node = requireOldNode(t);
     if (!node) return;
