@@ -31,6 +31,11 @@ export interface EngineConfig {
   readonly episodic: boolean;
   /** When a budget is spent, retry the turns after this long. Default 60 s. */
   readonly budgetRetryMs: number;
+  /**
+   * How long `flush(scope)` waits for a user's turns that another worker's lease holds (a crashed process holds
+   * them until its lease expires) before it reports them. Default 30 s.
+   */
+  readonly flushTimeoutMs: number;
   readonly ranking: RankingConfig;
 }
 
@@ -52,7 +57,11 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking'> = {
   candidatesForExtraction: 20,
   episodic: false,
   budgetRetryMs: 60_000,
+  flushTimeoutMs: 30_000,
 };
+
+/** Longest query text recall uses; a longer user message is cut (its head carries the question). */
+export const MAX_QUERY_CHARS = 4000;
 
 /** Merges `input` over the defaults and checks every field. The embedder supplies the similarity floor. */
 export function resolveConfig(input: EngineConfigInput | undefined, embedder: Embedder | null): EngineConfig {
@@ -83,6 +92,7 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   int('candidateLimit', 1, 10_000);
   int('candidatesForExtraction', 1, 1000);
   int('budgetRetryMs', 0, 86_400_000);
+  int('flushTimeoutMs', 0, 86_400_000);
   if (typeof merged.pendingBelow !== 'number' || !(merged.pendingBelow >= 0 && merged.pendingBelow <= 1)) {
     throw new InvalidInputError('config.pendingBelow', 'must be a number between 0 and 1');
   }

@@ -22,7 +22,8 @@ export type Mem01ErrorCode =
   | 'provider_error'
   | 'timeout'
   | 'aborted'
-  | 'unsupported_runtime';
+  | 'unsupported_runtime'
+  | 'pipeline_error';
 
 export class Mem01Error extends Error {
   readonly code: Mem01ErrorCode;
@@ -133,6 +134,22 @@ export class BudgetExceededError extends Mem01Error {
   }
 }
 
+/**
+ * Accepted turns of a user were still unprocessed when `flush` gave up waiting: another worker's lease holds them
+ * (a crashed process holds them until its lease expires), or they wait for a retry after a failure.
+ */
+export class PendingWritesError extends Mem01Error {
+  /** How many turns were still queued or claimed. */
+  readonly pending: number;
+  /** When they become claimable again, if known (ISO-8601 UTC). */
+  readonly until: string | null;
+  constructor(message: string, options: { pending: number; until: string | null; cause?: unknown }) {
+    super('timeout', message, options);
+    this.pending = options.pending;
+    this.until = options.until;
+  }
+}
+
 /** The caller cancelled the operation through its `AbortSignal`. */
 export class AbortedError extends Mem01Error {
   constructor(message = 'the operation was aborted', options?: { cause?: unknown }) {
@@ -187,6 +204,7 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   /\bsk-[A-Za-z0-9_-]{8,}/g,
   /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
   /\b(api[_-]?key["'\s:=]+)[^\s"',}]{6,}/gi,
+  /\b((?:password|passwd|pwd|secret|token)["'\s]*[:=]["'\s]*)[^\s"',}&]{3,}/gi,
   /(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#\s@]+:)[^@/\s]+(@)/gi,
 ];
 
@@ -203,6 +221,45 @@ export function sanitize(text: string): string {
       return '***';
     });
   }
+  return out;
+}
+
+/** How deep {@link sanitizeError} follows `cause`. */
+const MAX_CAUSE_DEPTH = 8;
+
+/**
+ * A copy of a thrown value that is safe to hand to callers, print with `util.inspect` or log: its message, stack
+ * and every `cause` down the chain pass through {@link sanitize}, and only plain error fields are kept (no
+ * request objects, headers or configs a driver may hang on its errors). A `Mem01Error` keeps its class and code.
+ */
+export function sanitizeError(err: unknown, depth = 0): Error {
+  const cause =
+    depth < MAX_CAUSE_DEPTH && err instanceof Error && err.cause !== undefined
+      ? sanitizeError(err.cause, depth + 1)
+      : undefined;
+  let out: Error;
+  if (err instanceof Mem01Error) {
+    out = Object.create(Object.getPrototypeOf(err) as object) as Error;
+    for (const [key, value] of Object.entries(err)) {
+      if (key === 'cause') continue;
+      // Own fields of mem01 errors are codes, counts, ids and times; a string among them is sanitised too.
+      (out as unknown as Record<string, unknown>)[key] = typeof value === 'string' ? sanitize(value) : value;
+    }
+    Object.defineProperty(out, 'message', {
+      value: sanitize(err.message),
+      writable: true,
+      configurable: true,
+    });
+  } else if (err instanceof Error) {
+    out = new Error(sanitize(err.message));
+    Object.defineProperty(out, 'name', { value: err.name, writable: true, configurable: true });
+  } else {
+    out = new Error(sanitize(String(err)).slice(0, 500));
+  }
+  const stack = err instanceof Error && typeof err.stack === 'string' ? sanitize(err.stack) : undefined;
+  Object.defineProperty(out, 'stack', { value: stack, writable: true, configurable: true });
+  if (cause !== undefined)
+    Object.defineProperty(out, 'cause', { value: cause, writable: true, configurable: true });
   return out;
 }
 

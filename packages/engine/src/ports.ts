@@ -122,6 +122,12 @@ export interface OutboxBacklog {
   readonly dead: number;
   /** Claimed entries whose lease has expired (a worker died or stalled). */
   readonly staleLeases: number;
+  /**
+   * The earliest time at which a queued or claimed entry that cannot be claimed now becomes claimable: the expiry of
+   * a live lease (another worker holds the entries) or a retry time set by `fail`/`release`, ISO-8601 UTC. Null when
+   * no entry waits for either.
+   */
+  readonly nextClaimableAt: string | null;
 }
 
 /**
@@ -309,13 +315,22 @@ export interface WriteOutbox {
   backlog(options: { readonly now: string; readonly userId?: string | undefined }): Promise<OutboxBacklog>;
 }
 
-/** The raw Agents SDK items of each session, with positions. Items are stored as JSON and returned as copies. */
+/**
+ * The raw Agents SDK items of each session, with positions. Items are stored as JSON and returned as copies.
+ *
+ * Every method names the session's owner: a session belongs to the scope (`userId` + `namespace`) of its first
+ * owned append, and through any other scope it behaves as not found (no items, nothing popped or cleared; an append
+ * is refused). A session written before owners were recorded has none, and is open to every scope until an append
+ * records its owner.
+ */
 export interface TranscriptStore {
   /**
    * Appends items at the end of the session (positions continue after the current last one; the first item of
    * a session is 0) and, in the same transaction, enqueues `enqueue` turns into the outbox with the positions
    * of their items.
    *
+   * - `owner`: the scope the session belongs to. Appending to a session of another scope throws
+   *   `InvalidInputError('owner', ...)` and changes nothing.
    * - `operationId` (with `operationFingerprint`, e.g. a `stableJson` hash of the whole transaction): the id is
    *   recorded atomically with the change. Repeating an applied id with the same fingerprint is a no-op that
    *   returns the original positions with `duplicate: true`; with a different fingerprint it throws
@@ -325,10 +340,10 @@ export interface TranscriptStore {
    *   `InvalidInputError('replaceSuffix', ...)` and changes nothing.
    */
   appendItems(
+    owner: Scope,
     sessionId: string,
     items: readonly unknown[],
     options?: {
-      readonly owner?: Scope | undefined;
       readonly operationId?: string | undefined;
       readonly operationFingerprint?: string | undefined;
       readonly replaceSuffix?: readonly unknown[] | undefined;
@@ -336,14 +351,20 @@ export interface TranscriptStore {
     },
   ): Promise<{ readonly positions: readonly number[]; readonly duplicate: boolean }>;
 
-  /** The newest `limit` items in chronological order; all items without `limit`; [] when `limit <= 0`. */
-  getItems(sessionId: string, limit?: number): Promise<unknown[]>;
+  /**
+   * The newest `limit` items of `owner`'s session in chronological order; all items without `limit`; [] when
+   * `limit <= 0`, and for a session of another scope.
+   */
+  getItems(owner: Scope, sessionId: string, limit?: number): Promise<unknown[]>;
 
-  /** Removes and returns the newest item, or undefined for an empty session. */
-  popItem(sessionId: string): Promise<unknown | undefined>;
+  /** Removes and returns the newest item of `owner`'s session; undefined for an empty session or another scope's. */
+  popItem(owner: Scope, sessionId: string): Promise<unknown | undefined>;
 
-  /** Removes every item (and recorded operation id) of the session. Beliefs are not touched. */
-  clearSession(sessionId: string): Promise<void>;
+  /**
+   * Removes every item (and recorded operation id) of `owner`'s session; a no-op for another scope's session.
+   * Beliefs are not touched.
+   */
+  clearSession(owner: Scope, sessionId: string): Promise<void>;
 }
 
 /** The store the engine's pipeline runs on: beliefs and the outbox in one transactional database. */

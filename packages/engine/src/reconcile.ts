@@ -13,6 +13,20 @@ import type {
 } from './ports.js';
 import type { AuditEvent, Belief, BeliefKind, BeliefSource, Evidence, Scope } from './types.js';
 
+const turnOf = (e: { sessionId: string; position: number }): string => `${e.sessionId}\u0000${e.position}`;
+
+/**
+ * Lifecycle operations a user or an operator applies to a pending belief by id. They go through {@link reconcile}
+ * with the extractor's operations, so one set of rules decides what supersedes what. A user's correction is a
+ * `supersede` with source `correction`; retracting is a `retract`.
+ */
+export type LifecycleOperation =
+  | { readonly op: 'approve'; readonly id: string }
+  | { readonly op: 'reject'; readonly id: string };
+
+/** Everything {@link reconcile} plans. */
+export type PlanOperation = ExtractionOperation | LifecycleOperation;
+
 export interface ReconcileOptions {
   readonly scope: Scope;
   readonly now: string;
@@ -36,10 +50,15 @@ export interface ReconcileState {
   readonly byId: ReadonlyMap<string, Belief>;
   /** Current active beliefs for every subject + attribute key the operations touch. */
   readonly activeByKey: ReadonlyMap<string, Belief>;
+  /**
+   * Active episodes of the turns that the beliefs in `byId` and `activeByKey` came from, by key: an episode is
+   * retired with a belief drawn from its turn (see {@link reconcile}).
+   */
+  readonly episodes?: readonly Belief[] | undefined;
 }
 
 export interface DroppedOperation {
-  readonly operation: ExtractionOperation;
+  readonly operation: PlanOperation;
   readonly reason: 'ungrounded' | 'not_active' | 'no_change';
 }
 
@@ -57,7 +76,7 @@ export function beliefKey(subject: string, attribute: string): string {
 }
 
 /** Keys and ids a batch of operations needs read before {@link reconcile}. */
-export function operationRefs(operations: readonly ExtractionOperation[]): {
+export function operationRefs(operations: readonly PlanOperation[]): {
   ids: string[];
   keys: { subject: string; attribute: string }[];
 } {
@@ -209,7 +228,7 @@ export function isGrounded(quote: string, text: string): boolean {
  * Operations without a grounded quote (when required) or on a belief that is no longer active are dropped.
  */
 export function reconcile(
-  operations: readonly ExtractionOperation[],
+  operations: readonly PlanOperation[],
   turns: readonly ExtractionTurn[],
   state: ReconcileState,
   options: ReconcileOptions,
@@ -273,9 +292,20 @@ export function reconcile(
     return out.slice(-maxEvidence);
   };
 
+  /** Turns whose beliefs this plan retires, with the belief that replaces them (null: retracted). */
+  const retiredTurns = new Map<string, string | null>();
   const patch = (b: Belief, set: Omit<BeliefPatch, 'updatedAt'>): Belief => {
     const next = { ...b, ...set, updatedAt: options.now } as Belief;
     put(next);
+    if (
+      b.kind !== 'episode' &&
+      b.status !== next.status &&
+      (next.status === 'superseded' || next.status === 'retracted')
+    ) {
+      for (const e of b.evidence) {
+        if (!retiredTurns.has(turnOf(e))) retiredTurns.set(turnOf(e), next.supersededBy ?? null);
+      }
+    }
     return next;
   };
 
@@ -301,7 +331,7 @@ export function reconcile(
     },
     evidence: readonly Evidence[],
     replaces: Belief | undefined,
-  ): void => {
+  ): Belief => {
     const pending = options.source !== 'correction' && fields.confidence < options.pendingBelow;
     const belief = createBelief(
       {
@@ -327,7 +357,7 @@ export function reconcile(
     touched.add(belief.id);
     if (pending) {
       log('add', belief.id);
-      return;
+      return belief;
     }
     if (replaces) {
       patch(replaces, {
@@ -342,9 +372,52 @@ export function reconcile(
       log('add', belief.id);
     }
     activeByKey.set(beliefKey(belief.subject, belief.attribute), belief);
+    return belief;
+  };
+
+  const retire = (b: Belief, by: string): void => {
+    patch(b, {
+      status: 'superseded',
+      supersededBy: by,
+      invalidatedAt: options.now,
+      validTo: b.validTo ?? options.now,
+    });
+    touched.delete(b.id);
+  };
+
+  /** The belief active on a key now, as this plan leaves it. */
+  const liveOn = (b: Belief): Belief | undefined => {
+    const live = activeByKey.get(beliefKey(b.subject, b.attribute));
+    const now = live ? current(live.id) : undefined;
+    return now && now.status === 'active' ? now : undefined;
   };
 
   for (const op of operations) {
+    if (op.op === 'approve' || op.op === 'reject') {
+      const target = current(op.id);
+      if (!target || target.status !== 'pending') {
+        dropped.push({ operation: op, reason: 'not_active' });
+        continue;
+      }
+      if (op.op === 'reject') {
+        patch(target, {
+          status: 'retracted',
+          invalidatedAt: options.now,
+          validTo: target.validTo ?? options.now,
+        });
+        touched.delete(target.id);
+        log('reject', target.id);
+        continue;
+      }
+      // Approving makes the pending belief the active one on its key: the belief active there is superseded.
+      const live = liveOn(target);
+      const approved = patch(target, { status: 'active', supersededBy: null, invalidatedAt: null });
+      if (live && live.id !== target.id) retire(live, target.id);
+      activeByKey.set(beliefKey(target.subject, target.attribute), approved);
+      touched.add(target.id);
+      log('approve', target.id);
+      continue;
+    }
     const evidence = toEvidence(op.evidence);
     if (evidence === null) {
       dropped.push({ operation: op, reason: 'ungrounded' });
@@ -362,6 +435,18 @@ export function reconcile(
       continue;
     }
     const target = current(op.id);
+    if (op.op === 'supersede' && target?.status === 'pending' && options.source === 'correction') {
+      // A user correcting a pending belief: the correction replaces whatever is active on the key, and the
+      // pending belief it corrects is retired with it.
+      const live = liveOn(target);
+      const replacement = insert(
+        { ...op, kind: op.kind ?? target.kind, subject: target.subject, attribute: target.attribute },
+        evidence,
+        live ?? target,
+      );
+      if (live) retire(target, replacement.id);
+      continue;
+    }
     if (!target || (target.status !== 'active' && !(op.op === 'retract' && target.status === 'pending'))) {
       // A supersede of a belief that a racing writer already replaced applies to whatever is active on its key.
       if (op.op === 'supersede' && target && target.status !== 'forgotten') {
@@ -411,6 +496,34 @@ export function reconcile(
         touched.delete(target.id);
         log('retract', target.id);
         break;
+    }
+  }
+
+  // An episode shares the lifecycle of the beliefs drawn from its turn: once one of them is superseded or retracted,
+  // the verbatim turn is no longer current either (it would bring the stale value back into the prompt), so it is
+  // retired too, linked to the belief that replaced it. A turn that is itself the source of a belief this plan adds
+  // or confirms stays current.
+  if (retiredTurns.size > 0 && state.episodes && state.episodes.length > 0) {
+    const sources = new Set<string>();
+    for (const id of touched) for (const e of current(id)?.evidence ?? []) sources.add(turnOf(e));
+    for (const episode of state.episodes) {
+      const live = current(episode.id) ?? episode;
+      if (live.kind !== 'episode' || live.status !== 'active') continue;
+      for (const e of live.evidence) {
+        const turn = turnOf(e);
+        if (!retiredTurns.has(turn) || sources.has(turn)) continue;
+        const by = retiredTurns.get(turn) ?? null;
+        if (!stored.has(live.id)) stored.set(live.id, live);
+        patch(live, {
+          status: by === null ? 'retracted' : 'superseded',
+          supersededBy: by,
+          invalidatedAt: options.now,
+          validTo: live.validTo ?? options.now,
+        });
+        touched.delete(live.id);
+        log(by === null ? 'retract' : 'supersede', live.id);
+        break;
+      }
     }
   }
 

@@ -57,6 +57,18 @@ export function assertTimestampOrNull(
   if (value !== null && value !== undefined) assertTimestamp(value, field);
 }
 
+/**
+ * Largest transcript position (and so outbox and evidence position) a turn may have: 2^31 - 1, the largest value
+ * every store can hold and read back (PostgreSQL's `integer`).
+ */
+export const MAX_POSITION = 2 ** 31 - 1;
+
+/** Throws `InvalidInputError` unless `value` is an integer from 0 to {@link MAX_POSITION}. */
+export function assertPosition(value: unknown, field: string): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_POSITION)
+    throw new InvalidInputError(field, `must be an integer from 0 to ${MAX_POSITION}, got ${String(value)}`);
+}
+
 /** Throws `InvalidInputError` unless `value` is an integer >= 0. */
 export function assertNonNegativeInteger(value: unknown, field: string): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
@@ -132,7 +144,7 @@ export function validateEvidence(value: unknown, field: string, maxTextBytes: nu
     if (e === null || typeof e !== 'object') throw new InvalidInputError(f, 'must be an object');
     const ev = e as Record<string, unknown>;
     assertId(ev.sessionId, `${f}.sessionId`);
-    assertNonNegativeInteger(ev.position, `${f}.position`);
+    assertPosition(ev.position, `${f}.position`);
     assertRole(ev.role, `${f}.role`);
     assertText(ev.quote, `${f}.quote`, maxTextBytes, true);
     assertTimestamp(ev.at, `${f}.at`);
@@ -281,7 +293,7 @@ export function validateOutboxInput(value: unknown, field: string, maxTextBytes:
   const e = value as Record<string, unknown>;
   const scope = normalizeScope(e.scope);
   assertId(e.sessionId, `${field}.sessionId`);
-  assertNonNegativeInteger(e.position, `${field}.position`);
+  assertPosition(e.position, `${field}.position`);
   assertRole(e.role, `${field}.role`);
   assertText(e.text, `${field}.text`, maxTextBytes);
   assertTimestamp(e.at, `${field}.at`);

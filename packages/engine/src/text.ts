@@ -2,6 +2,7 @@
  * Query text handling shared by every store: what counts as a content word. Policy (what is relevant) lives
  * in the engine, so a store's own tokenizer never decides whether "what is my" matches a belief.
  */
+import { stemmer } from 'stemmer';
 
 /**
  * English stop words: the function words of the Snowball/Lucene English lists plus common auxiliaries and
@@ -33,4 +34,92 @@ export function contentWords(text: string): string[] {
     out.push(word);
   }
   return out;
+}
+
+/** A content word reduced to its stem (Porter), so "lived", "lives" and "living" meet. Short words are kept. */
+export function stem(word: string): string {
+  return word.length > 2 ? stemmer(word) : word;
+}
+
+/** The stems of the content words of a text, in order. */
+export function contentStems(text: string): string[] {
+  return contentWords(text).map(stem);
+}
+
+const SENTENCES = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+/** The sentences of a text, trimmed, empty ones dropped (Unicode sentence boundaries). */
+export function sentences(text: string): string[] {
+  const out: string[] = [];
+  for (const s of SENTENCES.segment(text)) {
+    const t = s.segment.trim();
+    if (t !== '') out.push(t);
+  }
+  return out;
+}
+
+const encoder = new TextEncoder();
+const bytes = (s: string): number => encoder.encode(s).byteLength;
+
+/** `text` cut to at most `maxBytes` UTF-8 bytes at a word boundary, with `…` when cut. */
+export function clip(text: string, maxBytes: number): string {
+  if (bytes(text) <= maxBytes) return text;
+  const words = text.split(/(\s+)/);
+  let out = '';
+  for (const w of words) {
+    if (bytes(`${out}${w}…`) > maxBytes) break;
+    out += w;
+  }
+  out = out.trimEnd();
+  if (out === '') {
+    // One word longer than the limit: cut inside it, on a code point.
+    for (const ch of text) {
+      if (bytes(`${out}${ch}…`) > maxBytes) break;
+      out += ch;
+    }
+  }
+  return `${out}…`;
+}
+
+/**
+ * The part of `text` that answers `query`, at most `maxBytes` UTF-8 bytes: the whole sentences holding query words
+ * (by stem), in their order, joined with `…` where sentences were skipped; the first sentences when none match. A
+ * matching sentence longer than the limit is cut around its first query word.
+ */
+export function snippet(text: string, query: string, maxBytes: number): string {
+  const all = sentences(text);
+  if (all.length === 0) return '';
+  const wanted = new Set(contentStems(query));
+  const hits = (s: string) => contentStems(s).filter((w) => wanted.has(w)).length;
+  const scored = all.map((s, i) => ({ s, i, n: wanted.size > 0 ? hits(s) : 0 }));
+  const matching = scored.filter((x) => x.n > 0);
+  // The best sentences first (most query words, then earliest), kept while they fit, shown in text order.
+  const order = (matching.length > 0 ? matching : scored.slice(0, 1)).sort((a, b) => b.n - a.n || a.i - b.i);
+  const chosen: { s: string; i: number }[] = [];
+  let used = 0;
+  for (const x of order) {
+    const cost = bytes(x.s) + (chosen.length > 0 ? 2 : 0);
+    if (used + cost > maxBytes) continue;
+    chosen.push(x);
+    used += cost;
+  }
+  if (chosen.length === 0) {
+    const best = order[0]!;
+    const words = best.s.split(/\s+/);
+    const first = words.findIndex((w) => contentStems(w).some((st) => wanted.has(st)));
+    const from = first > 3 ? first - 3 : 0;
+    const lead = from > 0 ? '…' : '';
+    return lead + clip(words.slice(from).join(' '), maxBytes - bytes(lead));
+  }
+  chosen.sort((a, b) => a.i - b.i);
+  let out = '';
+  let prev = -1;
+  for (const x of chosen) {
+    if (out !== '') out += x.i === prev + 1 ? ' ' : ' … ';
+    else if (x.i > 0) out += '… ';
+    out += x.s;
+    prev = x.i;
+  }
+  if (prev < all.length - 1) out += ' …';
+  return bytes(out) <= maxBytes ? out : clip(out, maxBytes);
 }

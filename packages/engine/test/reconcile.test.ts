@@ -255,3 +255,74 @@ describe('helpers', () => {
     expect(combineConfidence(1, 0.1)).toBe(1);
   });
 });
+
+describe('reconcile: episodes share the lifecycle of the beliefs drawn from their turn', () => {
+  const ev = (sessionId: string, position: number) => ({
+    sessionId,
+    position,
+    role: 'user' as const,
+    quote: 'x',
+    at: '2026-01-01T00:00:00.000Z',
+  });
+  const episodeOf = (sessionId: string, position: number, text: string) =>
+    belief(`episode:${sessionId}:${position}`, text, {
+      kind: 'episode',
+      evidence: [ev(sessionId, position)],
+    });
+  const nyc = belief('home_city', 'NYC', { evidence: [ev('s0', 0)] });
+  const rent = belief('rent', '$2,400', { evidence: [ev('s0', 0)] });
+  const said = episodeOf('s0', 0, 'I live in NYC and pay $2,400 rent');
+  const other = episodeOf('s0', 1, 'I like tea');
+
+  it('a superseded belief retires the episode of its turn, linked to the belief that replaced it', () => {
+    const plan = reconcile(
+      [add('home_city', 'SF', 'home_city=SF')],
+      [{ ...turn('t1', 'home_city=SF'), sessionId: 's1' }],
+      { ...state(nyc, rent), episodes: [said, other] },
+      opts,
+    );
+    const sf = plan.inserts[0]!;
+    expect(plan.updates.find((u) => u.id === nyc.id)?.set).toMatchObject({ status: 'superseded' });
+    expect(plan.updates.find((u) => u.id === said.id)?.set).toMatchObject({
+      status: 'superseded',
+      supersededBy: sf.id,
+    });
+    // Another turn's episode, and the rent belief from the same turn, are untouched.
+    expect(plan.updates.map((u) => u.id)).not.toContain(other.id);
+    expect(plan.updates.map((u) => u.id)).not.toContain(rent.id);
+  });
+
+  it('a retracted belief retracts the episode of its turn', () => {
+    const plan = reconcile(
+      [{ op: 'retract', id: nyc.id, evidence: [{ turnId: 't1', quote: '!home_city' }] }],
+      [turn('t1', '!home_city')],
+      { byId: new Map([[nyc.id, nyc]]), activeByKey: new Map(), episodes: [said] },
+      opts,
+    );
+    expect(plan.updates.find((u) => u.id === said.id)?.set).toMatchObject({
+      status: 'retracted',
+      supersededBy: null,
+    });
+  });
+
+  it('a turn that is the source of the new value keeps its episode', () => {
+    // The belief being replaced and its replacement both come from turn s0:0 (a user correcting themself mid-turn).
+    const plan = reconcile(
+      [add('home_city', 'SF', 'SF')],
+      [{ ...turn('t1', 'I live in NYC, no, SF'), sessionId: 's0', position: 0 }],
+      { ...state(nyc), episodes: [said] },
+      opts,
+    );
+    expect(plan.updates.map((u) => u.id)).not.toContain(said.id);
+  });
+
+  it('without episodes in state nothing else changes', () => {
+    const plan = reconcile(
+      [add('home_city', 'SF', 'home_city=SF')],
+      [turn('t1', 'home_city=SF')],
+      state(nyc),
+      opts,
+    );
+    expect(plan.updates.map((u) => u.id)).toEqual([nyc.id]);
+  });
+});

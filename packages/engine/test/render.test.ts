@@ -13,7 +13,7 @@ import { belief } from './helpers.js';
 const withStatement = (statement: string) => ({ ...belief('x', 'y'), statement });
 
 describe('renderContextBlock', () => {
-  it('renders whole beliefs, most relevant first, each with storedAt, inside one labelled block', () => {
+  it('renders whole beliefs, most relevant first, each with the day it was learnt, inside one labelled block', () => {
     const a = withStatement('The user lives in SF.');
     const b = withStatement('The user pays $2,400 rent.');
     const block = renderContextBlock([a, b]);
@@ -22,8 +22,37 @@ describe('renderContextBlock', () => {
     expect(block.text).toMatch(/untrusted/);
     expect(block.text).toMatch(/not instructions/);
     expect(block.text.indexOf('lives in SF')).toBeLessThan(block.text.indexOf('$2,400'));
-    expect(block.text).toContain(`[stored ${a.storedAt}]`);
+    expect(block.text).toContain(`- (${a.storedAt.slice(0, 10)}) The user lives in SF.`);
     expect(block.beliefs).toEqual([a, b]);
+  });
+
+  it('shows an episode as the dated sentences of the turn that answer the query, with the speaker', () => {
+    const turn =
+      'We had a long week. My sister Ana got married in Lisbon on Saturday. The food was great. Work was busy.';
+    const episode = {
+      ...belief('episode:s1:4', turn),
+      kind: 'episode' as const,
+      statement: turn,
+      validFrom: '2023-05-08T13:56:00.000Z',
+      evidence: [
+        { sessionId: 's1', position: 4, role: 'user' as const, quote: turn, at: '2023-05-08T13:56:00.000Z' },
+      ],
+    };
+    const block = renderContextBlock([episode], 800, { query: "Where did my sister's wedding take place?" });
+    expect(block.text).toContain(
+      '- (2023-05-08) user said: … My sister Ana got married in Lisbon on Saturday. …',
+    );
+    expect(block.text).not.toContain('The food was great');
+    // Without a matching sentence (a vector-only hit), the turn's start stands for it, capped.
+    const plain = renderContextBlock([episode], 800, { query: 'honeymoon plans', snippetBytes: 40 });
+    expect(plain.text).toContain('user said: We had a long week. …');
+  });
+
+  it('the wrapper and header cost fewer than 110 bytes of the budget', () => {
+    expect(MIN_BUDGET_BYTES).toBeLessThan(140);
+    expect(utf8Length(`${MEMORY_BLOCK_OPEN}\n`) + utf8Length(MEMORY_BLOCK_CLOSE)).toBeLessThan(50);
+    const one = renderContextBlock([withStatement('x')]);
+    expect(one.bytes - utf8Length('- (2026-01-01) x\n')).toBeLessThan(110);
   });
 
   it('says so when nothing was recalled', () => {

@@ -43,7 +43,6 @@ export async function helperRuntime(
         ? options.session.scope
         : normalizeScope({ userId: options.userId, namespace: options.namespace });
     const runtime = await options.session.runtime();
-    await runtime.settled(scope.userId);
     return { runtime, scope };
   }
   const scope = normalizeScope({ userId: options.userId, namespace: options.namespace });
@@ -53,7 +52,6 @@ export async function helperRuntime(
     budgetBytes?: number;
   };
   const runtime = await pinnedRuntime(resolveRuntime(runtimeOptions));
-  await runtime.settled(scope.userId);
   return { runtime, scope };
 }
 
@@ -127,30 +125,13 @@ export async function saveTurn(
   if (items.length === 0) throw new InvalidInputError('user', 'give `user`, `assistant` or both');
   const { runtime, scope } = await helperRuntime(options);
   const at = new Date().toISOString();
-  const enqueue: AppendEnqueue[] = [];
+  const turns: AppendEnqueue[] = [];
   items.forEach((item, index) => {
     const turn = turnOf(item);
-    if (!turn) return;
-    runtime.engine.checkInput({ scope, sessionId: options.sessionId, position: 0, ...turn, at });
-    enqueue.push({ index, ...turn, at });
+    if (turn) turns.push({ index, ...turn, at });
   });
-  if (runtime.atomicEnqueue) {
-    const result = await runtime.transcript.appendItems(options.sessionId, items, { owner: scope, enqueue });
-    if (enqueue.length > 0) runtime.scheduleSoon(scope.userId);
-    return { positions: result.positions, accepted: enqueue.length };
-  }
-  const result = await runtime.transcript.appendItems(options.sessionId, items, { owner: scope });
-  const accepted = await runtime.engine.accept(
-    enqueue.map((e) => ({
-      scope,
-      sessionId: options.sessionId,
-      position: result.positions[e.index] ?? 0,
-      role: e.role,
-      text: e.text,
-      at,
-    })),
-  );
-  return { positions: result.positions, accepted: accepted.accepted };
+  const result = await runtime.engine.appendTranscript(scope, options.sessionId, items, { turns });
+  return { positions: result.positions, accepted: result.accepted };
 }
 
 /** Options of {@link memoryInstructions}. */

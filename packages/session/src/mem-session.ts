@@ -90,12 +90,6 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     return runtime;
   }
 
-  /** The runtime once this user's accepted writes have reached the engine (its read barrier then waits for them). */
-  private async memory(): Promise<Runtime> {
-    const rt = await this.runtime();
-    await rt.settled(this.scope.userId);
-    return rt;
-  }
 
   // ---------------------------------------------------------------- Session
 
@@ -107,7 +101,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
   async getItems(limit?: number): Promise<AgentInputItem[]> {
     const rt = await this.runtime();
     if (limit !== undefined && limit <= 0) return [];
-    const items = await rt.transcript.getItems(this.sessionId, limit);
+    const items = await rt.transcript.getItems(this.scope, this.sessionId, limit);
     return items.map((item) => structuredClone(item) as AgentInputItem);
   }
 
@@ -123,14 +117,14 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
 
   async popItem(): Promise<AgentInputItem | undefined> {
     const rt = await this.runtime();
-    const item = await rt.transcript.popItem(this.sessionId);
+    const item = await rt.transcript.popItem(this.scope, this.sessionId);
     return item === undefined ? undefined : (structuredClone(item) as AgentInputItem);
   }
 
   /** Removes the transcript of this conversation. Beliefs are not touched (see {@link clearMemory}). */
   async clearSession(): Promise<void> {
     const rt = await this.runtime();
-    await rt.transcript.clearSession(this.sessionId);
+    await rt.transcript.clearSession(this.scope, this.sessionId);
   }
 
   /**
@@ -174,42 +168,15 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     const kept = items.filter((item) => !rt.injected.isInjected(item)).map((item) => structuredClone(item));
     if (kept.length === 0 && !always) return;
     const at = new Date().toISOString();
-    const enqueue: AppendEnqueue[] = [];
+    const turns: AppendEnqueue[] = [];
     kept.forEach((item, index) => {
       const turn = turnOf(item);
-      if (!turn) return;
-      try {
-        rt.engine.checkInput({ scope: this.scope, sessionId: this.sessionId, position: 0, ...turn, at });
-      } catch (err) {
-        // An oversized turn is stored in the transcript but not extracted.
-        this.recordError(err);
-        return;
-      }
-      enqueue.push({ index, role: turn.role, text: turn.text, at });
+      if (turn) turns.push({ index, role: turn.role, text: turn.text, at });
     });
-    const result = await rt.transcript.appendItems(this.sessionId, kept, {
-      owner: this.scope,
-      ...options,
-      ...(rt.atomicEnqueue ? { enqueue } : {}),
-    });
-    if (enqueue.length === 0) return;
-    if (rt.atomicEnqueue) {
-      rt.scheduleSoon(this.scope.userId);
-      return;
-    }
-    // A separate transcript: accept afterwards (idempotent by session, position and content, so a retry converges).
-    const inputs: OutboxInput[] = [];
-    for (const e of enqueue) {
-      const position = result.positions[e.index];
-      if (position === undefined) continue;
-      inputs.push({ scope: this.scope, sessionId: this.sessionId, position, role: e.role, text: e.text, at });
-    }
-    try {
-      await rt.engine.accept(inputs);
-    } catch (err) {
-      this.recordError(err);
-      if (this.strict) throw err;
-    }
+    // The engine stores the items and accepts the turns in one transaction, and its read barrier knows about them:
+    // the user's next recall, in this run or the next, waits for their extraction. An unacceptable turn fails the
+    // call in strict mode before anything is written, and is recorded (its item still stored) otherwise.
+    await rt.engine.appendTranscript(this.scope, this.sessionId, kept, { ...options, turns });
   }
 
   // ---------------------------------------------------------------- runs
@@ -247,7 +214,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
       throw new InvalidInputError('limit', 'must be a positive integer');
     }
-    const rt = await this.memory();
+    const rt = await this.runtime();
     const all = await rt.engine.history(this.scope);
     const kept = options.includeInvalidated
       ? all
@@ -257,7 +224,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
 
   /** A user's correction: the belief is superseded by `text` with full confidence. Returns the new belief. */
   async correctMemory(id: string, text: string): Promise<Belief> {
-    const rt = await this.memory();
+    const rt = await this.runtime();
     return rt.engine.correct(this.scope, id, text);
   }
 
@@ -267,7 +234,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
    */
   async forgetMemory(id: string, options: { readonly reason?: string | undefined } = {}): Promise<Belief> {
     if (options.reason !== undefined) assertText(options.reason, 'reason', 1000);
-    const rt = await this.memory();
+    const rt = await this.runtime();
     const tombstone = await rt.engine.forget(this.scope, id);
     if (options.reason)
       rt.logger?.info(`mem01: belief ${id} forgotten (reason given: ${options.reason.length} chars)`);
@@ -276,7 +243,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
 
   /** Waits until this user's accepted turns are extracted. In strict mode, raises a recorded failure. */
   async flushMemory(): Promise<void> {
-    const rt = await this.memory();
+    const rt = await this.runtime();
     await rt.engine.flush(this.scope);
   }
 
@@ -285,7 +252,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
    * Returns how many were forgotten. Transcripts are not touched (see {@link clearSession}).
    */
   async clearMemory(): Promise<number> {
-    const rt = await this.memory();
+    const rt = await this.runtime();
     await rt.engine.flush(this.scope);
     let count = 0;
     for (;;) {

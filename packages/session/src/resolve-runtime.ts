@@ -8,11 +8,14 @@ import { join } from 'node:path';
 import {
   ConfigError,
   type Embedder,
+  type EngineConfigInput,
   type EngineStore,
   type Extractor,
   type FullStore,
   type Logger,
   MemoryEngine,
+  resolveConfig,
+  stableJson,
   type TranscriptStore,
 } from '@mem01/engine';
 import { InjectedBlocks } from './items.js';
@@ -38,6 +41,12 @@ export interface MemoryRuntimeOptions {
   readonly strict?: boolean | undefined;
   /** Size of the injected memory block in UTF-8 bytes. Default 800. */
   readonly budgetBytes?: number | undefined;
+  /**
+   * Engine settings (`@mem01/engine`'s `EngineConfigInput`): the outbox lease (`leaseMs`, how long a crashed
+   * process holds a user's turns), `flushTimeoutMs`, the pending threshold, recall limits, ranking. `strict` and
+   * `budgetBytes` above take precedence over the same fields here.
+   */
+  readonly engine?: EngineConfigInput | undefined;
   /** Environment to read defaults from. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /** Where notices and warnings go. Default: the one-line notice goes to stderr; the engine stays silent. */
@@ -55,24 +64,15 @@ export interface RuntimeDescription {
 
 /** One store + engine, shared by every session with identical settings. */
 export interface Runtime {
+  /** Owns acceptance and the read barrier: a turn saved through it is waited for by the user's next read. */
   readonly engine: MemoryEngine;
   readonly store: EngineStore;
   readonly transcript: TranscriptStore;
-  /** The transcript is the store: a turn is appended and enqueued in one transaction. */
-  readonly atomicEnqueue: boolean;
   /** Block texts this runtime injected; the synthetic item is recognised by them. */
   readonly injected: InjectedBlocks;
   readonly budgetBytes: number;
   readonly logger: Logger | undefined;
   readonly description: RuntimeDescription;
-  /**
-   * Schedules extraction of a user's accepted turns on the next turn of the event loop, so that extraction
-   * work (CPU-bound for the local extractor, synchronous I/O for SQLite) does not delay the run that accepted
-   * them. {@link settled} must be awaited before a read that needs the user's accepted writes.
-   */
-  scheduleSoon(userId: string): void;
-  /** Resolves once every {@link scheduleSoon} of this user has reached the engine (whose barrier then waits). */
-  settled(userId: string): Promise<void>;
   /** Drains accepted writes, then closes what this package opened. */
   close(): Promise<void>;
 }
@@ -99,6 +99,12 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
   if (!Number.isInteger(budgetBytes) || budgetBytes < 1) {
     throw new ConfigError('budgetBytes must be a positive integer');
   }
+  if (options.engine !== undefined && (options.engine === null || typeof options.engine !== 'object')) {
+    throw new ConfigError('engine must be an object of engine settings');
+  }
+  // Checked now (a bad setting fails at memSession(), not at the first run), and used as resolved below.
+  const engineConfig: EngineConfigInput = { ...options.engine, strict, budgetBytes };
+  resolveConfig(engineConfig, null);
   if (options.store !== undefined && !isEngineStore(options.store)) {
     throw new ConfigError('store must implement the mem01 EngineStore port (commit, enqueue, claim, ...)');
   }
@@ -135,6 +141,7 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
       logger: options.logger ? `object:${objectId(options.logger)}` : 'default',
       strict,
       budgetBytes,
+      engine: stableJson(engineConfig),
     }),
   );
 
@@ -205,9 +212,10 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
         const transcript = options.transcript ?? (store as FullStore);
         const engine = new MemoryEngine({
           store,
+          transcript,
           extractor,
           embedder,
-          config: { strict, budgetBytes },
+          config: engineConfig,
           logger: options.logger,
         });
         // Turns accepted before a crash are still queued in a durable store: process them in the background.
@@ -215,12 +223,10 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
           options.logger?.warn(`mem01: resuming queued extraction failed: ${String(err)}`);
         });
         let closing: Promise<void> | null = null;
-        const soon = new Map<string, Promise<void>>();
         return {
           engine,
           store,
           transcript,
-          atomicEnqueue: (transcript as unknown) === (store as unknown),
           injected: new InjectedBlocks(),
           budgetBytes,
           logger: options.logger,
@@ -231,26 +237,9 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
             strict,
             budgetBytes,
           },
-          scheduleSoon(userId) {
-            if (soon.has(userId)) return;
-            soon.set(
-              userId,
-              new Promise<void>((resolve) =>
-                setImmediate(() => {
-                  soon.delete(userId);
-                  engine.schedule(userId);
-                  resolve();
-                }),
-              ),
-            );
-          },
-          async settled(userId) {
-            await soon.get(userId);
-          },
           close() {
             closing ??= (async () => {
               await resumed;
-              await Promise.all(soon.values());
               await engine.close();
               await closeOwned();
             })();

@@ -1,0 +1,101 @@
+/**
+ * Plans operations against fresh state with {@link reconcile} and commits the plan, re-reading and re-planning when
+ * a racing writer wins. Every write to beliefs, extracted or by hand, goes through here.
+ */
+import type { EngineCore } from './engine-core.js';
+import { episodeKeysOf } from './episodes.js';
+import { DuplicateActiveBeliefError, VersionConflictError } from './errors.js';
+import type { ExtractionTurn } from './ports.js';
+import { beliefKey, operationRefs, type PlanOperation, type ReconcilePlan, reconcile } from './reconcile.js';
+import type { Belief, BeliefSource, Scope } from './types.js';
+
+/** Attempts of one plan-and-commit before a lost race is reported. */
+const RACE_RETRIES = 8;
+
+export interface ApplyOptions {
+  readonly source: BeliefSource;
+  /** Who made the change, for the audit log. */
+  readonly actor: string;
+  /** Outbox entries this commit completes (extraction), in the same transaction. */
+  readonly complete?: { readonly claimId: string; readonly entryIds: readonly string[] } | undefined;
+  /**
+   * Runs before each attempt with the records the operations refer to by id, as just read: a lifecycle operation
+   * checks the caller's `expectedVersion` and the belief's status here, so a retried attempt re-checks them.
+   */
+  readonly check?: ((byId: ReadonlyMap<string, Belief>) => void) | undefined;
+}
+
+/** Reconciles `operations` against the current state of `scope` and commits the plan atomically. */
+export async function applyOperations(
+  core: EngineCore,
+  scope: Scope,
+  operations: readonly PlanOperation[],
+  turns: readonly ExtractionTurn[],
+  options: ApplyOptions,
+): Promise<ReconcilePlan> {
+  const refs = operationRefs(operations);
+  for (let attempt = 1; ; attempt++) {
+    const byId = new Map<string, Belief>();
+    for (const id of refs.ids) {
+      const b = await core.store.get(scope, id);
+      if (b) byId.set(id, b);
+    }
+    options.check?.(byId);
+    const keys = [
+      ...refs.keys,
+      ...[...byId.values()].map((b) => ({ subject: b.subject, attribute: b.attribute })),
+    ];
+    const active = keys.length > 0 ? await core.store.getActiveByKeys(scope, dedupeKeys(keys)) : [];
+    const activeByKey = new Map(active.map((b) => [beliefKey(b.subject, b.attribute), b]));
+    // The episodes of the turns these beliefs came from: retired with them when the plan retires them.
+    const evidence = [...byId.values(), ...active]
+      .filter((b) => b.kind !== 'episode')
+      .flatMap((b) => b.evidence);
+    const episodes =
+      evidence.length > 0
+        ? (
+            await core.store.getActiveByKeys(scope, dedupeKeys(episodeKeysOf(evidence, core.episodeParts)))
+          ).filter((b) => b.kind === 'episode')
+        : [];
+    const plan = reconcile(
+      operations,
+      turns,
+      { byId, activeByKey, episodes },
+      {
+        scope,
+        now: core.now(),
+        pendingBelow: core.config.pendingBelow,
+        source: options.source,
+        actor: options.actor,
+        maxTextBytes: core.config.maxTextBytes,
+        requireGrounding: options.source === 'extracted',
+      },
+    );
+    const inserts = await core.embedAll(plan.inserts);
+    try {
+      await core.store.commit({
+        scope,
+        inserts,
+        updates: plan.updates,
+        audit: plan.audit,
+        complete: options.complete,
+      });
+    } catch (err) {
+      // The store refused the commit because a racing writer changed what this attempt read: read again.
+      const race = err instanceof DuplicateActiveBeliefError || err instanceof VersionConflictError;
+      if (!race || attempt >= RACE_RETRIES) throw err;
+      core.stats.commitRetries++;
+      continue;
+    }
+    core.stats.commits++;
+    core.stats.operationsApplied += operations.length - plan.dropped.length;
+    core.stats.operationsDropped += plan.dropped.length;
+    return plan;
+  }
+}
+
+function dedupeKeys(keys: readonly { subject: string; attribute: string }[]) {
+  const seen = new Map<string, { subject: string; attribute: string }>();
+  for (const k of keys) seen.set(beliefKey(k.subject, k.attribute), k);
+  return [...seen.values()];
+}

@@ -1,0 +1,165 @@
+/**
+ * What every part of the engine shares: the store, the embedder, the resolved configuration, the clock, the
+ * logger, counters and event listeners. The write pipeline, recall and lifecycle operations each take one.
+ */
+import { type EngineConfig, type EngineConfigInput, resolveConfig } from './config.js';
+import { ClosedError, InvalidInputError } from './errors.js';
+import type { BeliefInsert, Embedder, EngineStore, Logger } from './ports.js';
+import type { Belief, Scope, Usage } from './types.js';
+
+export interface EngineStats {
+  accepted: number;
+  duplicatesSkipped: number;
+  extractedTurns: number;
+  extractionCalls: number;
+  operationsApplied: number;
+  operationsDropped: number;
+  commits: number;
+  commitRetries: number;
+  failures: number;
+  recalls: number;
+  llmCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  embeddingCalls: number;
+}
+
+export type EngineEvent =
+  | {
+      readonly type: 'extracted';
+      readonly scope: Scope;
+      readonly turns: number;
+      readonly inserted: number;
+      readonly updated: number;
+      readonly dropped: number;
+      readonly usage: Usage | undefined;
+      readonly ms: number;
+    }
+  | { readonly type: 'error'; readonly scope: Scope; readonly error: string; readonly turns: number }
+  | { readonly type: 'deferred'; readonly scope: Scope; readonly reason: string; readonly turns: number }
+  | { readonly type: 'recall'; readonly scope: Scope; readonly returned: number; readonly ms: number };
+
+/** Options shared by `MemoryAdmin` and `MemoryEngine`. */
+export interface EngineCoreOptions {
+  readonly store: EngineStore;
+  /** Without an embedder, recall is lexical only. */
+  readonly embedder?: Embedder | null | undefined;
+  readonly config?: EngineConfigInput | undefined;
+  /** Injected clock, for tests. */
+  readonly clock?: (() => Date) | undefined;
+  readonly logger?: Logger | undefined;
+}
+
+/** @internal The shared state of one engine. */
+export class EngineCore {
+  readonly store: EngineStore;
+  readonly embedder: Embedder | null;
+  readonly config: EngineConfig;
+  readonly clock: () => Date;
+  readonly logger: Logger | undefined;
+  readonly stats: EngineStats = {
+    accepted: 0,
+    duplicatesSkipped: 0,
+    extractedTurns: 0,
+    extractionCalls: 0,
+    operationsApplied: 0,
+    operationsDropped: 0,
+    commits: 0,
+    commitRetries: 0,
+    failures: 0,
+    recalls: 0,
+    llmCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    embeddingCalls: 0,
+  };
+  /** Aborted at close: cancels extractor and embedder calls still running. */
+  readonly abort = new AbortController();
+  private readonly listeners = new Set<(event: EngineEvent) => void>();
+  private closedFlag = false;
+  /** What `ClosedError` names. */
+  private readonly what: string;
+
+  constructor(options: EngineCoreOptions, what: string) {
+    if (!options || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
+    if (!options.store) throw new InvalidInputError('store', 'is required');
+    this.store = options.store;
+    this.embedder = options.embedder ?? null;
+    this.config = resolveConfig(options.config, this.embedder);
+    this.clock = options.clock ?? (() => new Date());
+    this.logger = options.logger;
+    this.what = what;
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  markClosed(): void {
+    this.closedFlag = true;
+    this.abort.abort();
+  }
+
+  assertOpen(): void {
+    if (this.closedFlag) throw new ClosedError(this.what);
+  }
+
+  now(): string {
+    return this.clock().toISOString();
+  }
+
+  on(listener: (event: EngineEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(event: EngineEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(event);
+      } catch {
+        // A listener's failure must not break the pipeline.
+      }
+    }
+  }
+
+  countUsage(usage: Usage | undefined): void {
+    if (!usage) return;
+    this.stats.llmCalls += usage.llmCalls ?? 0;
+    this.stats.inputTokens += usage.inputTokens ?? 0;
+    this.stats.outputTokens += usage.outputTokens ?? 0;
+    this.stats.embeddingCalls += usage.embeddingCalls ?? 0;
+  }
+
+  /** The most episodes one turn can be split into (a turn longer than `maxTextBytes` is split for length). */
+  get episodeParts(): number {
+    return 1;
+  }
+
+  /** Whether recall can use vectors at all (an embedder and a store with vector search). */
+  get vectors(): boolean {
+    return this.embedder !== null && this.store.capabilities.vectorSearch !== 'none';
+  }
+
+  /** Beliefs to insert, with the embeddings of their statements when the store keeps vectors. */
+  async embedAll(beliefs: readonly Belief[]): Promise<BeliefInsert[]> {
+    if (!this.embedder || beliefs.length === 0 || this.store.capabilities.vectorSearch === 'none') {
+      return beliefs.map((belief) => ({ belief }));
+    }
+    const vectors = await this.embedder.embed(
+      beliefs.map((b) => b.statement),
+      { signal: this.abort.signal, scope: beliefs[0]?.scope },
+    );
+    this.stats.embeddingCalls++;
+    return beliefs.map((belief, i) => ({ belief, embedding: vectors[i] ?? null }));
+  }
+
+  async embedQuery(query: string, scope: Scope, signal: AbortSignal | undefined): Promise<Float32Array> {
+    const embedder = this.embedder;
+    if (!embedder) throw new InvalidInputError('embedder', 'is not configured');
+    const [v] = await embedder.embed([query], { signal, scope });
+    this.stats.embeddingCalls++;
+    if (!v) throw new InvalidInputError('embedder', 'returned no vector');
+    return v;
+  }
+}

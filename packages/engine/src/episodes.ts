@@ -1,0 +1,46 @@
+/**
+ * The episodic tier: each user turn kept verbatim as an `episode` belief on a key of its own, so recall can return
+ * what the user said as well as what was distilled from it.
+ */
+import { canonicalKey } from './belief.js';
+import type { ExtractionOperation, ExtractionTurn } from './ports.js';
+import type { Evidence } from './types.js';
+
+/** The subject every episode is filed under. */
+export const EPISODE_SUBJECT = 'user';
+
+/** The key of the episode of one turn (of part `part` of a turn split for length). */
+export function episodeKey(sessionId: string, position: number, part = 0): string {
+  return canonicalKey(`episode:${sessionId}:${position}${part > 0 ? `#${part}` : ''}`);
+}
+
+/** The keys of the episodes of the turns a belief's evidence points to, every part of each. */
+export function episodeKeysOf(
+  evidence: readonly Evidence[],
+  parts = 1,
+): { subject: string; attribute: string }[] {
+  const keys: { subject: string; attribute: string }[] = [];
+  for (const e of evidence) {
+    for (let part = 0; part < parts; part++) {
+      keys.push({ subject: EPISODE_SUBJECT, attribute: episodeKey(e.sessionId, e.position, part) });
+    }
+  }
+  return keys;
+}
+
+/** One `add` of an episode for every user turn with text. Assistant turns are never episodes. */
+export function episodeOperations(turns: readonly ExtractionTurn[]): ExtractionOperation[] {
+  return turns
+    .filter((t) => t.role === 'user' && t.text.trim() !== '')
+    .map((t) => ({
+      op: 'add' as const,
+      kind: 'episode' as const,
+      subject: EPISODE_SUBJECT,
+      attribute: episodeKey(t.sessionId, t.position),
+      value: t.text,
+      statement: t.text,
+      confidence: 1,
+      validFrom: t.at,
+      evidence: [{ turnId: t.id, quote: t.text }],
+    }));
+}

@@ -1,0 +1,666 @@
+/**
+ * The per-user write pipeline: accept → (next tick) claim → extract → reconcile → commit, and the read barrier that
+ * makes a user's reads wait for that user's accepted writes.
+ *
+ * - Per user, turns are processed strictly first in, first out, on one promise chain; users progress independently,
+ *   at most `config.concurrency` at a time.
+ * - Accepting never waits for extraction: extraction starts on the next tick, so the caller that accepted (an Agents
+ *   SDK run saving its turns) is not held up. The barrier knows about accepted turns whose extraction has not
+ *   started, and starts it at once.
+ * - Nothing in the pipeline rejects unobserved: a failure is recorded (`lastError`, and in strict mode raised at the
+ *   user's next operation), and retried with backoff; a store that heals is used again.
+ */
+
+import { applyOperations } from './commit-plan.js';
+import { MAX_QUERY_CHARS } from './config.js';
+import type { EngineCore } from './engine-core.js';
+import { episodeOperations } from './episodes.js';
+import {
+  BudgetExceededError,
+  describeError,
+  InvalidInputError,
+  LeaseLostError,
+  Mem01Error,
+  PendingWritesError,
+  ProviderError,
+  sanitizeError,
+} from './errors.js';
+import type {
+  AppendEnqueue,
+  CandidateBelief,
+  ExtractionOperation,
+  ExtractionTurn,
+  Extractor,
+  OutboxClaim,
+  OutboxInput,
+  TranscriptStore,
+} from './ports.js';
+import { recallBeliefs } from './recall-service.js';
+import { validateOperations } from './reconcile.js';
+import { assertPosition } from './store-input.js';
+import type { Scope, Usage } from './types.js';
+import { assertId, assertText, normalizeScope } from './util.js';
+
+/** Kinds the extractor may confirm, supersede or retract (episodes are the engine's own). */
+export const EXTRACTABLE_KINDS = [
+  'identity',
+  'preference',
+  'goal',
+  'decision',
+  'fact',
+  'relationship',
+  'event',
+] as const;
+
+/** The longest wait between retries of a user whose store calls fail. */
+const MAX_STORE_BACKOFF_MS = 30_000;
+/** The longest wait before retrying a failed extraction in this process. */
+const MAX_EXTRACTION_BACKOFF_MS = 300_000;
+
+interface UserState {
+  /** Resolves when every drain scheduled so far for this user has finished. Never rejects. */
+  tail: Promise<void>;
+  /** A drain is on the chain and has not started: a new schedule can ride on it. */
+  queued: boolean;
+  /** Turns were accepted and their drain is not scheduled yet (it starts on the next tick, or at a barrier). */
+  deferred: boolean;
+  /** Accepts of this user still writing to the store. */
+  readonly accepting: Set<Promise<unknown>>;
+  /** A timed retry (after a failure, or when another worker's lease expires). */
+  retry: ReturnType<typeof setTimeout> | null;
+  /** Consecutive failed store calls (claim, backlog), for backoff. */
+  storeFailures: number;
+  lastError: string | null;
+  /** Strict mode: the (sanitised) error to raise at the user's next operation. */
+  strictError: Error | undefined;
+}
+
+export interface AppendTranscriptOptions {
+  /** Turns to accept with the append: each names the index of its item in `items`. */
+  readonly turns?: readonly AppendEnqueue[] | undefined;
+  readonly operationId?: string | undefined;
+  readonly operationFingerprint?: string | undefined;
+  readonly replaceSuffix?: readonly unknown[] | undefined;
+}
+
+export interface AppendTranscriptResult {
+  readonly positions: readonly number[];
+  readonly duplicate: boolean;
+  /** Turns accepted for extraction (0 for a repeated operation). */
+  readonly accepted: number;
+}
+
+/** @internal */
+export class WritePipeline {
+  private readonly users = new Map<string, UserState>();
+  /** Claims by `resume`/`runWorker` not yet placed on their user's chain (the barrier waits for them). */
+  private readonly claimsInFlight = new Set<Promise<OutboxClaim | null>>();
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(
+    private readonly core: EngineCore,
+    private readonly extractor: Extractor,
+    private readonly transcript: TranscriptStore | null,
+    readonly workerId: string,
+  ) {}
+
+  // ---------------------------------------------------------------- accepting
+
+  /** Validates a turn for the outbox and returns its canonical form. */
+  checkInput(input: OutboxInput, index = 0): OutboxInput {
+    if (!input || typeof input !== 'object')
+      throw new InvalidInputError(`inputs[${index}]`, 'must be an object');
+    const scope = normalizeScope(input.scope);
+    assertId(input.sessionId, `inputs[${index}].sessionId`);
+    assertPosition(input.position, `inputs[${index}].position`);
+    if (input.role !== 'user' && input.role !== 'assistant') {
+      throw new InvalidInputError(`inputs[${index}].role`, 'must be "user" or "assistant"');
+    }
+    assertText(input.text, `inputs[${index}].text`, this.core.config.maxTextBytes);
+    if (typeof input.at !== 'string' || Number.isNaN(Date.parse(input.at))) {
+      throw new InvalidInputError(`inputs[${index}].at`, 'must be an ISO-8601 date');
+    }
+    return { ...input, scope, at: new Date(input.at).toISOString() };
+  }
+
+  async accept(inputs: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }> {
+    this.core.assertOpen();
+    if (!Array.isArray(inputs)) throw new InvalidInputError('inputs', 'must be an array');
+    const checked = inputs.map((input, i) => this.checkInput(input, i));
+    const userIds = [...new Set(checked.map((c) => c.scope.userId))];
+    for (const userId of userIds) this.raiseStrict(userId);
+    if (checked.length === 0) return { accepted: 0, duplicates: 0 };
+    const result = await this.accepting(userIds, () => this.core.store.enqueue(checked));
+    this.core.stats.accepted += result.accepted;
+    this.core.stats.duplicatesSkipped += result.duplicates;
+    for (const userId of userIds) this.defer(userId);
+    return result;
+  }
+
+  /**
+   * Appends items to a session's transcript and accepts `turns` for extraction, in one transaction when the
+   * transcript is the store. A turn that cannot be accepted (oversized, say) is refused before anything is written
+   * in strict mode; otherwise the items are stored, that turn is not extracted, and the failure is recorded.
+   */
+  async appendTranscript(
+    scope: Scope,
+    sessionId: string,
+    items: readonly unknown[],
+    options: AppendTranscriptOptions,
+  ): Promise<AppendTranscriptResult> {
+    this.core.assertOpen();
+    const s = normalizeScope(scope);
+    assertId(sessionId, 'sessionId');
+    if (!Array.isArray(items)) throw new InvalidInputError('items', 'must be an array');
+    const transcript = this.transcript;
+    if (!transcript) {
+      throw new InvalidInputError('transcript', 'this engine has no transcript store (pass `transcript`)');
+    }
+    this.raiseStrict(s.userId);
+    const turns: AppendEnqueue[] = [];
+    for (const [i, turn] of (options.turns ?? []).entries()) {
+      try {
+        if (!Number.isInteger(turn?.index) || turn.index < 0 || turn.index >= items.length) {
+          throw new InvalidInputError(`turns[${i}].index`, `must point into items (0..${items.length - 1})`);
+        }
+        const c = this.checkInput({ scope: s, sessionId, position: 0, ...turn }, i);
+        turns.push({
+          index: turn.index,
+          role: c.role,
+          text: c.text,
+          at: c.at,
+          ...(c.ref ? { ref: c.ref } : {}),
+        });
+      } catch (err) {
+        if (this.core.config.strict) throw err;
+        // Failure-open: the transcript keeps the item; only its extraction is skipped, and the user can see why.
+        this.record(s, err, 1);
+      }
+    }
+    const atomic = (transcript as unknown) === (this.core.store as unknown);
+    const result = await this.accepting([s.userId], async () => {
+      const appended = await transcript.appendItems(s, sessionId, items, {
+        operationId: options.operationId,
+        operationFingerprint: options.operationFingerprint,
+        replaceSuffix: options.replaceSuffix,
+        ...(atomic ? { enqueue: turns } : {}),
+      });
+      if (appended.duplicate || turns.length === 0) return { ...appended, accepted: 0 };
+      if (atomic) return { ...appended, accepted: turns.length };
+      // A separate transcript: accept afterwards (idempotent by session, position and content, so a retry converges).
+      const inputs: OutboxInput[] = [];
+      for (const t of turns) {
+        const position = appended.positions[t.index];
+        if (position === undefined) continue;
+        inputs.push({ scope: s, sessionId, position, role: t.role, text: t.text, at: t.at, ref: t.ref });
+      }
+      const enq = await this.core.store.enqueue(inputs);
+      this.core.stats.duplicatesSkipped += enq.duplicates;
+      return { ...appended, accepted: enq.accepted };
+    });
+    this.core.stats.accepted += result.accepted;
+    if (result.accepted > 0) this.defer(s.userId);
+    return { positions: result.positions, duplicate: result.duplicate, accepted: result.accepted };
+  }
+
+  /** Runs a store write that accepts turns of `userIds`, so that their barriers wait for it. */
+  private async accepting<T>(userIds: readonly string[], write: () => Promise<T>): Promise<T> {
+    const p = write();
+    const states = userIds.map((u) => this.state(u));
+    for (const st of states) st.accepting.add(p);
+    try {
+      return await p;
+    } finally {
+      for (const st of states) st.accepting.delete(p);
+    }
+  }
+
+  /** Extraction of a user's accepted turns starts on the next tick (or at the next barrier, whichever is first). */
+  private defer(userId: string): void {
+    const st = this.state(userId);
+    if (st.deferred) return;
+    st.deferred = true;
+    setTimeout(() => {
+      if (!st.deferred || this.core.closed) return;
+      st.deferred = false;
+      this.schedule(userId);
+    }, 0);
+  }
+
+  /** Starts a drain now for a user with deferred turns or a pending retry. */
+  private kick(userId: string, always = false): void {
+    const st = this.users.get(userId);
+    if (!st || (!always && !st.deferred && st.retry === null)) return;
+    st.deferred = false;
+    if (st.retry) {
+      clearTimeout(st.retry);
+      st.retry = null;
+    }
+    this.schedule(userId);
+  }
+
+  // ---------------------------------------------------------------- the barrier
+
+  /**
+   * Waits until the writes accepted for this user so far are processed (or have failed and been recorded). In
+   * strict mode, raises a recorded failure.
+   */
+  async barrier(userId: string): Promise<void> {
+    await this.settle(userId);
+    this.raiseStrict(userId);
+  }
+
+  private async settle(userId: string): Promise<void> {
+    // A claim of any user still in flight may be this user's turn: wait until it is on the user's chain.
+    if (this.claimsInFlight.size > 0) await Promise.allSettled([...this.claimsInFlight]);
+    const st = this.users.get(userId);
+    if (!st) return;
+    if (st.accepting.size > 0) await Promise.allSettled([...st.accepting]);
+    this.kick(userId);
+    await st.tail;
+  }
+
+  /**
+   * Waits until the accepted writes of one user are processed, including turns another worker's lease holds (up to
+   * `timeoutMs`, default `config.flushTimeoutMs`). Turns still unprocessed then are reported in `lastError`, and in
+   * strict mode raised as `PendingWritesError`. Without a scope, drains every user this engine knows.
+   */
+  async flush(scope?: Scope, options: { readonly timeoutMs?: number | undefined } = {}): Promise<void> {
+    if (scope === undefined) {
+      for (const userId of this.users.keys()) this.kick(userId, true);
+      await Promise.all([...this.users.values()].map((s) => s.tail));
+      for (const userId of this.users.keys()) this.raiseStrict(userId);
+      return;
+    }
+    const { userId } = normalizeScope(scope);
+    const timeoutMs = options.timeoutMs ?? this.core.config.flushTimeoutMs;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 0)
+      throw new InvalidInputError('timeoutMs', 'must be a non-negative integer');
+    const deadline = performance.now() + timeoutMs;
+    const st = this.state(userId);
+    for (;;) {
+      this.kick(userId, true);
+      await this.settle(userId);
+      const now = this.core.clock().getTime();
+      const backlog = await this.core.store.backlog({ now: new Date(now).toISOString(), userId });
+      const pending = backlog.queued + backlog.claimed;
+      if (pending === 0) break;
+      if (backlog.staleLeases > 0) continue; // a dead worker's lease just expired: take its turns now
+      const held = backlog.claimed > 0;
+      const until = backlog.nextClaimableAt;
+      if (!held || until === null) {
+        // Nobody holds them: this process's own attempt failed (recorded already), or they wait for a retry time.
+        if (until !== null) this.reportPending(st, pending, until, 'waiting for a retry');
+        break;
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        this.reportPending(st, pending, until, "held by another worker's lease");
+        break;
+      }
+      await sleep(Math.min(left, Math.max(10, Date.parse(until) - now + 5)));
+    }
+    this.raiseStrict(userId);
+  }
+
+  private reportPending(st: UserState, pending: number, until: string, why: string): void {
+    const message = `${pending} accepted turn${pending === 1 ? ' is' : 's are'} not extracted yet: ${why} until ${until}`;
+    st.lastError = message;
+    this.core.logger?.warn(`mem01: ${message}`);
+    if (this.core.config.strict && st.strictError === undefined) {
+      st.strictError = new PendingWritesError(message, { pending, until });
+    }
+  }
+
+  // ---------------------------------------------------------------- draining
+
+  /** Puts a drain of the user's queued turns on the user's chain. Cheap when one is already waiting there. */
+  private schedule(userId: string): void {
+    if (this.core.closed) return;
+    const st = this.state(userId);
+    if (st.queued) return;
+    st.queued = true;
+    st.tail = st.tail.then(async () => {
+      st.queued = false;
+      await this.drainUser(userId);
+    });
+  }
+
+  private async drainUser(userId: string): Promise<void> {
+    const st = this.state(userId);
+    await this.withUserSlot(async () => {
+      try {
+        for (;;) {
+          const claim = await this.core.store.claim({ ...this.claimOptions(), userId });
+          st.storeFailures = 0;
+          if (!claim) break;
+          if (!(await this.processClaim(claim))) return;
+        }
+        await this.followUp(userId);
+      } catch (err) {
+        // The store failed (busy SQLite file, unreachable or exhausted Postgres pool): record, retry with backoff.
+        st.storeFailures++;
+        this.record({ userId }, err, 0);
+        this.retryLater(userId, Math.min(MAX_STORE_BACKOFF_MS, 100 * 2 ** Math.min(st.storeFailures, 10)));
+      }
+    });
+  }
+
+  /** After a drain found nothing claimable: if turns wait for another worker's lease or a retry time, come back then. */
+  private async followUp(userId: string): Promise<void> {
+    const now = this.core.clock().getTime();
+    const backlog = await this.core.store.backlog({ now: new Date(now).toISOString(), userId });
+    if (backlog.queued + backlog.claimed === 0 || backlog.nextClaimableAt === null) return;
+    this.retryLater(userId, Math.max(0, Date.parse(backlog.nextClaimableAt) - now) + 5);
+  }
+
+  /** A drain of this user after `ms` (unless the engine closes first, or a barrier starts one sooner). */
+  private retryLater(userId: string, ms: number): void {
+    if (this.core.closed) return;
+    const st = this.state(userId);
+    if (st.retry) clearTimeout(st.retry);
+    st.retry = setTimeout(() => {
+      st.retry = null;
+      this.schedule(userId);
+    }, ms);
+    // A retry must not keep a process alive: a durable outbox keeps the turns for the next start.
+    st.retry.unref?.();
+  }
+
+  /** Processes everything queued in the store, for every user (for example after a crash). */
+  async resume(): Promise<void> {
+    this.core.assertOpen();
+    const workers = Array.from({ length: this.core.config.concurrency }, async () => {
+      while (!this.core.closed) {
+        if (!(await this.claimAndRun(undefined))) return;
+      }
+    });
+    await Promise.all(workers);
+  }
+
+  /** The worker loop of a multi-process deployment: claims any user's turns, processes them, polls when idle. */
+  async runWorker(
+    options: {
+      readonly signal?: AbortSignal | undefined;
+      readonly pollMs?: number | undefined;
+      readonly userId?: string | undefined;
+    } = {},
+  ): Promise<void> {
+    this.core.assertOpen();
+    const pollMs = options.pollMs ?? 250;
+    let failures = 0;
+    while (!this.core.closed && !options.signal?.aborted) {
+      let worked: boolean;
+      try {
+        worked = await this.claimAndRun(options.userId);
+        failures = 0;
+      } catch (err) {
+        // A database outage must not end the worker: back off (up to 30 s) and try again.
+        failures++;
+        this.core.logger?.warn(`mem01: worker cannot claim (attempt ${failures}): ${describeError(err)}`);
+        await sleep(Math.min(30_000, pollMs * 2 ** Math.min(failures, 7)), options.signal);
+        continue;
+      }
+      if (worked) continue;
+      await sleep(pollMs, options.signal);
+    }
+  }
+
+  /**
+   * Claims the oldest turns of any user (or of `userId`) and processes them on that user's chain, so the user's
+   * read barrier waits for them exactly as for turns this engine accepted. Returns false when nothing was claimable.
+   */
+  private async claimAndRun(userId: string | undefined): Promise<boolean> {
+    const pending = this.core.store.claim({ ...this.claimOptions(), userId });
+    this.claimsInFlight.add(pending);
+    let claim: OutboxClaim | null;
+    try {
+      claim = await pending;
+    } catch (err) {
+      this.claimsInFlight.delete(pending);
+      throw err;
+    }
+    if (!claim) {
+      this.claimsInFlight.delete(pending);
+      return false;
+    }
+    const held = claim;
+    const st = this.state(held.scope.userId);
+    const run = st.tail.then(() => this.withUserSlot(() => this.processClaim(held)));
+    st.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    // On the chain now: a barrier that waited for this claim will find it there.
+    this.claimsInFlight.delete(pending);
+    await run;
+    return true;
+  }
+
+  private claimOptions() {
+    return {
+      worker: this.workerId,
+      leaseMs: this.core.config.leaseMs,
+      now: this.core.now(),
+      maxEntries: this.extractor.batchChars ? this.core.config.maxBatchTurns : 1,
+      maxChars: this.extractor.batchChars || undefined,
+    };
+  }
+
+  /** Bounded concurrency across users. */
+  private async withUserSlot<T>(fn: () => Promise<T>): Promise<T> {
+    // A finishing task hands its slot straight to the next waiter, so the count never overshoots.
+    if (this.running >= this.core.config.concurrency) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
+    }
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+
+  /**
+   * Extracts, reconciles and commits one claim. Never throws: a failure is recorded and the turns given back.
+   * Returns false when the user's drain should stop.
+   */
+  private async processClaim(claim: OutboxClaim): Promise<boolean> {
+    const core = this.core;
+    const scope = normalizeScope(claim.scope);
+    const st = this.state(scope.userId);
+    const started = performance.now();
+    const turns: ExtractionTurn[] = claim.entries.map((e) => ({
+      id: e.id,
+      sessionId: e.sessionId,
+      position: e.position,
+      role: e.role,
+      text: e.text,
+      at: e.at,
+      ...(e.ref === undefined ? {} : { ref: e.ref }),
+    }));
+    try {
+      const userText = turns
+        .filter((t) => t.role === 'user')
+        .map((t) => t.text)
+        .join('\n');
+      let operations: ExtractionOperation[] = [];
+      let usage: Usage | undefined;
+      if (userText.trim() !== '') {
+        const candidates = await this.findCandidates(scope, userText);
+        const result = await this.extractor.extract({
+          scope,
+          turns,
+          candidates,
+          now: core.now(),
+          signal: core.abort.signal,
+        });
+        usage = result.usage;
+        core.countUsage(usage);
+        core.stats.extractionCalls++;
+        operations = validateOperations(
+          result.operations as unknown[],
+          new Set(candidates.map((c) => c.id)),
+          core.config.maxTextBytes,
+        );
+      }
+      if (core.config.episodic) operations = [...operations, ...episodeOperations(turns)];
+      const plan = await applyOperations(core, scope, operations, turns, {
+        source: 'extracted',
+        actor: this.workerId,
+        complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
+      });
+      st.lastError = null;
+      core.stats.extractedTurns += turns.length;
+      core.emit({
+        type: 'extracted',
+        scope,
+        turns: turns.length,
+        inserted: plan.inserts.length,
+        updated: plan.updates.length,
+        dropped: plan.dropped.length,
+        usage,
+        ms: performance.now() - started,
+      });
+      return true;
+    } catch (err) {
+      const message = describeError(err);
+      if (err instanceof LeaseLostError) {
+        core.logger?.warn(`mem01: ${message}`);
+        return false;
+      }
+      if (err instanceof BudgetExceededError) {
+        const retryAt =
+          err.resetAt ?? new Date(core.clock().getTime() + core.config.budgetRetryMs).toISOString();
+        await core.store.release(claim, { retryAt, reason: message }).catch(() => undefined);
+        st.lastError = message;
+        core.emit({ type: 'deferred', scope, reason: message, turns: turns.length });
+        core.logger?.warn(`mem01: extraction deferred for a user: ${message}`);
+        this.retryLater(scope.userId, Math.max(0, Date.parse(retryAt) - core.clock().getTime()) + 5);
+        return false;
+      }
+      this.record(scope, err, turns.length);
+      const retryAfterMs = err instanceof ProviderError ? err.retryAfterMs : undefined;
+      const retryAt =
+        retryAfterMs === undefined
+          ? undefined
+          : new Date(core.clock().getTime() + retryAfterMs).toISOString();
+      await core.store
+        .fail(claim, message, { maxAttempts: core.config.maxAttempts, retryAt })
+        .catch(() => undefined);
+      const attempts = (claim.entries[0]?.attempts ?? 0) + 1;
+      if (attempts < core.config.maxAttempts) {
+        this.retryLater(
+          scope.userId,
+          retryAfterMs ?? Math.min(MAX_EXTRACTION_BACKOFF_MS, 1000 * 2 ** Math.min(attempts - 1, 12)),
+        );
+      }
+      return false;
+    }
+  }
+
+  /** Records a pipeline failure of a user: `lastError`, the strict error, counters, an event and a warning. */
+  private record(scope: Scope, err: unknown, turns: number): void {
+    const st = this.state(scope.userId);
+    const message = describeError(err);
+    this.core.stats.failures++;
+    st.lastError = message;
+    if (this.core.config.strict) st.strictError = toStrictError(err);
+    this.core.emit({ type: 'error', scope, error: message, turns });
+    this.core.logger?.warn(`mem01: memory pipeline failure: ${message}`);
+  }
+
+  /** The user's existing active beliefs most related to the batch, offered to the extractor. */
+  private async findCandidates(scope: Scope, text: string): Promise<CandidateBelief[]> {
+    const options = { limit: this.core.config.candidatesForExtraction, kinds: EXTRACTABLE_KINDS };
+    const query = text.slice(0, MAX_QUERY_CHARS);
+    // Candidates are a hint for the extractor: when the embedder fails, lexical candidates keep extraction going
+    // (and the commit, which needs embeddings, reports the failure if it persists).
+    const hits = await recallBeliefs(this.core, scope, query, options).catch((err: unknown) => {
+      this.core.logger?.warn(
+        `mem01: vector candidates unavailable, using lexical only: ${describeError(err)}`,
+      );
+      return recallBeliefs(this.core, scope, query, { ...options, vector: false });
+    });
+    return hits.map(({ belief: b }) => ({
+      id: b.id,
+      kind: b.kind,
+      subject: b.subject,
+      attribute: b.attribute,
+      value: b.value,
+      statement: b.statement,
+      confidence: b.confidence,
+      storedAt: b.storedAt,
+    }));
+  }
+
+  // ---------------------------------------------------------------- state
+
+  lastError(userId: string): string | null {
+    return this.users.get(userId)?.lastError ?? null;
+  }
+
+  /** Strict mode: raises (once) a failure recorded for this user. */
+  raiseStrict(userId: string): void {
+    const st = this.users.get(userId);
+    if (!st || st.strictError === undefined) return;
+    const err = st.strictError;
+    st.strictError = undefined;
+    throw err;
+  }
+
+  /** Drains what was accepted (deferred turns start now), then stops every timer. */
+  async close(): Promise<void> {
+    for (const [userId, st] of this.users) {
+      if (st.retry) {
+        clearTimeout(st.retry);
+        st.retry = null;
+      }
+      if (st.deferred) this.kick(userId);
+    }
+    await Promise.all([...this.users.values()].map((s) => s.tail));
+  }
+
+  private state(userId: string): UserState {
+    let st = this.users.get(userId);
+    if (!st) {
+      st = {
+        tail: Promise.resolve(),
+        queued: false,
+        deferred: false,
+        accepting: new Set(),
+        retry: null,
+        storeFailures: 0,
+        lastError: null,
+        strictError: undefined,
+      };
+      this.users.set(userId, st);
+    }
+    return st;
+  }
+}
+
+/** A failure as strict mode raises it: sanitised through the whole cause chain, always a `Mem01Error`. */
+function toStrictError(err: unknown): Error {
+  const clean = sanitizeError(err);
+  return clean instanceof Mem01Error
+    ? clean
+    : new Mem01Error('pipeline_error', `memory pipeline failure: ${describeError(err)}`, { cause: clean });
+}
+
+function sleep(ms: number, signal?: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
