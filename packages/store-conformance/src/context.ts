@@ -14,6 +14,12 @@ export interface ConformanceHarness {
   openSecond?(): Promise<FullStore>;
   /** Optional: called after each test, after the suite closed every store it opened, to drop the schema/file. */
   cleanup?(): Promise<void>;
+  /**
+   * Optional, for a store that can still hold transcripts written before owners were recorded: writes `items` as
+   * session `sessionId` of the database of the last `open`, with no recorded owner, the way an older schema version
+   * left them (positions from 0). Absent for a store that cannot hold such a session (the memory store).
+   */
+  writeUnownedSession?(sessionId: string, items: readonly unknown[]): Promise<void>;
 }
 
 export interface ConformanceOptions {
@@ -27,6 +33,8 @@ export interface SuiteContext {
   open(dimensions?: number): Promise<FullStore>;
   /** A second handle on the database of the last `open`, or null when the harness has none. */
   second(): Promise<FullStore | null>;
+  /** The harness's {@link ConformanceHarness.writeUnownedSession}, or null when it has none. */
+  readonly writeUnownedSession: ConformanceHarness['writeUnownedSession'] | null;
   /** Registers a test unless its title is in `options.skip`. `t.skip()` marks a test not applicable at run time. */
   test(title: string, fn: (t: TestControl) => Promise<void>): void;
 }

@@ -71,6 +71,12 @@ export function runStoreConformance(
         opened.push(store);
         return store;
       },
+      writeUnownedSession: harness.writeUnownedSession
+        ? (sessionId, items) => {
+            if (!hasPrimary) throw new Error('conformance suite bug: writeUnownedSession() before open()');
+            return harness.writeUnownedSession!(sessionId, items);
+          }
+        : null,
       test(title, fn) {
         (skip.has(title) ? it.skip : it)(title, (context) => fn({ skip: (note) => context.skip(note) }));
       },

@@ -57,6 +57,7 @@ import {
 import { LexicalIndex } from './lexical-index.js';
 import {
   type CanonicalScope,
+  canonicalOwner,
   canonicalScope,
   cloneBelief,
   cloneScope,
@@ -126,7 +127,8 @@ interface Entry {
 }
 
 interface Session {
-  owner: CanonicalScope | null;
+  /** The scope of the first append; it keeps the session when it is emptied or cleared. */
+  readonly owner: CanonicalScope;
   items: string[];
   readonly operations: Map<string, { readonly fingerprint: string; readonly positions: readonly number[] }>;
 }
@@ -513,17 +515,12 @@ export class InMemoryStore implements FullStore {
     const evidence = new Map<string, number[]>();
     for (const e of b.evidence) push(evidence, e.sessionId, e.position);
     for (const [id, session] of this.sessions) {
-      if (session.owner && session.owner.userId !== userId) continue;
-      const owned = session.owner !== null;
+      if (session.owner.userId !== userId) continue;
       const whole = new Set(evidence.get(id) ?? []);
-      if (!owned && whole.size === 0) continue;
       session.items = session.items.map((text, position) => {
         const isEvidence = whole.has(position);
-        if (!isEvidence && !(owned && mayContainNeedle(text, needles))) return text;
-        const next = redactTranscriptItem(JSON.parse(text) as unknown, {
-          whole: isEvidence,
-          needles: owned ? needles : [],
-        });
+        if (!isEvidence && !mayContainNeedle(text, needles)) return text;
+        const next = redactTranscriptItem(JSON.parse(text) as unknown, { whole: isEvidence, needles });
         return next === null ? text : JSON.stringify(next);
       });
     }
@@ -572,7 +569,7 @@ export class InMemoryStore implements FullStore {
     this.liveByUser.delete(userId);
     let transcriptItems = 0;
     for (const [id, session] of this.sessions) {
-      if (session.owner?.userId !== userId) continue;
+      if (session.owner.userId !== userId) continue;
       transcriptItems += session.items.length;
       this.sessions.delete(id);
     }
@@ -765,10 +762,10 @@ export class InMemoryStore implements FullStore {
   // ---------------------------------------------------------------- transcripts
 
   async appendItems(
+    owner: Scope,
     sessionId: string,
     items: readonly unknown[],
     options: {
-      readonly owner?: Scope | undefined;
       readonly operationId?: string | undefined;
       readonly operationFingerprint?: string | undefined;
       readonly replaceSuffix?: readonly unknown[] | undefined;
@@ -776,10 +773,10 @@ export class InMemoryStore implements FullStore {
     } = {},
   ): Promise<{ readonly positions: readonly number[]; readonly duplicate: boolean }> {
     this.assertOpen();
+    const scope = canonicalOwner(owner);
     assertId(sessionId, 'sessionId');
     if (!Array.isArray(items)) throw new InvalidInputError('items', `must be an array, got ${typeOf(items)}`);
     const serialized = items.map((item, i) => serializeItem(item, `items[${i}]`));
-    const owner = options.owner === undefined ? null : canonicalScope(options.owner);
     if (options.operationId !== undefined) assertId(options.operationId, 'operationId');
     if (options.operationFingerprint !== undefined) {
       assertText(options.operationFingerprint, 'operationFingerprint', 4096);
@@ -801,16 +798,12 @@ export class InMemoryStore implements FullStore {
     });
 
     const session = this.sessions.get(sessionId);
-    if (session && owner && session.owner && scopeKey(session.owner) !== scopeKey(owner)) {
+    if (session && scopeKey(session.owner) !== scopeKey(scope)) {
       throw new InvalidInputError('owner', 'the session belongs to another scope');
-    }
-    const effectiveOwner = owner ?? session?.owner ?? null;
-    if (enqueue.length > 0 && effectiveOwner === null) {
-      throw new InvalidInputError('owner', 'is required to enqueue turns');
     }
     const fingerprint =
       options.operationFingerprint ??
-      contentHash(stableJson({ items, replaceSuffix: options.replaceSuffix ?? null, enqueue, owner }));
+      contentHash(stableJson({ items, replaceSuffix: options.replaceSuffix ?? null, enqueue, owner: scope }));
     if (options.operationId !== undefined) {
       const done = session?.operations.get(options.operationId);
       if (done) {
@@ -838,7 +831,7 @@ export class InMemoryStore implements FullStore {
     const turns = enqueue.map((e, i) =>
       validateOutboxInput(
         {
-          scope: effectiveOwner!,
+          scope,
           sessionId,
           position: positions[e.index]!,
           role: e.role,
@@ -851,9 +844,8 @@ export class InMemoryStore implements FullStore {
     );
 
     // Valid: apply.
-    const target: Session = session ?? { owner: null, items: [], operations: new Map() };
+    const target: Session = session ?? { owner: scope, items: [], operations: new Map() };
     if (!session) this.sessions.set(sessionId, target);
-    if (owner && !target.owner) target.owner = owner;
     target.items.length = keep;
     target.items.push(...serialized);
     if (options.operationId !== undefined)
@@ -862,29 +854,38 @@ export class InMemoryStore implements FullStore {
     return { positions: [...positions], duplicate: false };
   }
 
-  async getItems(sessionId: string, limit?: number): Promise<unknown[]> {
+  async getItems(owner: Scope, sessionId: string, limit?: number): Promise<unknown[]> {
     this.assertOpen();
-    assertId(sessionId, 'sessionId');
+    const session = this.ownedSession(owner, sessionId);
     if (limit !== undefined && (typeof limit !== 'number' || Number.isNaN(limit))) {
       throw new InvalidInputError('limit', `must be a number, got ${typeOf(limit)}`);
     }
-    const items = this.sessions.get(sessionId)?.items ?? [];
+    const items = session?.items ?? [];
     if (limit !== undefined && limit <= 0) return [];
     const from = limit === undefined ? 0 : Math.max(0, items.length - Math.floor(limit));
     return items.slice(from).map((s) => JSON.parse(s) as unknown);
   }
 
-  async popItem(sessionId: string): Promise<unknown | undefined> {
+  async popItem(owner: Scope, sessionId: string): Promise<unknown | undefined> {
     this.assertOpen();
-    assertId(sessionId, 'sessionId');
-    const last = this.sessions.get(sessionId)?.items.pop();
+    const last = this.ownedSession(owner, sessionId)?.items.pop();
     return last === undefined ? undefined : (JSON.parse(last) as unknown);
   }
 
-  async clearSession(sessionId: string): Promise<void> {
+  async clearSession(owner: Scope, sessionId: string): Promise<void> {
     this.assertOpen();
+    const session = this.ownedSession(owner, sessionId);
+    if (!session) return;
+    session.items = [];
+    session.operations.clear();
+  }
+
+  /** The session when `owner` owns it; undefined when it does not exist or belongs to another scope. */
+  private ownedSession(owner: Scope, sessionId: string): Session | undefined {
+    const scope = canonicalOwner(owner);
     assertId(sessionId, 'sessionId');
-    this.sessions.delete(sessionId);
+    const session = this.sessions.get(sessionId);
+    return session && scopeKey(session.owner) === scopeKey(scope) ? session : undefined;
   }
 
   // ---------------------------------------------------------------- internals
@@ -1109,19 +1110,24 @@ export class InMemoryStore implements FullStore {
     let claimed = 0;
     let dead = 0;
     let staleLeases = 0;
+    let next = Number.POSITIVE_INFINITY;
     const lists =
       userId === undefined ? [...this.entriesByUser.values()] : [this.entriesByUser.get(userId) ?? []];
     for (const list of lists) {
       for (const e of list) {
-        if (e.status === 'queued') queued++;
-        else if (e.status === 'dead') dead++;
+        if (e.status === 'queued') {
+          queued++;
+          if (e.retryAt > now) next = Math.min(next, e.retryAt);
+        } else if (e.status === 'dead') dead++;
         else if (e.status === 'claimed') {
           claimed++;
           if (e.leaseUntil <= now) staleLeases++;
+          else next = Math.min(next, e.leaseUntil);
         }
       }
     }
-    return { queued, claimed, dead, staleLeases };
+    const nextClaimableAt = next === Number.POSITIVE_INFINITY ? null : new Date(next).toISOString();
+    return { queued, claimed, dead, staleLeases, nextClaimableAt };
   }
 }
 

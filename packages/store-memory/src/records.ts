@@ -2,7 +2,7 @@
  * Scope keys and record copies of the in-memory store. Input checks are the engine's shared store-input helpers
  * (`validateBelief`, `validateAuditEvent`, ... from `@mem01/engine`).
  */
-import { type Belief, normalizeScope, type Scope } from '@mem01/engine';
+import { assertId, type Belief, InvalidInputError, normalizeScope, type Scope } from '@mem01/engine';
 
 /** Upper bound on any stored text field (a store limit, not policy: the engine enforces its own smaller limit). */
 export const MAX_TEXT_BYTES = 1024 * 1024;
@@ -27,4 +27,15 @@ export function cloneBelief(b: Belief): Belief {
     scope: cloneScope(b.scope),
     evidence: b.evidence.map((e) => ({ ...e })),
   };
+}
+
+/** The owner scope of a transcript call, canonical; `InvalidInputError` on field `owner` when it is not a scope. */
+export function canonicalOwner(owner: unknown): CanonicalScope {
+  if (owner === null || typeof owner !== 'object')
+    throw new InvalidInputError('owner', 'must be a scope ({ userId, namespace? })');
+  const { userId, namespace } = owner as { userId?: unknown; namespace?: unknown };
+  assertId(userId, 'owner.userId');
+  if (namespace !== undefined && namespace !== null && namespace !== '')
+    assertId(namespace, 'owner.namespace');
+  return normalizeScope(owner);
 }

@@ -1633,11 +1633,19 @@ export class PostgresStore implements FullStore {
     return this.#run(
       'backlog',
       async () => {
-        const r = await sql<{ queued: string; claimed: string; dead: string; stale: string }>`
+        const r = await sql<{
+          queued: string;
+          claimed: string;
+          dead: string;
+          stale: string;
+          next: Date | string | null;
+        }>`
           select count(*) filter (where status = 'queued') as queued,
                  count(*) filter (where status = 'claimed') as claimed,
                  count(*) filter (where status = 'dead') as dead,
-                 count(*) filter (where status = 'claimed' and lease_until <= ${now}::timestamptz) as stale
+                 count(*) filter (where status = 'claimed' and lease_until <= ${now}::timestamptz) as stale,
+                 min(case when status = 'claimed' and lease_until > ${now}::timestamptz then lease_until
+                          when status = 'queued' and retry_at > ${now}::timestamptz then retry_at end) as next
           from ${this.#t('outbox')}
           where status <> 'done' ${options.userId === undefined ? sql`` : sql`and user_id = ${options.userId}`}`.execute(
           this.#db,
@@ -1648,6 +1656,8 @@ export class PostgresStore implements FullStore {
           claimed: Number(row?.claimed ?? 0),
           dead: Number(row?.dead ?? 0),
           staleLeases: Number(row?.stale ?? 0),
+          nextClaimableAt:
+            row?.next === null || row?.next === undefined ? null : new Date(row.next).toISOString(),
         };
       },
       { idempotent: true },
@@ -1673,16 +1683,17 @@ export class PostgresStore implements FullStore {
   // ---------------------------------------------------------------- transcripts
 
   async appendItems(
+    owner: Scope,
     sessionId: string,
     items: readonly unknown[],
     options: {
-      readonly owner?: Scope | undefined;
       readonly operationId?: string | undefined;
       readonly operationFingerprint?: string | undefined;
       readonly replaceSuffix?: readonly unknown[] | undefined;
       readonly enqueue?: readonly AppendEnqueue[] | undefined;
     } = {},
   ): Promise<{ readonly positions: readonly number[]; readonly duplicate: boolean }> {
+    const scope = ownerScope(owner);
     assertId(sessionId, 'sessionId');
     if (!Array.isArray(items)) throw new InvalidInputError('items', 'must be an array');
     const encoded = items.map((item, i) => {
@@ -1690,7 +1701,6 @@ export class PostgresStore implements FullStore {
       if (json === undefined) throw new InvalidInputError(`items[${i}]`, 'must be JSON-serializable');
       return json;
     });
-    const owner = options.owner === undefined ? null : normalizeScope(options.owner);
     if (options.operationId !== undefined) assertId(options.operationId, 'operationId');
     const fingerprint = options.operationFingerprint ?? null;
     if (fingerprint !== null && typeof fingerprint !== 'string') {
@@ -1701,22 +1711,12 @@ export class PostgresStore implements FullStore {
       throw new InvalidInputError('replaceSuffix', 'must be an array');
     const enqueue = options.enqueue ?? [];
     if (!Array.isArray(enqueue)) throw new InvalidInputError('enqueue', 'must be an array');
-    if (enqueue.length > 0 && owner === null)
-      throw new InvalidInputError('owner', 'is required to enqueue turns');
     enqueue.forEach((e, i) => {
       if (!Number.isInteger(e.index) || e.index < 0 || e.index >= items.length) {
         throw new InvalidInputError(`enqueue[${i}].index`, 'must point at an appended item');
       }
       this.#validateInput(
-        {
-          scope: owner ?? { userId: 'x' },
-          sessionId,
-          position: 0,
-          role: e.role,
-          text: e.text,
-          at: e.at,
-          ref: e.ref,
-        },
+        { scope, sessionId, position: 0, role: e.role, text: e.text, at: e.at, ref: e.ref },
         `enqueue[${i}]`,
       );
     });
@@ -1727,7 +1727,7 @@ export class PostgresStore implements FullStore {
         () =>
           this.#tx(async (trx) => {
             await sql`insert into ${this.#t('transcript_sessions')} (session_id, user_id, namespace)
-            values (${sessionId}, ${owner?.userId ?? null}, ${owner?.namespace ?? null}) on conflict (session_id) do nothing`.execute(
+            values (${sessionId}, ${scope.userId}, ${scope.namespace}) on conflict (session_id) do nothing`.execute(
               trx,
             );
             const session = await sql<{ user_id: string | null; namespace: string | null }>`
@@ -1735,13 +1735,15 @@ export class PostgresStore implements FullStore {
               trx,
             );
             const current = session.rows[0];
-            if (owner && current) {
-              if (current.user_id === null) {
-                await sql`update ${this.#t('transcript_sessions')} set user_id = ${owner.userId}, namespace = ${owner.namespace}
+            if (current?.user_id === null) {
+              // A session written before owners were recorded: this first owned append records its owner.
+              await sql`update ${this.#t('transcript_sessions')} set user_id = ${scope.userId}, namespace = ${scope.namespace}
                 where session_id = ${sessionId}`.execute(trx);
-              } else if (current.user_id !== owner.userId) {
-                throw new InvalidInputError('owner', 'the session belongs to another user');
-              }
+            } else if (
+              current !== undefined &&
+              (current.user_id !== scope.userId || (current.namespace ?? '') !== scope.namespace)
+            ) {
+              throw new InvalidInputError('owner', 'the session belongs to another scope');
             }
             if (operationId !== undefined) {
               const op = await sql<{ fingerprint: string | null; positions: string }>`
@@ -1785,11 +1787,11 @@ export class PostgresStore implements FullStore {
                 trx,
               );
             }
-            if (enqueue.length > 0 && owner) {
+            if (enqueue.length > 0) {
               await this.#insertOutbox(
                 trx,
                 enqueue.map((e) => ({
-                  scope: owner,
+                  scope,
                   sessionId,
                   position: start + e.index,
                   role: e.role,
@@ -1811,40 +1813,48 @@ export class PostgresStore implements FullStore {
         { idempotent: operationId !== undefined },
       );
     // Turns enqueued with the append keep call order per user, like `enqueue`.
-    return enqueue.length > 0 && owner ? this.#inUserOrder([owner.userId], append) : append();
+    return enqueue.length > 0 ? this.#inUserOrder([scope.userId], append) : append();
   }
 
-  async getItems(sessionId: string, limit?: number): Promise<unknown[]> {
+  /** The condition that `scope` may read and change the session: it owns it, or it has no owner (yet). */
+  #visible(scope: { userId: string; namespace: string }, sessionId: string): RawBuilder<unknown> {
+    return sql`not exists (select 1 from ${this.#t('transcript_sessions')} ts where ts.session_id = ${sessionId}
+      and ts.user_id is not null and (ts.user_id <> ${scope.userId} or coalesce(ts.namespace, '') <> ${scope.namespace}))`;
+  }
+
+  async getItems(owner: Scope, sessionId: string, limit?: number): Promise<unknown[]> {
+    const scope = ownerScope(owner);
     assertId(sessionId, 'sessionId');
     if (limit !== undefined && (typeof limit !== 'number' || Number.isNaN(limit))) {
       throw new InvalidInputError('limit', 'must be a number');
     }
     if (limit !== undefined && limit <= 0) return [];
+    const visible = this.#visible(scope, sessionId);
     return this.#run(
       'getItems',
       async () => {
         const r =
           limit === undefined
             ? await sql<{ item: string }>`select item from ${this.#t('transcript_items')}
-                where session_id = ${sessionId} order by position`.execute(this.#db)
+                where session_id = ${sessionId} and ${visible} order by position`.execute(this.#db)
             : await sql<{
                 item: string;
               }>`select item from (select position, item from ${this.#t('transcript_items')}
-                where session_id = ${sessionId} order by position desc limit ${Math.floor(limit)}) t order by position`.execute(
-                this.#db,
-              );
+                where session_id = ${sessionId} and ${visible} order by position desc limit ${Math.floor(limit)}) t
+                order by position`.execute(this.#db);
         return r.rows.map((row) => JSON.parse(row.item) as unknown);
       },
       { idempotent: true },
     );
   }
 
-  async popItem(sessionId: string): Promise<unknown | undefined> {
+  async popItem(owner: Scope, sessionId: string): Promise<unknown | undefined> {
+    const scope = ownerScope(owner);
     assertId(sessionId, 'sessionId');
     return this.#run('popItem', () =>
       this.#tx(async (trx) => {
         const r = await sql<{ item: string }>`delete from ${this.#t('transcript_items')}
-          where session_id = ${sessionId}
+          where session_id = ${sessionId} and ${this.#visible(scope, sessionId)}
             and position = (select max(position) from ${this.#t('transcript_items')} where session_id = ${sessionId})
           returning item`.execute(trx);
         const row = r.rows[0];
@@ -1853,18 +1863,33 @@ export class PostgresStore implements FullStore {
     );
   }
 
-  async clearSession(sessionId: string): Promise<void> {
+  async clearSession(owner: Scope, sessionId: string): Promise<void> {
+    const scope = ownerScope(owner);
     assertId(sessionId, 'sessionId');
     await this.#run(
       'clearSession',
       () =>
         this.#tx(async (trx) => {
-          await sql`delete from ${this.#t('transcript_items')} where session_id = ${sessionId}`.execute(trx);
-          await sql`delete from ${this.#t('transcript_operations')} where session_id = ${sessionId}`.execute(
+          const visible = this.#visible(scope, sessionId);
+          await sql`delete from ${this.#t('transcript_items')} where session_id = ${sessionId} and ${visible}`.execute(
+            trx,
+          );
+          await sql`delete from ${this.#t('transcript_operations')} where session_id = ${sessionId} and ${visible}`.execute(
             trx,
           );
         }),
       { idempotent: true },
     );
   }
+}
+
+/** The owner scope of a transcript call, canonical; `InvalidInputError` on field `owner` when it is not a scope. */
+function ownerScope(owner: unknown): { userId: string; namespace: string } {
+  if (owner === null || typeof owner !== 'object')
+    throw new InvalidInputError('owner', 'must be a scope ({ userId, namespace? })');
+  const { userId, namespace } = owner as { userId?: unknown; namespace?: unknown };
+  assertId(userId, 'owner.userId');
+  if (namespace !== undefined && namespace !== null && namespace !== '')
+    assertId(namespace, 'owner.namespace');
+  return normalizeScope(owner);
 }

@@ -50,6 +50,24 @@ function harness(target: Target) {
     async openSecond() {
       return open(last);
     },
+    /** A session with no owner (NULL), as sessions appended without one before owners were required are. */
+    async writeUnownedSession(sessionId: string, items: readonly unknown[]) {
+      const client = new pg.Client({ connectionString: urlOf(target) });
+      await client.connect();
+      try {
+        await client.query('begin');
+        await client.query(`insert into "${last}".transcript_sessions (session_id) values ($1)`, [sessionId]);
+        for (const [position, item] of items.entries()) {
+          await client.query(
+            `insert into "${last}".transcript_items (session_id, position, item) values ($1, $2, $3)`,
+            [sessionId, position, JSON.stringify(item)],
+          );
+        }
+        await client.query('commit');
+      } finally {
+        await client.end();
+      }
+    },
   };
 }
 

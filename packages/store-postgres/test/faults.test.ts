@@ -344,6 +344,7 @@ describe('faults on the real server', () => {
       claimed: 0,
       dead: 0,
       staleLeases: 0,
+      nextClaimableAt: null,
     });
     for (let u = 0; u < 4; u++) {
       const beliefs = (

@@ -353,7 +353,13 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
     const c2 = await second.claim({ worker: 'w2', leaseMs: 10_000, now });
     expect(c2!.scope.userId).toBe('u2');
     expect(await second.claim({ worker: 'w2', leaseMs: 10_000, now })).toBeNull();
-    expect(await store.backlog({ now })).toEqual({ queued: 1, claimed: 3, dead: 0, staleLeases: 0 });
+    expect(await store.backlog({ now })).toEqual({
+      queued: 1,
+      claimed: 3,
+      dead: 0,
+      staleLeases: 0,
+      nextClaimableAt: at(110),
+    });
     // After the lease expires another worker takes u1 over; the old claim's commit is refused.
     const later = at(200);
     expect(await store.backlog({ now: later })).toMatchObject({ staleLeases: 3 });
@@ -397,6 +403,7 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
       claimed: 0,
       dead: 1,
       staleLeases: 0,
+      nextClaimableAt: at(400),
     });
     await expect(store.enqueue([{ ...turn(u1, 0, 'x'), position: -1 }])).rejects.toBeInstanceOf(
       InvalidInputError,
@@ -410,41 +417,40 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
       { role: 'user', content: 'hi\u0000 there' },
       { role: 'assistant', content: 'hello' },
     ];
-    const r1 = await store.appendItems('sess', items, {
-      owner,
+    const r1 = await store.appendItems(owner, 'sess', items, {
       operationId: 'op1',
       operationFingerprint: 'f1',
       enqueue: [{ index: 0, role: 'user', text: 'hi there', at: T0 }],
     });
     expect(r1).toEqual({ positions: [0, 1], duplicate: false });
     expect(
-      await store.appendItems('sess', items, { owner, operationId: 'op1', operationFingerprint: 'f1' }),
+      await store.appendItems(owner, 'sess', items, { operationId: 'op1', operationFingerprint: 'f1' }),
     ).toEqual({ positions: [0, 1], duplicate: true });
     await expect(
-      store.appendItems('sess', items, { owner, operationId: 'op1', operationFingerprint: 'f2' }),
+      store.appendItems(owner, 'sess', items, { operationId: 'op1', operationFingerprint: 'f2' }),
     ).rejects.toBeInstanceOf(InvalidInputError);
-    expect(await store.getItems('sess')).toEqual(items);
+    expect(await store.getItems(owner, 'sess')).toEqual(items);
     await expect(
-      store.appendItems('sess', [{ x: 1 }], { replaceSuffix: [{ role: 'nope' }] }),
+      store.appendItems(owner, 'sess', [{ x: 1 }], { replaceSuffix: [{ role: 'nope' }] }),
     ).rejects.toBeInstanceOf(InvalidInputError);
     expect(
-      await store.appendItems('sess', [{ x: 1 }], {
+      await store.appendItems(owner, 'sess', [{ x: 1 }], {
         replaceSuffix: [{ content: 'hello', role: 'assistant' }],
       }),
     ).toEqual({ positions: [1], duplicate: false });
-    expect(await store.getItems('sess', 1)).toEqual([{ x: 1 }]);
-    expect(await store.popItem('sess')).toEqual({ x: 1 });
-    expect(await store.getItems('sess')).toEqual([items[0]]);
+    expect(await store.getItems(owner, 'sess', 1)).toEqual([{ x: 1 }]);
+    expect(await store.popItem(owner, 'sess')).toEqual({ x: 1 });
+    expect(await store.getItems(owner, 'sess')).toEqual([items[0]]);
     expect((await store.outboxEntries('tu')).map((e) => [e.position, e.text])).toEqual([[0, 'hi there']]);
-    await expect(store.appendItems('sess', [{}], { owner: { userId: 'intruder' } })).rejects.toBeInstanceOf(
+    await expect(store.appendItems({ userId: 'intruder' }, 'sess', [{}])).rejects.toBeInstanceOf(
       InvalidInputError,
     );
     const receipt = await store.eraseUser('tu');
     expect(receipt).toMatchObject({ outboxEntries: 1, transcriptItems: 1 });
-    expect(await store.getItems('sess')).toEqual([]);
-    await store.appendItems('s2', [{ a: 1 }]);
-    await store.clearSession('s2');
-    expect(await store.popItem('s2')).toBeUndefined();
+    expect(await store.getItems(owner, 'sess')).toEqual([]);
+    await store.appendItems(owner, 's2', [{ a: 1 }]);
+    await store.clearSession(owner, 's2');
+    expect(await store.popItem(owner, 's2')).toBeUndefined();
   });
 
   it('imports verbatim and skips ids already present', async () => {

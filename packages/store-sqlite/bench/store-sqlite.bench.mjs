@@ -281,8 +281,7 @@ try {
         const items = turnItems(i);
         appends.push(
           await time(() =>
-            store.appendItems('t-session', items, {
-              owner,
+            store.appendItems(owner, 't-session', items, {
               enqueue: [
                 { index: 0, role: 'user', text: items[0].content, at: new Date().toISOString() },
                 { index: 9, role: 'assistant', text: items[9].content[0].text, at: new Date().toISOString() },
@@ -292,11 +291,11 @@ try {
         );
       }
       for (let i = 0; i < 20; i++) {
-        await store.appendItems('t-200', turnItems(i), { owner });
+        await store.appendItems(owner, 't-200', turnItems(i));
       }
       const reads = [];
-      for (let i = 0; i < 100; i++) reads.push(await time(() => store.getItems('t-200')));
-      if ((await store.getItems('t-200')).length !== 200) throw new Error('expected 200 items');
+      for (let i = 0; i < 100; i++) reads.push(await time(() => store.getItems(owner, 't-200')));
+      if ((await store.getItems(owner, 't-200')).length !== 200) throw new Error('expected 200 items');
       await store.close();
       return { append: stats(appends), read: stats(reads) };
     };

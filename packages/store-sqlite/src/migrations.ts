@@ -192,6 +192,30 @@ CREATE TABLE IF NOT EXISTS vec_scopes (
 );
 `,
   },
+  {
+    version: 4,
+    description: 'transcript sessions with their owner scope',
+    sql: `
+-- A session belongs to the scope of its first owned append, also once it is emptied or cleared. The owner columns
+-- of transcript_items are no longer written: this table is where the owner is.
+CREATE TABLE IF NOT EXISTS transcript_sessions (
+  session_id TEXT PRIMARY KEY,
+  owner_user_id TEXT,
+  owner_namespace TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS transcript_sessions_owner
+  ON transcript_sessions (owner_user_id) WHERE owner_user_id IS NOT NULL;
+
+-- Sessions written before: owned by the scope of their first owned item; with none, no owner (NULL), which leaves
+-- the session open to every scope until an append records one.
+INSERT OR IGNORE INTO transcript_sessions (session_id, owner_user_id, owner_namespace)
+  SELECT s.session_id, o.owner_user_id,
+    CASE WHEN o.owner_user_id IS NULL THEN NULL ELSE coalesce(o.owner_namespace, '') END
+  FROM (SELECT DISTINCT session_id FROM transcript_items) s
+  LEFT JOIN transcript_items o ON o.rid = (
+    SELECT min(x.rid) FROM transcript_items x WHERE x.session_id = s.session_id AND x.owner_user_id IS NOT NULL);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

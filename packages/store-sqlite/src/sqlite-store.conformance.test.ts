@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import type { Logger } from '@mem01/engine';
 import { runStoreConformance } from '@mem01/store-conformance';
 import { describe } from 'vitest';
@@ -20,6 +21,24 @@ function harness(vector: SqliteStoreOptions['vector'], extra: Partial<SqliteStor
     },
     async openSecond() {
       return openSqliteStore({ path, vector, logger: quiet, ...extra });
+    },
+    /** Items with no owner, as a file of schema version 3 left them (migration 4 gives them a NULL owner). */
+    async writeUnownedSession(sessionId: string, items: readonly unknown[]) {
+      const raw = new DatabaseSync(path);
+      try {
+        raw.exec('PRAGMA busy_timeout = 5000');
+        raw.exec('BEGIN IMMEDIATE');
+        raw.prepare('INSERT INTO transcript_sessions (session_id) VALUES (?)').run(sessionId);
+        const insert = raw.prepare(
+          'INSERT INTO transcript_items (session_id, position, item) VALUES (?, ?, ?)',
+        );
+        items.forEach((item, position) => {
+          insert.run(sessionId, position, JSON.stringify(item));
+        });
+        raw.exec('COMMIT');
+      } finally {
+        raw.close();
+      }
     },
     async cleanup() {
       if (dir) rmSync(dir, { recursive: true, force: true });

@@ -977,8 +977,9 @@ export class SqliteStore implements FullStore {
     for (const ev of evidence) {
       if (typeof ev?.sessionId !== 'string' || typeof ev.position !== 'number') continue;
       const row = this.#get(
-        `SELECT rid, item FROM transcript_items WHERE session_id = ? AND position = ?
-           AND (owner_user_id = ? OR owner_user_id IS NULL)`,
+        `SELECT i.rid AS rid, i.item AS item FROM transcript_items i
+           LEFT JOIN transcript_sessions s ON s.session_id = i.session_id
+          WHERE i.session_id = ? AND i.position = ? AND (s.owner_user_id = ? OR s.owner_user_id IS NULL)`,
         ev.sessionId,
         ev.position,
         userId,
@@ -991,7 +992,9 @@ export class SqliteStore implements FullStore {
     // A cheap SQL prefilter (ASCII case folding), then the exact whole-word match in JS.
     const like = needles.map(() => 'instr(lower(item), lower(?)) > 0').join(' OR ');
     for (const row of this.#all(
-      `SELECT rid, item FROM transcript_items WHERE owner_user_id = ? AND (${like})`,
+      `SELECT i.rid AS rid, i.item AS item FROM transcript_items i
+         JOIN transcript_sessions s ON s.session_id = i.session_id
+        WHERE s.owner_user_id = ? AND (${like.replaceAll('item', 'i.item')})`,
       userId,
       ...needles.map((n) => JSON.stringify(n).slice(1, -1)),
     )) {
@@ -1043,13 +1046,14 @@ export class SqliteStore implements FullStore {
       const auditEvents = this.#run('DELETE FROM audit WHERE user_id = ?', userId);
       const outboxEntries = this.#run('DELETE FROM outbox WHERE user_id = ?', userId);
       const sessions = this.#all(
-        'SELECT DISTINCT session_id FROM transcript_items WHERE owner_user_id = ?',
+        'SELECT session_id FROM transcript_sessions WHERE owner_user_id = ?',
         userId,
       ).map((r) => String(r.session_id));
       let transcriptItems = 0;
       for (const sessionId of sessions) {
         transcriptItems += this.#run('DELETE FROM transcript_items WHERE session_id = ?', sessionId);
         this.#run('DELETE FROM transcript_operations WHERE session_id = ?', sessionId);
+        this.#run('DELETE FROM transcript_sessions WHERE session_id = ?', sessionId);
       }
       return { beliefs, outboxEntries, transcriptItems, auditEvents };
     });
@@ -1335,8 +1339,12 @@ export class SqliteStore implements FullStore {
            coalesce(sum(status = 'queued'), 0) AS queued,
            coalesce(sum(status = 'claimed'), 0) AS claimed,
            coalesce(sum(status = 'dead'), 0) AS dead,
-           coalesce(sum(status = 'claimed' AND lease_until <= ?), 0) AS stale
+           coalesce(sum(status = 'claimed' AND lease_until <= ?), 0) AS stale,
+           min(CASE WHEN status = 'claimed' AND lease_until > ? THEN lease_until
+                    WHEN status = 'queued' AND available_at > ? THEN available_at END) AS next
          FROM outbox WHERE status <> 'done' AND (? IS NULL OR user_id = ?)`,
+        now,
+        now,
         now,
         options.userId ?? null,
         options.userId ?? null,
@@ -1346,6 +1354,7 @@ export class SqliteStore implements FullStore {
         claimed: Number(row.claimed),
         dead: Number(row.dead),
         staleLeases: Number(row.stale),
+        nextClaimableAt: row.next === null || row.next === undefined ? null : String(row.next),
       };
     });
   }
@@ -1353,20 +1362,20 @@ export class SqliteStore implements FullStore {
   // ---------------------------------------------------------------- TranscriptStore
 
   async appendItems(
+    owner: Scope,
     sessionId: string,
     items: readonly unknown[],
     options: {
-      readonly owner?: Scope | undefined;
       readonly operationId?: string | undefined;
       readonly operationFingerprint?: string | undefined;
       readonly replaceSuffix?: readonly unknown[] | undefined;
       readonly enqueue?: readonly AppendEnqueue[] | undefined;
     } = {},
   ): Promise<{ readonly positions: readonly number[]; readonly duplicate: boolean }> {
+    const scope = ownerScope(owner);
     assertId(sessionId, 'sessionId');
     if (!Array.isArray(items)) throw new InvalidInputError('items', 'must be an array');
     const serialised = items.map((item, i) => serialiseItem(item, `items[${i}]`));
-    const owner = options.owner === undefined ? null : normalizeScope(options.owner);
     if (options.operationId !== undefined) assertId(options.operationId, 'operationId');
     if (options.operationFingerprint !== undefined && typeof options.operationFingerprint !== 'string') {
       throw new InvalidInputError('operationFingerprint', 'must be a string');
@@ -1391,11 +1400,16 @@ export class SqliteStore implements FullStore {
       assertTimestamp(e.at, `${field}.at`);
       if (e.ref !== undefined) assertText(e.ref, `${field}.ref`, MAX_REF_BYTES, true);
     });
-    if (enqueue.length > 0 && owner === null) {
-      throw new InvalidInputError('owner', 'is required when turns are enqueued');
-    }
 
     return this.#tx('appendItems', () => {
+      const session = this.#get(
+        'SELECT owner_user_id, owner_namespace FROM transcript_sessions WHERE session_id = ?',
+        sessionId,
+      );
+      const unowned = session === undefined || session.owner_user_id === null;
+      if (!unowned && !ownedBy(session, scope)) {
+        throw new InvalidInputError('owner', 'the session belongs to another scope');
+      }
       if (options.operationId !== undefined) {
         const op = this.#get(
           'SELECT fingerprint, positions FROM transcript_operations WHERE session_id = ? AND operation_id = ?',
@@ -1422,6 +1436,17 @@ export class SqliteStore implements FullStore {
           throw new InvalidInputError('replaceSuffix', 'does not match the last items of the session');
         for (const r of tail) this.#run('DELETE FROM transcript_items WHERE rid = ?', Number(r.rid));
       }
+      // The first owned append records the owner (also of a session written before owners were recorded).
+      if (unowned) {
+        this.#run(
+          `INSERT INTO transcript_sessions (session_id, owner_user_id, owner_namespace) VALUES (?, ?, ?)
+             ON CONFLICT (session_id) DO UPDATE SET owner_user_id = excluded.owner_user_id,
+               owner_namespace = excluded.owner_namespace`,
+          sessionId,
+          scope.userId,
+          scope.namespace,
+        );
+      }
       const last = this.#get(
         'SELECT max(position) AS p FROM transcript_items WHERE session_id = ?',
         sessionId,
@@ -1430,21 +1455,19 @@ export class SqliteStore implements FullStore {
       const positions: number[] = [];
       for (const item of serialised) {
         this.#run(
-          'INSERT INTO transcript_items (session_id, position, item, owner_user_id, owner_namespace) VALUES (?, ?, ?, ?, ?)',
+          'INSERT INTO transcript_items (session_id, position, item) VALUES (?, ?, ?)',
           sessionId,
           next,
           item,
-          owner?.userId ?? null,
-          owner?.namespace ?? null,
         );
         positions.push(next++);
       }
-      if (owner !== null && enqueue.length > 0) {
+      if (enqueue.length > 0) {
         const acceptedAt = isoNow();
         for (const e of enqueue) {
           this.#enqueueOne(
             {
-              scope: owner,
+              scope,
               sessionId,
               position: positions[e.index]!,
               role: e.role,
@@ -1469,29 +1492,42 @@ export class SqliteStore implements FullStore {
     });
   }
 
-  async getItems(sessionId: string, limit?: number): Promise<unknown[]> {
+  async getItems(owner: Scope, sessionId: string, limit?: number): Promise<unknown[]> {
+    const scope = ownerScope(owner);
     assertId(sessionId, 'sessionId');
     if (limit !== undefined && (typeof limit !== 'number' || Number.isNaN(limit))) {
       throw new InvalidInputError('limit', 'must be a number');
     }
     if (limit !== undefined && limit <= 0) return [];
     return this.#op('getItems', () => {
+      // One statement, so the owner check and the read see the same snapshot.
       const rows =
         limit === undefined || limit === Number.POSITIVE_INFINITY
-          ? this.#all('SELECT item FROM transcript_items WHERE session_id = ? ORDER BY position', sessionId)
+          ? this.#all(
+              `SELECT item FROM transcript_items WHERE session_id = ? AND ${VISIBLE} ORDER BY position`,
+              sessionId,
+              sessionId,
+              scope.userId,
+              scope.namespace,
+            )
           : this.#all(
-              `SELECT item FROM (SELECT item, position FROM transcript_items WHERE session_id = ?
+              `SELECT item FROM (SELECT item, position FROM transcript_items WHERE session_id = ? AND ${VISIBLE}
                  ORDER BY position DESC LIMIT ?) ORDER BY position`,
               sessionId,
+              sessionId,
+              scope.userId,
+              scope.namespace,
               Math.floor(limit),
             );
       return rows.map((r) => parseItem(String(r.item)));
     });
   }
 
-  async popItem(sessionId: string): Promise<unknown | undefined> {
+  async popItem(owner: Scope, sessionId: string): Promise<unknown | undefined> {
+    const scope = ownerScope(owner);
     assertId(sessionId, 'sessionId');
     return this.#tx('popItem', () => {
+      if (!this.#visible(scope, sessionId)) return undefined;
       const row = this.#get(
         'SELECT rid, item FROM transcript_items WHERE session_id = ? ORDER BY position DESC LIMIT 1',
         sessionId,
@@ -1502,13 +1538,43 @@ export class SqliteStore implements FullStore {
     });
   }
 
-  async clearSession(sessionId: string): Promise<void> {
+  async clearSession(owner: Scope, sessionId: string): Promise<void> {
+    const scope = ownerScope(owner);
     assertId(sessionId, 'sessionId');
     this.#tx('clearSession', () => {
+      if (!this.#visible(scope, sessionId)) return;
       this.#run('DELETE FROM transcript_items WHERE session_id = ?', sessionId);
       this.#run('DELETE FROM transcript_operations WHERE session_id = ?', sessionId);
     });
   }
+
+  /** Whether `scope` may read and change the session: it owns it, or the session has no owner (yet). */
+  #visible(scope: { userId: string; namespace: string }, sessionId: string): boolean {
+    const session = this.#get(
+      'SELECT owner_user_id, owner_namespace FROM transcript_sessions WHERE session_id = ?',
+      sessionId,
+    );
+    return session === undefined || session.owner_user_id === null || ownedBy(session, scope);
+  }
+}
+
+/** The SQL condition (parameters: session id, user id, namespace) that the session is visible to a scope. */
+const VISIBLE = `NOT EXISTS (SELECT 1 FROM transcript_sessions s WHERE s.session_id = ? AND s.owner_user_id IS NOT NULL
+  AND (s.owner_user_id <> ? OR s.owner_namespace <> ?))`;
+
+function ownedBy(session: Row, scope: { userId: string; namespace: string }): boolean {
+  return session.owner_user_id === scope.userId && session.owner_namespace === scope.namespace;
+}
+
+/** The owner scope of a transcript call, canonical; `InvalidInputError` on field `owner` when it is not a scope. */
+function ownerScope(owner: unknown): { userId: string; namespace: string } {
+  if (owner === null || typeof owner !== 'object')
+    throw new InvalidInputError('owner', 'must be a scope ({ userId, namespace? })');
+  const { userId, namespace } = owner as { userId?: unknown; namespace?: unknown };
+  assertId(userId, 'owner.userId');
+  if (namespace !== undefined && namespace !== null && namespace !== '')
+    assertId(namespace, 'owner.namespace');
+  return normalizeScope(owner);
 }
 
 function serialiseItem(item: unknown, field: string): string {

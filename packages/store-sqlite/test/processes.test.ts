@@ -164,7 +164,7 @@ describe('crash: SIGKILL during extraction, then reopen and resume', () => {
     expect(committedByChild.size + parentAttrs.length).toBe(users.length * turns);
 
     const after = await store.backlog({ now: new Date(Date.now() + 60_000).toISOString() });
-    expect(after).toEqual({ queued: 0, claimed: 0, dead: 0, staleLeases: 0 });
+    expect(after).toEqual({ queued: 0, claimed: 0, dead: 0, staleLeases: 0, nextClaimableAt: null });
     for (const userId of users) {
       const all = await store.history({ userId });
       const byAttr = beliefsByAttribute(all);
@@ -175,7 +175,7 @@ describe('crash: SIGKILL during extraction, then reopen and resume', () => {
         expect(group[0]!.status).toBe('active');
       }
       // No transcript item lost, in order.
-      const items = (await store.getItems(`s-${userId}`)) as { content: string }[];
+      const items = (await store.getItems({ userId }, `s-${userId}`)) as { content: string }[];
       expect(items.map((i) => i.content)).toEqual(
         Array.from({ length: turns }, (_, i) => [`${userId} turn ${i} from child`, `noted ${i}`]).flat(),
       );
@@ -201,8 +201,7 @@ describe('two processes on one file', () => {
     for (let i = 0; i < preloaded; i++) {
       for (const userId of users) {
         const text = `${userId} turn ${i} from parent`;
-        await store.appendItems(`s-${userId}`, [{ role: 'user', content: text }], {
-          owner: { userId },
+        await store.appendItems({ userId }, `s-${userId}`, [{ role: 'user', content: text }], {
           enqueue: [{ index: 0, role: 'user', text, at: new Date().toISOString() }],
         });
       }

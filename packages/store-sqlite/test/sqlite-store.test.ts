@@ -215,11 +215,44 @@ describe('migrations', () => {
       expect(claim?.entries.map((e) => e.text)).toEqual(['I grow tomatoes']);
       // Later steps work: operation ids (v2) and the audit log (v2).
       const op = { operationId: 'op-1', operationFingerprint: 'f' };
-      expect((await store.appendItems('s1', [{ role: 'user', content: 'x' }], op)).duplicate).toBe(false);
-      expect((await store.appendItems('s1', [{ role: 'user', content: 'x' }], op)).duplicate).toBe(true);
+      const item = [{ role: 'user', content: 'x' }];
+      expect((await store.appendItems(scope, 's1', item, op)).duplicate).toBe(false);
+      expect((await store.appendItems(scope, 's1', item, op)).duplicate).toBe(true);
       await store.close();
     });
   }
+
+  it('a file at version 3 keeps its transcripts: a session is its first owner’s, one with none stays open', async () => {
+    const path = join(tempDir(), 'v3-transcripts.db');
+    const raw = new DatabaseSync(path);
+    raw.exec('PRAGMA journal_mode = WAL');
+    migrate(raw, path, 3);
+    const insert = raw.prepare(
+      'INSERT INTO transcript_items (session_id, position, item, owner_user_id, owner_namespace) VALUES (?, ?, ?, ?, ?)',
+    );
+    // Version 3 recorded an owner per item, when the caller gave one, and never compared them.
+    insert.run('owned', 0, JSON.stringify({ n: 0 }), null, null);
+    insert.run('owned', 1, JSON.stringify({ n: 1 }), 'alice', 'work');
+    insert.run('owned', 2, JSON.stringify({ n: 2 }), 'bob', '');
+    insert.run('open', 0, JSON.stringify({ n: 0 }), null, null);
+    raw.close();
+
+    const store = openSqliteStore({ path, logger: quiet });
+    const alice = { userId: 'alice', namespace: 'work' };
+    const bob = { userId: 'bob' };
+    expect(await store.getItems(alice, 'owned')).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    expect(await store.getItems(bob, 'owned')).toEqual([]);
+    expect(await store.getItems({ userId: 'alice' }, 'owned')).toEqual([]);
+    await expect(store.appendItems(bob, 'owned', [{ n: 3 }])).rejects.toThrow(InvalidInputError);
+    // No owned item: open to every scope until the first owned append.
+    expect(await store.getItems(alice, 'open')).toEqual([{ n: 0 }]);
+    expect(await store.appendItems(bob, 'open', [{ n: 1 }])).toEqual({ positions: [1], duplicate: false });
+    expect(await store.getItems(alice, 'open')).toEqual([]);
+    expect(await store.getItems(bob, 'open')).toEqual([{ n: 0 }, { n: 1 }]);
+    expect((await store.eraseUser('alice')).transcriptItems).toBe(3);
+    expect((await store.eraseUser('bob')).transcriptItems).toBe(2);
+    await store.close();
+  });
 
   it('migrating twice (a raced second process) changes nothing', async () => {
     const path = join(tempDir(), 'twice.db');
@@ -250,12 +283,11 @@ describe('bad and hostile input', () => {
       }),
     ).rejects.toThrow(/over the limit of 64/);
     await expect(
-      store.appendItems('s', [{ role: 'user', content: long }], {
-        owner: scope,
+      store.appendItems(scope, 's', [{ role: 'user', content: long }], {
         enqueue: [{ index: 0, role: 'user', text: long, at: t(0) }],
       }),
     ).rejects.toThrow(InvalidInputError);
-    expect(await store.getItems('s')).toEqual([]);
+    expect(await store.getItems(scope, 's')).toEqual([]);
     expect((await store.info()).outbox.queued).toBe(0);
     expect((await store.list(scope)).items).toEqual([]);
     await store.close();
@@ -300,11 +332,10 @@ describe('bad and hostile input', () => {
         beliefs[0]!.id,
       ]);
       // Items and turns keep NUL and emoji exactly.
-      await store.appendItems('s', [{ content: hostile[1] }, { content: hostile[2] }], {
-        owner: scope,
+      await store.appendItems(scope, 's', [{ content: hostile[1] }, { content: hostile[2] }], {
         enqueue: [{ index: 0, role: 'user', text: hostile[1]!, at: t(0) }],
       });
-      expect(await store.getItems('s')).toEqual([{ content: hostile[1] }, { content: hostile[2] }]);
+      expect(await store.getItems(scope, 's')).toEqual([{ content: hostile[1] }, { content: hostile[2] }]);
       const claim = await store.claim({ worker: 'w', leaseMs: 1000, now: t(1) });
       expect(claim?.entries[0]?.text).toBe(hostile[1]);
       await store.close();
@@ -368,8 +399,7 @@ describe('transactions', () => {
               BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
     const scope = { userId: 'u' };
     await expect(
-      store.appendItems('s', [{ content: 'ok' }, { content: 'boom' }], {
-        owner: scope,
+      store.appendItems(scope, 's', [{ content: 'ok' }, { content: 'boom' }], {
         operationId: 'op',
         enqueue: [
           { index: 0, role: 'user', text: 'ok', at: t(0) },
@@ -377,13 +407,12 @@ describe('transactions', () => {
         ],
       }),
     ).rejects.toThrow(StoreError);
-    expect(await store.getItems('s')).toEqual([]);
+    expect(await store.getItems(scope, 's')).toEqual([]);
     expect((await store.info()).outbox.queued).toBe(0);
     raw.exec('DROP TRIGGER boom');
     raw.close();
     // The same operation id is not burnt by the failed attempt.
-    const ok = await store.appendItems('s', [{ content: 'ok' }], {
-      owner: scope,
+    const ok = await store.appendItems(scope, 's', [{ content: 'ok' }], {
       operationId: 'op',
       enqueue: [{ index: 0, role: 'user', text: 'ok', at: t(0) }],
     });
@@ -402,19 +431,14 @@ describe('forgetting is real: the text leaves the file bytes', () => {
       const secret = 'zanzibarquox';
       const statement = `The user secretly lives in ${secret}.`;
       const session = 'sess-forget';
-      await store.appendItems(session, [{ role: 'user', content: 'hello' }], {
-        owner: scope,
+      await store.appendItems(scope, session, [{ role: 'user', content: 'hello' }], {
         enqueue: [{ index: 0, role: 'user', text: 'hello', at: t(0) }],
       });
       // The transcript holds the turn the belief comes from and an assistant reply that repeats the secret.
-      await store.appendItems(
-        session,
-        [
-          { role: 'user', content: `I moved to ${secret} in May` },
-          { role: 'assistant', content: [{ type: 'output_text', text: `${secret} is lovely` }] },
-        ],
-        { owner: scope },
-      );
+      await store.appendItems(scope, session, [
+        { role: 'user', content: `I moved to ${secret} in May` },
+        { role: 'assistant', content: [{ type: 'output_text', text: `${secret} is lovely` }] },
+      ]);
       await store.enqueue([
         {
           scope,
@@ -459,7 +483,7 @@ describe('forgetting is real: the text leaves the file bytes', () => {
       expect(after.includes(Buffer.from(statement, 'utf8'))).toBe(false);
       expect(after.includes(vecNeedle)).toBe(false);
       expect(after.includes(unitNeedle)).toBe(false);
-      expect(await store.getItems(session)).toEqual([
+      expect(await store.getItems(scope, session)).toEqual([
         { role: 'user', content: 'hello' },
         { role: 'user', content: FORGOTTEN_MARKER },
         { role: 'assistant', content: [{ type: 'output_text', text: `${FORGOTTEN_MARKER} is lovely` }] },

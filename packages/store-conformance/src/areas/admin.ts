@@ -163,20 +163,17 @@ export function eraseTests(ctx: SuiteContext): void {
     const session = unique('s-');
     const keeperSession = unique('s-');
     await store.appendItems(
+      home,
       session,
       [
         { role: 'user', content: 'hi' },
         { role: 'assistant', content: 'hello' },
       ],
-      {
-        owner: home,
-        enqueue: [{ index: 0, role: 'user', text: 'hi', at: t(0) }],
-      },
+      { enqueue: [{ index: 0, role: 'user', text: 'hi', at: t(0) }] },
     );
-    await store.appendItems(session, [{ role: 'user', content: 'more' }]);
+    await store.appendItems(home, session, [{ role: 'user', content: 'more' }]);
     await store.enqueue([turn(work, unique('s-'), 0, 'work turn')]);
-    await store.appendItems(keeperSession, [{ role: 'user', content: 'mine' }], {
-      owner: keeper,
+    await store.appendItems(keeper, keeperSession, [{ role: 'user', content: 'mine' }], {
       enqueue: [{ index: 0, role: 'user', text: 'mine', at: t(0) }],
     });
 
@@ -192,19 +189,20 @@ export function eraseTests(ctx: SuiteContext): void {
       }
     }
     expect(await store.get(home, b1.id)).toBeNull();
-    expect(await store.getItems(session)).toEqual([]);
+    expect(await store.getItems(home, session)).toEqual([]);
     expect(await store.backlog({ now: t(1), userId: user })).toEqual({
       queued: 0,
       claimed: 0,
       dead: 0,
       staleLeases: 0,
+      nextClaimableAt: null,
     });
     expect(await store.claim({ worker: 'w', leaseMs: 1000, now: FAR_FUTURE, userId: user })).toBeNull();
     expect((await store.listScopes()).map((s) => s.scope.userId)).toEqual([keeper.userId]);
     // The other user is intact.
     expect(await store.get(keeper, kept.id)).toEqual(kept);
     expect(hitIds(await store.searchLexical(keeper, 'herons', { limit: 5 }))).toEqual([kept.id]);
-    expect(await store.getItems(keeperSession)).toEqual([{ role: 'user', content: 'mine' }]);
+    expect(await store.getItems(keeper, keeperSession)).toEqual([{ role: 'user', content: 'mine' }]);
     const claim = await store.claim({ worker: 'w', leaseMs: 1000, now: t(1) });
     expect(claim?.entries.map((e) => e.text)).toEqual(['mine']);
     // Erasing again finds nothing; the erased turns can be accepted again.
@@ -298,7 +296,7 @@ export function eraseTests(ctx: SuiteContext): void {
     expect(typeof info.capabilities.lexicalIndex).toBe('string');
     expect(Number.isInteger(info.schemaVersion)).toBe(true);
     expect(info.dimensions).toBe(8);
-    expect(info.outbox).toEqual({ queued: 0, claimed: 0, dead: 0, staleLeases: 0 });
+    expect(info.outbox).toEqual({ queued: 0, claimed: 0, dead: 0, staleLeases: 0, nextClaimableAt: null });
     const scope = { userId: unique('user-') };
     await rejects(
       store.commit({

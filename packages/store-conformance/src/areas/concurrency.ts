@@ -157,15 +157,16 @@ export function concurrencyTests(ctx: SuiteContext): void {
     async () => {
       for (const { stores, label } of await handles(ctx)) {
         const s = unique('s-');
+        const owner = { userId: unique('user-') };
         const results = await Promise.all(
           Array.from({ length: RACERS }, (_, i) =>
-            on(stores, i).appendItems(s, [{ n: i }, { n: i, second: true }]),
+            on(stores, i).appendItems(owner, s, [{ n: i }, { n: i, second: true }]),
           ),
         );
         const positions = results.flatMap((r) => r.positions).sort((a, b) => a - b);
         expect(positions, label).toEqual(Array.from({ length: RACERS * 2 }, (_, i) => i));
         for (const r of results) expect(r.positions[1], label).toBe(r.positions[0]! + 1);
-        const items = await stores[0]!.getItems(s);
+        const items = await stores[0]!.getItems(owner, s);
         expect(items, label).toHaveLength(RACERS * 2);
         for (const r of results) expect(items[r.positions[1]!], label).toMatchObject({ second: true });
 
@@ -173,8 +174,7 @@ export function concurrencyTests(ctx: SuiteContext): void {
         const scope = { userId: unique('user-') };
         const same = await Promise.all(
           Array.from({ length: RACERS }, (_, i) =>
-            on(stores, i).appendItems(op, [{ once: true }], {
-              owner: scope,
+            on(stores, i).appendItems(scope, op, [{ once: true }], {
               operationId: 'op',
               operationFingerprint: 'fp',
               enqueue: [{ index: 0, role: 'user', text: 'once', at: t(0) }],
@@ -186,7 +186,7 @@ export function concurrencyTests(ctx: SuiteContext): void {
           label,
         ).toHaveLength(1);
         for (const r of same) expect(r.positions, label).toEqual([0]);
-        expect(await stores[0]!.getItems(op), label).toEqual([{ once: true }]);
+        expect(await stores[0]!.getItems(scope, op), label).toEqual([{ once: true }]);
         expect(await stores[0]!.backlog({ now: t(0), userId: scope.userId }), label).toMatchObject({
           queued: 1,
         });

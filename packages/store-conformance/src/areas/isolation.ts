@@ -83,8 +83,7 @@ export function isolationTests(ctx: SuiteContext): void {
               audit: [{ at: t(run), scope, beliefId: b.id, action: 'add', actor: 'prop' }],
             });
             if (w.turn) {
-              await store.appendItems(`prop-${run}-${i}`, [{ text: keyOf(scope) }], {
-                owner: scope,
+              await store.appendItems(scope, `prop-${run}-${i}`, [{ text: keyOf(scope) }], {
                 enqueue: [{ index: 0, role: 'user', text: keyOf(scope), at: t(run) }],
               });
             }

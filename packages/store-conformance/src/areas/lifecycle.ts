@@ -166,22 +166,18 @@ export function forgetTests(ctx: SuiteContext): void {
         id: 'msg_1',
         content: [{ type: 'output_text', text, annotations: [] }],
       });
-      await store.appendItems(
-        session,
-        [
-          { role: 'user', content: `I moved to ${SECRET} last spring` },
-          reply(`${SECRET} is lovely in spring; zanzibari food too.`),
-          { role: 'user', content: 'I like green tea' },
-        ],
-        { owner: scope },
-      );
+      await store.appendItems(scope, session, [
+        { role: 'user', content: `I moved to ${SECRET} last spring` },
+        reply(`${SECRET} is lovely in spring; zanzibari food too.`),
+        { role: 'user', content: 'I like green tea' },
+      ]);
       // Another session of the same user (another namespace) that repeats the value; and another user's session.
-      await store.appendItems(earlier, [{ role: 'user', content: `Flights to ${SECRET.toUpperCase()}?` }], {
-        owner: { userId: scope.userId },
-      });
-      await store.appendItems(otherSession, [{ role: 'user', content: `My cousin lives in ${SECRET}` }], {
-        owner: other,
-      });
+      await store.appendItems({ userId: scope.userId }, earlier, [
+        { role: 'user', content: `Flights to ${SECRET.toUpperCase()}?` },
+      ]);
+      await store.appendItems(other, otherSession, [
+        { role: 'user', content: `My cousin lives in ${SECRET}` },
+      ]);
       const z = belief(scope, {
         attribute: 'home_city',
         value: SECRET,
@@ -191,22 +187,20 @@ export function forgetTests(ctx: SuiteContext): void {
       await insertAll(store, scope, [{ belief: z }]);
       await store.forget(scope, z.id, { at: t(100) });
 
-      expect(await store.getItems(session)).toEqual([
+      expect(await store.getItems(scope, session)).toEqual([
         { role: 'user', content: FORGOTTEN_MARKER },
         reply(`${FORGOTTEN_MARKER} is lovely in spring; zanzibari food too.`),
         { role: 'user', content: 'I like green tea' },
       ]);
-      expect(await store.getItems(earlier)).toEqual([
+      expect(await store.getItems({ userId: scope.userId }, earlier)).toEqual([
         { role: 'user', content: `Flights to ${FORGOTTEN_MARKER}?` },
       ]);
       // Another user's transcript is theirs and is not touched.
-      expect(await store.getItems(otherSession)).toEqual([
+      expect(await store.getItems(other, otherSession)).toEqual([
         { role: 'user', content: `My cousin lives in ${SECRET}` },
       ]);
       // The session goes on at the next position.
-      const next = await store.appendItems(session, [{ role: 'user', content: 'and now?' }], {
-        owner: scope,
-      });
+      const next = await store.appendItems(scope, session, [{ role: 'user', content: 'and now?' }]);
       expect(next.positions).toEqual([3]);
     },
   );

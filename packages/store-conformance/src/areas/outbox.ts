@@ -1,9 +1,17 @@
-import { type FullStore, InvalidInputError, idempotencyKey, LeaseLostError, type Scope } from '@mem01/engine';
+import {
+  type FullStore,
+  InvalidInputError,
+  idempotencyKey,
+  LeaseLostError,
+  MAX_POSITION,
+  type Scope,
+} from '@mem01/engine';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { belief, FAR_FUTURE, inserts, rejects, t, turn, unique } from '../fixtures.js';
 
 const LEASE = 60_000;
+const EMPTY_BACKLOG = { queued: 0, claimed: 0, dead: 0, staleLeases: 0, nextClaimableAt: null };
 
 async function claimOf(store: FullStore, userId: string | undefined, now: string, extra: object = {}) {
   return store.claim({
@@ -125,12 +133,19 @@ export function outboxTests(ctx: SuiteContext): void {
     await store.enqueue([turn(scope, unique('s-'), 0, 'take me')]);
     const old = (await claimOf(store, scope.userId, t(0)))!;
     expect(await claimOf(store, scope.userId, t(30))).toBeNull();
-    expect(await store.backlog({ now: t(30) })).toEqual({ queued: 0, claimed: 1, dead: 0, staleLeases: 0 });
+    expect(await store.backlog({ now: t(30) })).toEqual({
+      queued: 0,
+      claimed: 1,
+      dead: 0,
+      staleLeases: 0,
+      nextClaimableAt: t(60),
+    });
     expect(await store.backlog({ now: FAR_FUTURE })).toEqual({
       queued: 0,
       claimed: 1,
       dead: 0,
       staleLeases: 1,
+      nextClaimableAt: null,
     });
     const fresh = (await store.claim({
       worker: 'w2',
@@ -165,6 +180,7 @@ export function outboxTests(ctx: SuiteContext): void {
       claimed: 0,
       dead: 0,
       staleLeases: 0,
+      nextClaimableAt: null,
     });
   });
 
@@ -190,6 +206,7 @@ export function outboxTests(ctx: SuiteContext): void {
       claimed: 0,
       dead: 0,
       staleLeases: 0,
+      nextClaimableAt: t(60),
     });
     const again = (await claimOf(store, scope.userId, t(61)))!;
     expect(again.entries.map((e) => e.text)).toEqual(['first']);
@@ -217,6 +234,7 @@ export function outboxTests(ctx: SuiteContext): void {
       claimed: 0,
       dead: 1,
       staleLeases: 0,
+      nextClaimableAt: null,
     });
     const c3 = (await claimOf(store, scope.userId, t(2), { maxEntries: 5 }))!;
     expect(c3.entries.map((e) => e.text)).toEqual(['fine']);
@@ -251,6 +269,7 @@ export function outboxTests(ctx: SuiteContext): void {
       claimed: 0,
       dead: 0,
       staleLeases: 0,
+      nextClaimableAt: null,
     });
     const next = (await claimOf(store, scope.userId, FAR_FUTURE, { maxEntries: 5 }))!;
     expect(next.entries.map((e) => e.text)).toEqual(['two']);
@@ -269,13 +288,26 @@ export function outboxTests(ctx: SuiteContext): void {
     ]);
     const ca = (await claimOf(store, a.userId, t(0)))!;
     await store.claim({ worker: 'w', leaseMs: 1000, now: t(0), userId: b.userId });
-    expect(await store.backlog({ now: t(0) })).toEqual({ queued: 2, claimed: 2, dead: 0, staleLeases: 0 });
-    expect(await store.backlog({ now: t(5) })).toEqual({ queued: 2, claimed: 2, dead: 0, staleLeases: 1 });
+    expect(await store.backlog({ now: t(0) })).toEqual({
+      queued: 2,
+      claimed: 2,
+      dead: 0,
+      staleLeases: 0,
+      nextClaimableAt: t(1),
+    });
+    expect(await store.backlog({ now: t(5) })).toEqual({
+      queued: 2,
+      claimed: 2,
+      dead: 0,
+      staleLeases: 1,
+      nextClaimableAt: t(60),
+    });
     expect(await store.backlog({ now: t(5), userId: a.userId })).toEqual({
       queued: 1,
       claimed: 1,
       dead: 0,
       staleLeases: 0,
+      nextClaimableAt: t(60),
     });
     await store.fail(ca, 'x', { maxAttempts: 1 });
     expect(await store.backlog({ now: t(5), userId: a.userId })).toEqual({
@@ -283,6 +315,7 @@ export function outboxTests(ctx: SuiteContext): void {
       claimed: 0,
       dead: 1,
       staleLeases: 0,
+      nextClaimableAt: null,
     });
   });
 
@@ -297,17 +330,129 @@ export function outboxTests(ctx: SuiteContext): void {
       { ...good, position: -1 },
       { ...good, position: 1.5 },
       { ...good, position: Number.NaN },
+      { ...good, position: MAX_POSITION + 1 },
+      { ...good, position: 2 ** 53 },
       { ...good, role: 'system' },
       { ...good, text: 42 },
       { ...good, at: 'not a date' },
     ];
     for (const entry of bad) {
       await rejects(store.enqueue([good, entry as never]), InvalidInputError);
-      expect(await store.backlog({ now: t(0) })).toEqual({ queued: 0, claimed: 0, dead: 0, staleLeases: 0 });
+      expect(await store.backlog({ now: t(0) })).toEqual(EMPTY_BACKLOG);
     }
     await rejects(store.claim({ worker: 'w', leaseMs: Number.NaN, now: t(0) }), InvalidInputError);
     await rejects(store.claim({ worker: '', leaseMs: 1000, now: t(0) }), InvalidInputError);
     await rejects(store.claim({ worker: 'w', leaseMs: 1000, now: 'soon' }), InvalidInputError);
     expect(await store.enqueue([good])).toEqual({ accepted: 1, duplicates: 0 });
+  });
+
+  ctx.test(
+    'backlog.nextClaimableAt: a live lease’s end or a retry time, the earliest; null when none waits',
+    async () => {
+      const store = await ctx.open();
+      const a: Scope = { userId: unique('user-') };
+      const b: Scope = { userId: unique('user-') };
+      expect(await store.backlog({ now: t(0) })).toEqual(EMPTY_BACKLOG);
+      await store.enqueue([turn(a, 'sa', 0, 'a0'), turn(a, 'sa', 1, 'a1'), turn(b, 'sb', 0, 'b0')]);
+      // Queued and claimable now: nothing waits.
+      expect((await store.backlog({ now: t(0) })).nextClaimableAt).toBeNull();
+      // A live claim: its lease's end (the user's later entries wait for it too).
+      const ca = (await claimOf(store, a.userId, t(0)))!;
+      expect(ca.leaseUntil).toBe(t(60));
+      expect((await store.backlog({ now: t(10), userId: a.userId })).nextClaimableAt).toBe(ca.leaseUntil);
+      expect((await store.backlog({ now: t(10), userId: b.userId })).nextClaimableAt).toBeNull();
+      expect((await store.backlog({ now: t(10) })).nextClaimableAt).toBe(t(60));
+      // Once the lease has expired the entries are claimable (stale): nothing waits.
+      expect(await store.backlog({ now: t(60), userId: a.userId })).toMatchObject({
+        staleLeases: 1,
+        nextClaimableAt: null,
+      });
+      // fail with a future retry time: that time.
+      await store.fail(ca, 'boom', { maxAttempts: 5, retryAt: t(100) });
+      expect((await store.backlog({ now: t(10), userId: a.userId })).nextClaimableAt).toBe(t(100));
+      expect((await store.backlog({ now: t(100), userId: a.userId })).nextClaimableAt).toBeNull();
+      // release with a future retry time: that time; across users the earliest one.
+      const cb = (await claimOf(store, b.userId, t(10)))!;
+      await store.release(cb, { retryAt: t(40), reason: 'budget' });
+      expect((await store.backlog({ now: t(20), userId: b.userId })).nextClaimableAt).toBe(t(40));
+      expect((await store.backlog({ now: t(20) })).nextClaimableAt).toBe(t(40));
+      expect((await store.backlog({ now: t(50) })).nextClaimableAt).toBe(t(100));
+      // A retry time already past, or a fail without one: claimable now.
+      const again = (await claimOf(store, b.userId, t(50)))!;
+      await store.fail(again, 'boom', { maxAttempts: 5 });
+      expect((await store.backlog({ now: t(50), userId: b.userId })).nextClaimableAt).toBeNull();
+      const third = (await claimOf(store, b.userId, t(50)))!;
+      await store.release(third, { retryAt: t(45), reason: 'past' });
+      expect((await store.backlog({ now: t(50), userId: b.userId })).nextClaimableAt).toBeNull();
+      // Dead and done entries never wait.
+      const last = (await claimOf(store, b.userId, t(50)))!;
+      await store.fail(last, 'dead', { maxAttempts: 1, retryAt: t(500) });
+      expect(await store.backlog({ now: t(50), userId: b.userId })).toMatchObject({
+        dead: 1,
+        nextClaimableAt: null,
+      });
+      const ca2 = (await claimOf(store, a.userId, t(100), { maxEntries: 5 }))!;
+      await store.commit({
+        scope: a,
+        inserts: [],
+        updates: [],
+        audit: [],
+        complete: { claimId: ca2.claimId, entryIds: ca2.entries.map((e) => e.id) },
+      });
+      expect((await store.backlog({ now: t(100) })).nextClaimableAt).toBeNull();
+    },
+  );
+
+  ctx.test('a turn at MAX_POSITION is kept exactly; beyond it, nothing is written', async () => {
+    const store = await ctx.open();
+    const scope = { userId: unique('user-') };
+    const s = unique('s-');
+    expect(MAX_POSITION).toBe(2 ** 31 - 1);
+    for (const position of [MAX_POSITION + 1, 2 ** 53, Number.MAX_SAFE_INTEGER + 2]) {
+      await rejects(
+        store.enqueue([turn(scope, s, 0, 'first'), turn(scope, s, position, 'far', t(1))]),
+        InvalidInputError,
+      );
+      expect(await store.backlog({ now: t(0) })).toEqual(EMPTY_BACKLOG);
+    }
+    expect(await store.enqueue([turn(scope, s, MAX_POSITION, 'the last position', t(1))])).toEqual({
+      accepted: 1,
+      duplicates: 0,
+    });
+    const claim = (await claimOf(store, scope.userId, t(2)))!;
+    expect(claim.entries.map((e) => [e.position, e.text])).toEqual([[MAX_POSITION, 'the last position']]);
+    expect(claim.entries[0]!.idempotencyKey).toBe(idempotencyKey(s, MAX_POSITION, 'the last position'));
+    expect(await store.enqueue([turn(scope, s, MAX_POSITION, 'the last position', t(1))])).toEqual({
+      accepted: 0,
+      duplicates: 1,
+    });
+    // The same bound holds for evidence positions, in commits and imports.
+    const evidence = (position: number) => [
+      { sessionId: s, position, role: 'user' as const, quote: 'the last position', at: t(1) },
+    ];
+    const kept = belief(scope, { evidence: evidence(MAX_POSITION) });
+    await store.commit({
+      ...inserts(scope, [kept]),
+      complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
+    });
+    expect((await store.get(scope, kept.id))?.evidence).toEqual(evidence(MAX_POSITION));
+    expect((await store.history(scope)).map((b) => b.evidence[0]?.position)).toEqual([MAX_POSITION]);
+    for (const position of [MAX_POSITION + 1, 2 ** 53]) {
+      const far = belief(scope, { evidence: evidence(position) });
+      await rejects(store.commit(inserts(scope, [far])), InvalidInputError);
+      await rejects(store.importBeliefs([{ belief: far }]), InvalidInputError);
+      expect(await store.get(scope, far.id)).toBeNull();
+      const update = {
+        id: kept.id,
+        expectedVersion: kept.version,
+        set: { evidence: evidence(position), updatedAt: t(3) },
+      };
+      await rejects(store.commit({ scope, inserts: [], updates: [update], audit: [] }), InvalidInputError);
+    }
+    expect(await store.get(scope, kept.id)).toEqual(kept);
+    // Other users' turns are claimed as before.
+    const other = { userId: unique('user-') };
+    await store.enqueue([turn(other, unique('s-'), 0, 'still fine')]);
+    expect((await claimOf(store, undefined, t(3)))?.entries.map((e) => e.text)).toEqual(['still fine']);
   });
 }
