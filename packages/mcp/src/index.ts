@@ -8,7 +8,6 @@ export { type HttpServer, type HttpServerOptions, startHttpServer } from './http
 export { DEFAULT_HTTP_PORT, type ProgramIo, run } from './program.js';
 export {
   conversationSessionId,
-  MAX_POSITION,
   SESSION_PREFIX,
   STATEMENT_WINDOW_MS,
   StatementKeys,

@@ -1,8 +1,8 @@
+import { MAX_POSITION } from '@mem01/engine';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   conversationSessionId,
-  MAX_POSITION,
   StatementKeys,
   scopeTag,
   statementPosition,

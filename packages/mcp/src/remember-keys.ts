@@ -10,13 +10,11 @@
  *   the repeat counts as a retry: a server cannot tell it from one);
  * - a turn the client places in its own conversation (`conversationId` + `position`) keeps that position, so a
  *   retried turn is skipped and the same words at another position are not.
- * Positions stay below 2^31.
+ * Positions stay within the engine's bound, `MAX_POSITION` (2^31 - 1).
  */
 import { createHash } from 'node:crypto';
+import { MAX_POSITION } from '@mem01/engine';
 import type { ServedScope } from './user-access.js';
-
-/** Largest position a turn may have (positions are 31-bit in every store). */
-export const MAX_POSITION = 2 ** 31 - 1;
 /** Length of the retry window of statements. */
 export const STATEMENT_WINDOW_MS = 10 * 60 * 1000;
 /** Every session id this server writes starts with this, so provenance shows where a belief came from. */

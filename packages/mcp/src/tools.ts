@@ -8,6 +8,7 @@ import {
   type Belief,
   type BeliefStatus,
   InvalidInputError,
+  MAX_POSITION,
   NotFoundError,
   neutralise,
 } from '@mem01/engine';
@@ -15,7 +16,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { beliefSchema, beliefView, dataBlock, type ToolOutput, toolError, toolResult } from './format.js';
-import { conversationSessionId, MAX_POSITION, statementSessionId, type TurnKey } from './remember-keys.js';
+import { conversationSessionId, statementSessionId, type TurnKey } from './remember-keys.js';
 import type { ServerContext } from './server-context.js';
 import type { ServedScope } from './user-access.js';
 
