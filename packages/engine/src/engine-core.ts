@@ -133,7 +133,8 @@ export class EngineCore {
 
   /** The most episodes one turn can be split into (a turn longer than `maxTextBytes` is split for length). */
   get episodeParts(): number {
-    return 1;
+    // Greedy packing leaves every two consecutive parts over `maxTextBytes` together.
+    return Math.ceil((2 * this.config.maxTurnBytes) / this.config.maxTextBytes) + 1;
   }
 
   /** Whether recall can use vectors at all (an embedder and a store with vector search). */

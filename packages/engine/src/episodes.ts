@@ -4,6 +4,7 @@
  */
 import { canonicalKey } from './belief.js';
 import type { ExtractionOperation, ExtractionTurn } from './ports.js';
+import { splitText } from './text.js';
 import type { Evidence } from './types.js';
 
 /** The subject every episode is filed under. */
@@ -28,15 +29,33 @@ export function episodeKeysOf(
   return keys;
 }
 
-/** One `add` of an episode for every user turn with text. Assistant turns are never episodes. */
-export function episodeOperations(turns: readonly ExtractionTurn[]): ExtractionOperation[] {
+/** A turn as extraction sees it: a whole turn, or part `part` of one split for length. */
+export interface PartTurn extends ExtractionTurn {
+  readonly part: number;
+}
+
+/**
+ * The turns of a claim as extraction sees them: a user turn over `maxBytes` is split into parts of at most
+ * `maxBytes` (same session, position, date and reference; ids `<entry id>#<part>`), each extracted and kept as an
+ * episode of its own. Nothing of a long turn is dropped.
+ */
+export function partTurns(turns: readonly ExtractionTurn[], maxBytes: number): PartTurn[] {
+  return turns.flatMap((t) => {
+    const parts = t.role === 'user' ? splitText(t.text, maxBytes) : [t.text];
+    if (parts.length === 1) return [{ ...t, part: 0 }];
+    return parts.map((text, part) => ({ ...t, id: `${t.id}#${part}`, text, part }));
+  });
+}
+
+/** One `add` of an episode for every user turn (or part) with text. Assistant turns are never episodes. */
+export function episodeOperations(turns: readonly PartTurn[]): ExtractionOperation[] {
   return turns
     .filter((t) => t.role === 'user' && t.text.trim() !== '')
     .map((t) => ({
       op: 'add' as const,
       kind: 'episode' as const,
       subject: EPISODE_SUBJECT,
-      attribute: episodeKey(t.sessionId, t.position),
+      attribute: episodeKey(t.sessionId, t.position, t.part),
       value: t.text,
       statement: t.text,
       confidence: 1,

@@ -4,9 +4,10 @@
  */
 import type { EngineCore } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
+import type { LexicalHit } from './ports.js';
 import { collapseCovered, rankHits, rankProfile } from './recall.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
-import { contentWords } from './text.js';
+import { contentWords, stem } from './text.js';
 import type { Belief, BeliefKind, Scope, ScoredBelief } from './types.js';
 import { assertText, sameScope } from './util.js';
 
@@ -68,20 +69,82 @@ export async function recallBeliefs(
             .embedQuery(query, scope, options.signal)
             .then((v) => core.store.searchVector(scope, v, { limit: candidateLimit }))
         : Promise.resolve([]);
-    const [lexical, vector] = await Promise.all([lexicalP, vectorP]);
+    const [firstLexical, vector] = await Promise.all([lexicalP, vectorP]);
+    let lexical = firstLexical.filter((h) => keep(h.belief));
+    const vec = vector.filter((h) => keep(h.belief));
+    const rank = (lex: readonly LexicalHit[]) =>
+      rankHits(lex, vec, { now, limit: limit * 4, config: core.config.ranking, query });
+    let first = rank(lexical);
+    const feedback = core.config.ranking.feedbackWeight;
+    if (feedback > 0 && first.length > 0) {
+      // Pseudo-relevance feedback: the words the best results share and the query lacks find the results that
+      // answer in other words (a question about "her career" and a turn about "the new job").
+      const extra = feedbackWords(
+        first,
+        terms,
+        core.config.ranking.feedbackDocs,
+        core.config.ranking.feedbackTerms,
+      );
+      if (extra.length > 0) {
+        const second = (
+          await core.store.searchLexical(scope, [...terms, ...extra].join(' '), { limit: candidateLimit })
+        ).filter((h) => keep(h.belief));
+        lexical = mergeLexical(lexical, second, feedback);
+        first = rank(lexical);
+      }
+    }
     // Rank a wider list, then drop what adds no evidence (an episode and the belief distilled from it).
-    ranked = collapseCovered(
-      rankHits(
-        lexical.filter((h) => keep(h.belief)),
-        vector.filter((h) => keep(h.belief)),
-        { now, limit: limit * 4, config: core.config.ranking },
-      ),
-      limit,
-    );
+    ranked = collapseCovered(first, limit);
   }
   core.stats.recalls++;
   core.emit({ type: 'recall', scope, returned: ranked.length, ms: performance.now() - started });
   return options.explain ? ranked : ranked.map(({ belief, score }) => ({ belief, score }));
+}
+
+/** Expansion words: content words that several of the best results hold and the query does not. */
+function feedbackWords(
+  ranked: readonly ScoredBelief[],
+  queryWords: readonly string[],
+  docs: number,
+  max: number,
+): string[] {
+  const inQuery = new Set(queryWords.map(stem));
+  const counts = new Map<string, { word: string; n: number }>();
+  for (const r of ranked.slice(0, docs)) {
+    const seen = new Set<string>();
+    for (const word of contentWords(r.belief.statement)) {
+      const st = stem(word);
+      if (inQuery.has(st) || seen.has(st) || word.length < 3 || /^\d+$/.test(word)) continue;
+      seen.add(st);
+      const cur = counts.get(st);
+      if (cur) cur.n++;
+      else counts.set(st, { word, n: 1 });
+    }
+  }
+  return [...counts.values()]
+    .filter((c) => c.n >= 2)
+    .sort((a, b) => b.n - a.n || (a.word < b.word ? -1 : 1))
+    .slice(0, max)
+    .map((c) => c.word);
+}
+
+/** Lexical hits of the query and of the expanded query, each normalised by its best, the expanded ones weighted. */
+function mergeLexical(
+  first: readonly LexicalHit[],
+  second: readonly LexicalHit[],
+  weight: number,
+): LexicalHit[] {
+  const max = (hits: readonly LexicalHit[]) => hits.reduce((m, h) => Math.max(m, h.score), 0) || 1;
+  const m1 = max(first);
+  const m2 = max(second);
+  const out = new Map<string, LexicalHit>();
+  for (const h of first) out.set(h.belief.id, { belief: h.belief, score: h.score / m1 });
+  for (const h of second) {
+    const score = (weight * h.score) / m2;
+    const cur = out.get(h.belief.id);
+    if (!cur || cur.score < score) out.set(h.belief.id, { belief: h.belief, score });
+  }
+  return [...out.values()];
 }
 
 /** Recalled beliefs rendered as the bounded context block. */

@@ -4,6 +4,7 @@
  */
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit, VectorHit } from './ports.js';
+import { contentStems } from './text.js';
 import type { Belief, BeliefKind, RecallSignals, ScoredBelief } from './types.js';
 
 export interface RecallWeights {
@@ -32,6 +33,28 @@ export interface RankingConfig {
    * with 0.3 (0.2: 66.6, 0.4: 68.2 with a window of 2).
    */
   readonly contextWeight: number;
+  /**
+   * The relevance floor. A belief holding query words is relevant only when they carry at least this share of the
+   * query's weight, each word weighted by how rare it is among the candidates (a word no candidate holds weighs
+   * most). So "What is my sister's name?" recalls nothing from "My name is Alex" alone: "sister" is the informative
+   * word and nothing holds it. 0 turns the floor off.
+   */
+  readonly minCoverage: number;
+  /** Below the floor of the query, each result must still hold this share of the query's word weight. */
+  readonly itemCoverage: number;
+  /** Weight of the session's coverage of the query (see `addSessionCoverage`). 0 turns it off. */
+  readonly sessionWeight: number;
+  /** Pseudo-relevance feedback: weight of the expanded query's lexical matches. 0 turns it off. */
+  readonly feedbackWeight: number;
+  /** How many of the best results feedback reads. */
+  readonly feedbackDocs: number;
+  /** How many expansion words feedback adds. */
+  readonly feedbackTerms: number;
+  /**
+   * A vector match alone (no shared word) makes a belief relevant: true for semantic embedders; false for
+   * lexical-fuzzy ones, whose similarity mostly repeats the words already weighed by the floor.
+   */
+  readonly vectorAlone: boolean;
 }
 
 /** Weights for a semantic embedder (the default). */
@@ -64,6 +87,13 @@ export const DEFAULT_RANKING: RankingConfig = {
   halfLifeDays: 180,
   minSimilarity: 0.3,
   contextWeight: 0.3,
+  minCoverage: 0.5,
+  itemCoverage: 0,
+  sessionWeight: 0.5,
+  feedbackWeight: 0.3,
+  feedbackDocs: 5,
+  feedbackTerms: 5,
+  vectorAlone: true,
 };
 
 /** How many positions away a neighbouring turn still lends context (its share halves with each step). */
@@ -91,7 +121,13 @@ export function compareScored(a: ScoredBelief, b: ScoredBelief): number {
 export function rankHits(
   lexical: readonly LexicalHit[],
   vector: readonly VectorHit[],
-  options: { readonly now: number; readonly limit: number; readonly config: RankingConfig },
+  options: {
+    readonly now: number;
+    readonly limit: number;
+    readonly config: RankingConfig;
+    /** The query: with it, the relevance floor ({@link RankingConfig.minCoverage}) applies. */
+    readonly query?: string | undefined;
+  },
 ): ScoredBelief[] {
   const { config, now } = options;
   const byId = new Map<string, { belief: Belief; lex: number | null; vec: number | null }>();
@@ -108,11 +144,34 @@ export function rankHits(
   }
   let maxLex = 0;
   for (const c of byId.values()) if (c.lex !== null && c.lex > maxLex) maxLex = c.lex;
+  const coverage =
+    options.query !== undefined && config.minCoverage > 0
+      ? queryCoverage(
+          options.query,
+          [...byId.values()].map((c) => c.belief),
+        )
+      : null;
+
+  // The floor: when the candidates together hold too little of the query's informative words (and, with a semantic
+  // embedder, none is close enough in meaning), the memory knows nothing about what was asked: nothing is recalled.
+  if (coverage) {
+    const vecRelevant = [...byId.values()].some(
+      (c) => config.vectorAlone && c.vec !== null && c.vec >= config.minSimilarity,
+    );
+    if (!vecRelevant && coverage.held < config.minCoverage / coverage.terms) return [];
+  }
 
   const out: ScoredBelief[] = [];
   const w = config.weights;
   for (const c of byId.values()) {
     const vecRelevant = c.vec !== null && c.vec >= config.minSimilarity;
+    // A lexical-fuzzy embedder's match that shares no query word is a spelling accident, not relevance.
+    if (
+      coverage &&
+      !(config.vectorAlone && vecRelevant) &&
+      (coverage.byId.get(c.belief.id) ?? 0) <= config.itemCoverage
+    )
+      continue;
     if (c.lex === null && !vecRelevant) continue;
     const lexN = c.lex !== null && maxLex > 0 ? c.lex / maxLex : 0;
     const vec = vecRelevant ? (c.vec as number) : 0;
@@ -131,9 +190,106 @@ export function rankHits(
     };
     out.push({ belief: c.belief, score: total, signals });
   }
+  if (coverage && config.sessionWeight > 0) addSessionCoverage(out, coverage, config.sessionWeight);
   const withContext = addContext(out, config.contextWeight);
   withContext.sort(compareScored);
   return withContext.slice(0, options.limit);
+}
+
+export interface QueryCoverage {
+  /** Per candidate, the share of the query's word weight it holds. */
+  readonly byId: Map<string, number>;
+  /** The share of the query's word weight that some candidate holds. */
+  readonly held: number;
+  /** How many distinct content words the query has. */
+  readonly terms: number;
+  readonly stems: readonly string[];
+  readonly weights: readonly number[];
+  readonly total: number;
+}
+
+/**
+ * Adds to each result `weight ×` the share of the query's word weight that its conversation session holds across
+ * all candidates. A session is about one topic: when its turns together hold the question's words, its turn that
+ * answers (often in other words) is more likely relevant than a stray turn elsewhere holding one of them.
+ */
+function addSessionCoverage(results: ScoredBelief[], coverage: QueryCoverage, weight: number): void {
+  if (coverage.total <= 0) return;
+  const held = new Map<string, Set<number>>();
+  for (const r of results) {
+    const stems = stemsOf(r.belief);
+    for (const e of r.belief.evidence) {
+      let set = held.get(e.sessionId);
+      if (!set) {
+        set = new Set();
+        held.set(e.sessionId, set);
+      }
+      for (const [j, t] of coverage.stems.entries()) if (stems.has(t)) set.add(j);
+    }
+  }
+  const share = new Map<string, number>();
+  for (const [session, set] of held) {
+    let w = 0;
+    for (const j of set) w += coverage.weights[j]!;
+    share.set(session, w / coverage.total);
+  }
+  results.forEach((r, i) => {
+    let best = 0;
+    for (const e of r.belief.evidence) best = Math.max(best, share.get(e.sessionId) ?? 0);
+    if (best === 0) return;
+    const total = r.score + weight * best;
+    results[i] = { belief: r.belief, score: total, signals: r.signals ? { ...r.signals, total } : undefined };
+  });
+}
+
+/** Stems of belief texts by id (content never changes, so the cache needs no invalidation). */
+const stemCache = new Map<string, ReadonlySet<string>>();
+const STEM_CACHE_SIZE = 50_000;
+
+function stemsOf(b: Belief): ReadonlySet<string> {
+  let stems = stemCache.get(b.id);
+  if (!stems) {
+    // What the lexical index holds: statement, value, and a belief's key words (not an episode's turn key).
+    const key = b.kind === 'episode' ? '' : `${b.subject} ${b.attribute}`.replace(/[_:.-]+/g, ' ');
+    stems = new Set(contentStems(`${b.statement} ${b.value} ${key}`));
+    if (stemCache.size >= STEM_CACHE_SIZE) stemCache.delete(stemCache.keys().next().value as string);
+    stemCache.set(b.id, stems);
+  }
+  return stems;
+}
+
+/**
+ * For each candidate, the share of the query's word weight it holds. A query word weighs by its rarity among the
+ * candidates (`ln(1 + (n + 1) / (df + 0.5))²`), so a word that no candidate holds weighs most and a word most of
+ * them hold weighs least: the candidates are what the store found for these words, so their document frequency is
+ * the evidence at hand of how specific each word is here.
+ */
+export function queryCoverage(query: string, candidates: readonly Belief[]): QueryCoverage {
+  const terms = [...new Set(contentStems(query))];
+  const byId = new Map<string, number>();
+  if (terms.length === 0) return { byId, held: 1, terms: 1, stems: [], weights: [], total: 0 };
+  const sets = candidates.map((b) => stemsOf(b));
+  const n = candidates.length;
+  const dfs = terms.map((t) => {
+    let df = 0;
+    for (const s of sets) if (s.has(t)) df++;
+    return df;
+  });
+  // Squared: with few candidates a plain idf barely tells a word most of them hold from one none holds.
+  const weights = dfs.map((df) => Math.log(1 + (n + 1) / (df + 0.5)) ** 2);
+  const total = weights.reduce((a, b) => a + b, 0);
+  let heldByAny = 0;
+  dfs.forEach((df, j) => {
+    if (df > 0) heldByAny += weights[j]!;
+  });
+  candidates.forEach((b, i) => {
+    let held = 0;
+    terms.forEach((t, j) => {
+      if (sets[i]!.has(t)) held += weights[j]!;
+    });
+    byId.set(b.id, total > 0 ? held / total : 0);
+  });
+  return { byId, held: total > 0 ? heldByAny / total : 0, terms: terms.length, stems: terms, weights, total };
 }
 
 const turnKey = (sessionId: string, position: number): string => `${sessionId}\u0000${position}`;

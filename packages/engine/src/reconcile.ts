@@ -395,7 +395,7 @@ export function reconcile(
   for (const op of operations) {
     if (op.op === 'approve' || op.op === 'reject') {
       const target = current(op.id);
-      if (!target || target.status !== 'pending') {
+      if (target?.status !== 'pending') {
         dropped.push({ operation: op, reason: 'not_active' });
         continue;
       }

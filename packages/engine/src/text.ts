@@ -123,3 +123,56 @@ export function snippet(text: string, query: string, maxBytes: number): string {
   if (prev < all.length - 1) out += ' …';
   return bytes(out) <= maxBytes ? out : clip(out, maxBytes);
 }
+
+/**
+ * `text` in consecutive parts of at most `maxBytes` UTF-8 bytes each, cut between sentences where it can, else
+ * between words, else between code points. Joining the parts with single spaces gives the text back up to
+ * whitespace. A text within the limit is one part.
+ */
+export function splitText(text: string, maxBytes: number): string[] {
+  if (bytes(text) <= maxBytes) return [text];
+  const pieces: string[] = [];
+  for (const sentence of sentences(text)) {
+    if (bytes(sentence) <= maxBytes) {
+      pieces.push(sentence);
+      continue;
+    }
+    // A sentence longer than a part: its words, and a word longer than a part in code points.
+    let run = '';
+    for (const word of sentence.split(/\s+/)) {
+      const next = run === '' ? word : `${run} ${word}`;
+      if (bytes(next) <= maxBytes) {
+        run = next;
+        continue;
+      }
+      if (run !== '') pieces.push(run);
+      run = '';
+      if (bytes(word) <= maxBytes) {
+        run = word;
+        continue;
+      }
+      let chunk = '';
+      for (const ch of word) {
+        if (bytes(chunk + ch) > maxBytes) {
+          pieces.push(chunk);
+          chunk = '';
+        }
+        chunk += ch;
+      }
+      run = chunk;
+    }
+    if (run !== '') pieces.push(run);
+  }
+  const parts: string[] = [];
+  let current = '';
+  for (const piece of pieces) {
+    const next = current === '' ? piece : `${current} ${piece}`;
+    if (bytes(next) <= maxBytes) current = next;
+    else {
+      parts.push(current);
+      current = piece;
+    }
+  }
+  if (current !== '') parts.push(current);
+  return parts;
+}

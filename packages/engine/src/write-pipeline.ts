@@ -14,7 +14,7 @@
 import { applyOperations } from './commit-plan.js';
 import { MAX_QUERY_CHARS } from './config.js';
 import type { EngineCore } from './engine-core.js';
-import { episodeOperations } from './episodes.js';
+import { episodeOperations, partTurns } from './episodes.js';
 import {
   BudgetExceededError,
   describeError,
@@ -38,6 +38,7 @@ import type {
 import { recallBeliefs } from './recall-service.js';
 import { validateOperations } from './reconcile.js';
 import { assertPosition } from './store-input.js';
+import { clip } from './text.js';
 import type { Scope, Usage } from './types.js';
 import { assertId, assertText, normalizeScope } from './util.js';
 
@@ -54,6 +55,8 @@ export const EXTRACTABLE_KINDS = [
 
 /** The longest wait between retries of a user whose store calls fail. */
 const MAX_STORE_BACKOFF_MS = 30_000;
+/** How often `flush` looks again at turns another worker holds. */
+const FLUSH_POLL_MS = 100;
 /** The longest wait before retrying a failed extraction in this process. */
 const MAX_EXTRACTION_BACKOFF_MS = 300_000;
 
@@ -68,6 +71,11 @@ interface UserState {
   readonly accepting: Set<Promise<unknown>>;
   /** A timed retry (after a failure, or when another worker's lease expires). */
   retry: ReturnType<typeof setTimeout> | null;
+  /**
+   * The timed retry is of a failed store call: a barrier retries it at once (one cheap claim), so a healed store is
+   * used by the next operation. A failed extraction is retried by its timer only, never by reads.
+   */
+  retryNow: boolean;
   /** Consecutive failed store calls (claim, backlog), for backoff. */
   storeFailures: number;
   lastError: string | null;
@@ -117,7 +125,7 @@ export class WritePipeline {
     if (input.role !== 'user' && input.role !== 'assistant') {
       throw new InvalidInputError(`inputs[${index}].role`, 'must be "user" or "assistant"');
     }
-    assertText(input.text, `inputs[${index}].text`, this.core.config.maxTextBytes);
+    assertText(input.text, `inputs[${index}].text`, this.core.config.maxTurnBytes);
     if (typeof input.at !== 'string' || Number.isNaN(Date.parse(input.at))) {
       throw new InvalidInputError(`inputs[${index}].at`, 'must be an ISO-8601 date');
     }
@@ -228,10 +236,10 @@ export class WritePipeline {
     }, 0);
   }
 
-  /** Starts a drain now for a user with deferred turns or a pending retry. */
+  /** Starts a drain now for a user with deferred turns or a pending store retry (`always`: in any case). */
   private kick(userId: string, always = false): void {
     const st = this.users.get(userId);
-    if (!st || (!always && !st.deferred && st.retry === null)) return;
+    if (!st || (!always && !st.deferred && !(st.retry !== null && st.retryNow))) return;
     st.deferred = false;
     if (st.retry) {
       clearTimeout(st.retry);
@@ -299,7 +307,8 @@ export class WritePipeline {
         this.reportPending(st, pending, until, "held by another worker's lease");
         break;
       }
-      await sleep(Math.min(left, Math.max(10, Date.parse(until) - now + 5)));
+      // Poll rather than sleep until the lease expires: the holder usually finishes long before its lease ends.
+      await sleep(Math.min(left, FLUSH_POLL_MS, Math.max(10, Date.parse(until) - now + 5)));
     }
     this.raiseStrict(userId);
   }
@@ -342,7 +351,11 @@ export class WritePipeline {
         // The store failed (busy SQLite file, unreachable or exhausted Postgres pool): record, retry with backoff.
         st.storeFailures++;
         this.record({ userId }, err, 0);
-        this.retryLater(userId, Math.min(MAX_STORE_BACKOFF_MS, 100 * 2 ** Math.min(st.storeFailures, 10)));
+        this.retryLater(
+          userId,
+          Math.min(MAX_STORE_BACKOFF_MS, 100 * 2 ** Math.min(st.storeFailures, 10)),
+          true,
+        );
       }
     });
   }
@@ -355,11 +368,15 @@ export class WritePipeline {
     this.retryLater(userId, Math.max(0, Date.parse(backlog.nextClaimableAt) - now) + 5);
   }
 
-  /** A drain of this user after `ms` (unless the engine closes first, or a barrier starts one sooner). */
-  private retryLater(userId: string, ms: number): void {
+  /**
+   * A drain of this user after `ms` (unless the engine closes first). `now`: a barrier may start it sooner (a failed
+   * store call; see {@link UserState.retryNow}).
+   */
+  private retryLater(userId: string, ms: number, now = false): void {
     if (this.core.closed) return;
     const st = this.state(userId);
     if (st.retry) clearTimeout(st.retry);
+    st.retryNow = now;
     st.retry = setTimeout(() => {
       st.retry = null;
       this.schedule(userId);
@@ -474,15 +491,20 @@ export class WritePipeline {
     const scope = normalizeScope(claim.scope);
     const st = this.state(scope.userId);
     const started = performance.now();
-    const turns: ExtractionTurn[] = claim.entries.map((e) => ({
-      id: e.id,
-      sessionId: e.sessionId,
-      position: e.position,
-      role: e.role,
-      text: e.text,
-      at: e.at,
-      ...(e.ref === undefined ? {} : { ref: e.ref }),
-    }));
+    const turns = partTurns(
+      claim.entries.map(
+        (e): ExtractionTurn => ({
+          id: e.id,
+          sessionId: e.sessionId,
+          position: e.position,
+          role: e.role,
+          text: e.text,
+          at: e.at,
+          ...(e.ref === undefined ? {} : { ref: e.ref }),
+        }),
+      ),
+      core.config.maxTextBytes,
+    );
     try {
       const userText = turns
         .filter((t) => t.role === 'user')
@@ -515,11 +537,11 @@ export class WritePipeline {
         complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
       });
       st.lastError = null;
-      core.stats.extractedTurns += turns.length;
+      core.stats.extractedTurns += claim.entries.length;
       core.emit({
         type: 'extracted',
         scope,
-        turns: turns.length,
+        turns: claim.entries.length,
         inserted: plan.inserts.length,
         updated: plan.updates.length,
         dropped: plan.dropped.length,
@@ -538,12 +560,12 @@ export class WritePipeline {
           err.resetAt ?? new Date(core.clock().getTime() + core.config.budgetRetryMs).toISOString();
         await core.store.release(claim, { retryAt, reason: message }).catch(() => undefined);
         st.lastError = message;
-        core.emit({ type: 'deferred', scope, reason: message, turns: turns.length });
+        core.emit({ type: 'deferred', scope, reason: message, turns: claim.entries.length });
         core.logger?.warn(`mem01: extraction deferred for a user: ${message}`);
         this.retryLater(scope.userId, Math.max(0, Date.parse(retryAt) - core.clock().getTime()) + 5);
         return false;
       }
-      this.record(scope, err, turns.length);
+      this.record(scope, err, claim.entries.length);
       const retryAfterMs = err instanceof ProviderError ? err.retryAfterMs : undefined;
       const retryAt =
         retryAfterMs === undefined
@@ -577,7 +599,8 @@ export class WritePipeline {
   /** The user's existing active beliefs most related to the batch, offered to the extractor. */
   private async findCandidates(scope: Scope, text: string): Promise<CandidateBelief[]> {
     const options = { limit: this.core.config.candidatesForExtraction, kinds: EXTRACTABLE_KINDS };
-    const query = text.slice(0, MAX_QUERY_CHARS);
+    // The head of the batch stands for it (as a long message's head carries its question), within the query limits.
+    const query = clip(text.slice(0, MAX_QUERY_CHARS), this.core.config.maxTextBytes);
     // Candidates are a hint for the extractor: when the embedder fails, lexical candidates keep extraction going
     // (and the commit, which needs embeddings, reports the failure if it persists).
     const hits = await recallBeliefs(this.core, scope, query, options).catch((err: unknown) => {
@@ -634,6 +657,7 @@ export class WritePipeline {
         deferred: false,
         accepting: new Set(),
         retry: null,
+        retryNow: false,
         storeFailures: 0,
         lastError: null,
         strictError: undefined,

@@ -105,6 +105,8 @@ export class WordHashEmbedder implements Embedder {
   readonly model: string;
   readonly dimensions: number;
   readonly minSimilarity = 0.2;
+  /** Similarity here is shared words: recall weighs the lexical signal more, and a vector match alone is not enough. */
+  readonly kind = 'lexical' as const;
   calls = 0;
 
   constructor(dimensions = 64) {

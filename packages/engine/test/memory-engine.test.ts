@@ -1,0 +1,254 @@
+/**
+ * The `MemoryEngine` facade and `MemoryAdmin`, on the real in-process store: the read barrier, acceptance with a
+ * transcript, strict mode, the lifecycle through the one planner, and the relevance floor. The conformance suite
+ * runs the pipeline on every store; these pin the facade's own behaviour in the engine's package.
+ */
+import { inspect } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { MemoryEngine } from '../src/engine.js';
+import { ClosedError, InvalidInputError, StoreError } from '../src/errors.js';
+import { MemoryAdmin } from '../src/memory-admin.js';
+import type { EngineStore, FullStore } from '../src/ports.js';
+import { KeyValueExtractor, scriptedExtractor, WordHashEmbedder } from '../src/testing/index.js';
+
+let createMemoryStore: () => FullStore;
+beforeAll(async () => {
+  // The real in-process store, from its source. It is not a declared dependency: that would be a cycle in the
+  // package graph (the store depends on the engine). Vitest resolves its own '@mem01/engine' imports to this source.
+  const path = '../../store-memory/src/index.js';
+  ({ createMemoryStore } = (await import(/* @vite-ignore */ path)) as { createMemoryStore: () => FullStore });
+});
+
+const AT = '2026-01-01T00:00:00.000Z';
+const scope = { userId: 'u1' };
+const turn = (position: number, text: string) => ({
+  scope,
+  sessionId: 's1',
+  position,
+  role: 'user' as const,
+  text,
+  at: AT,
+});
+
+function engineOn(store: EngineStore, options: Partial<ConstructorParameters<typeof MemoryEngine>[0]> = {}) {
+  const extractor = new KeyValueExtractor();
+  const engine = new MemoryEngine({ store, extractor, embedder: new WordHashEmbedder(16), ...options });
+  return { engine, extractor };
+}
+
+describe('the read barrier', () => {
+  it('accept does not wait for extraction; the next read of the user does', async () => {
+    const { engine, extractor } = engineOn(createMemoryStore());
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    expect(extractor.calls).toBe(0);
+    expect((await engine.recall(scope, 'home city')).map((h) => h.belief.value)).toEqual(['Lisbon']);
+    expect(extractor.calls).toBe(1);
+    await engine.close();
+  });
+
+  it('appendTranscript stores items and accepts turns in one step, and the barrier knows about them', async () => {
+    const store = createMemoryStore();
+    const { engine } = engineOn(store);
+    const items = [
+      { role: 'user', content: 'pet=cat' },
+      { role: 'assistant', content: 'ok' },
+    ];
+    const result = await engine.appendTranscript(scope, 'conv', items, {
+      turns: [{ index: 0, role: 'user', text: 'pet=cat', at: AT }],
+    });
+    expect(result).toMatchObject({ positions: [0, 1], duplicate: false, accepted: 1 });
+    // The fact drawn from the turn, and the turn itself as an episode.
+    expect((await engine.list(scope)).items.map((b) => `${b.kind}:${b.value}`).sort()).toEqual([
+      'episode:pet=cat',
+      'fact:cat',
+    ]);
+    expect(await store.getItems(scope, 'conv')).toEqual(items);
+    await engine.close();
+  });
+
+  it('reads of another user do not wait for this user', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const store = createMemoryStore();
+    const engine = new MemoryEngine({
+      store,
+      extractor: scriptedExtractor(async () => {
+        await gate;
+        return { operations: [] };
+      }),
+    });
+    await engine.accept([turn(0, 'slow')]);
+    void engine.flush(scope);
+    await expect(engine.recall({ userId: 'other' }, 'anything')).resolves.toEqual([]);
+    release();
+    await engine.close();
+  });
+});
+
+describe('strict mode', () => {
+  it('raises a failure once, at the user’s next operation, with its cause chain sanitised', async () => {
+    const key = 'sk-proj-ZZZZZZZZZZZZZZZZZZZZZZZZ';
+    const engine = new MemoryEngine({
+      store: createMemoryStore(),
+      extractor: scriptedExtractor(() => {
+        throw new Error('extractor failed', { cause: new Error(`bad key ${key}`) });
+      }),
+      config: { strict: true },
+    });
+    await engine.accept([turn(0, 'x=1')]);
+    const err = await engine.list(scope).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(inspect(err, { depth: 10 })).toContain('extractor failed');
+    expect(inspect(err, { depth: 10 })).not.toContain('ZZZZZZZZ');
+    await expect(engine.list(scope)).resolves.toMatchObject({ items: [] });
+    await engine.close();
+  });
+
+  it('refuses an oversized turn in appendTranscript before writing anything; failure-open stores it', async () => {
+    const store = createMemoryStore();
+    const big = 'x'.repeat(300_000);
+    const strict = engineOn(store, { config: { strict: true } }).engine;
+    await expect(
+      strict.appendTranscript(scope, 'c', [{ role: 'user', content: big }], {
+        turns: [{ index: 0, role: 'user', text: big, at: AT }],
+      }),
+    ).rejects.toBeInstanceOf(InvalidInputError);
+    expect(await store.getItems(scope, 'c')).toEqual([]);
+    const open = engineOn(store).engine;
+    await open.appendTranscript(scope, 'c', [{ role: 'user', content: big }], {
+      turns: [{ index: 0, role: 'user', text: big, at: AT }],
+    });
+    expect(await store.getItems(scope, 'c')).toHaveLength(1);
+    expect(open.lastError(scope)).toMatch(/text/);
+    await strict.close();
+    await open.close();
+  });
+
+  it('a store failure is raised as a StoreError and the user recovers', async () => {
+    const store = createMemoryStore();
+    let failures = 1;
+    const faulty = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'claim' && failures > 0) {
+          return async () => {
+            failures--;
+            throw new StoreError('database is locked');
+          };
+        }
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const { engine } = engineOn(faulty, { config: { strict: true } });
+    await engine.accept([turn(0, 'city=Rome')]);
+    await expect(engine.recall(scope, 'city')).rejects.toBeInstanceOf(StoreError);
+    expect((await engine.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['Rome']);
+    await engine.close();
+  });
+});
+
+describe('lifecycle through the planner', () => {
+  it('correct supersedes and retires the episodes of the corrected belief’s turn', async () => {
+    const { engine } = engineOn(createMemoryStore(), { config: { episodic: true } });
+    await engine.accept([turn(0, 'home_city=NYC'), turn(1, 'rent=2400')]);
+    const [nyc] = (await engine.list(scope)).items.filter((b) => b.value === 'NYC');
+    const sf = await engine.correct(scope, nyc!.id, 'SF');
+    const all = await engine.history(scope);
+    const episode = all.find((b) => b.kind === 'episode' && b.value === 'home_city=NYC');
+    expect(episode).toMatchObject({ status: 'superseded', supersededBy: sf.id });
+    expect(all.find((b) => b.id === nyc!.id)?.validTo).not.toBeNull();
+    // The episode of the other turn is still current.
+    expect(all.find((b) => b.kind === 'episode' && b.value === 'rent=2400')?.status).toBe('active');
+    expect((await engine.recall(scope, 'home city NYC')).map((h) => h.belief.value)).not.toContain(
+      'home_city=NYC',
+    );
+    await engine.close();
+  });
+
+  it('approve and reject act on pending beliefs only; wrong states are clear errors', async () => {
+    const { engine } = engineOn(createMemoryStore(), {
+      extractor: new KeyValueExtractor({ confidence: 0.3 }),
+    });
+    await engine.accept([turn(0, 'pet=cat'), turn(1, 'car=vw')]);
+    const pending = (await engine.list(scope, { statuses: ['pending'] })).items;
+    const cat = pending.find((b) => b.value === 'cat')!;
+    const vw = pending.find((b) => b.value === 'vw')!;
+    expect((await engine.approve(scope, cat.id)).status).toBe('active');
+    await expect(engine.approve(scope, cat.id)).rejects.toThrow(/only pending beliefs can be approved/);
+    expect((await engine.reject(scope, vw.id, { expectedVersion: vw.version })).status).toBe('retracted');
+    await engine.close();
+  });
+});
+
+describe('MemoryAdmin', () => {
+  it('reads and manages beliefs without an extractor, and refuses calls once closed', async () => {
+    const store = createMemoryStore();
+    const admin = new MemoryAdmin({ store, embedder: new WordHashEmbedder(16) });
+    const b = await admin.remember(scope, { kind: 'fact', attribute: 'city', value: 'Oslo' });
+    expect((await admin.recall(scope, 'city')).map((h) => h.belief.id)).toEqual([b.id]);
+    expect((await admin.correct(scope, b.id, 'Bergen')).value).toBe('Bergen');
+    await admin.close();
+    await expect(admin.list(scope)).rejects.toBeInstanceOf(ClosedError);
+  });
+});
+
+describe('the relevance floor', () => {
+  it('recalls nothing for a question whose informative word nothing holds', async () => {
+    const { engine } = engineOn(createMemoryStore(), { config: { episodic: true } });
+    await engine.accept([turn(0, 'my name is Alex'), turn(1, 'I live in NYC')]);
+    expect(await engine.recall(scope, "What is my sister's name?")).toEqual([]);
+    expect((await engine.recall(scope, 'Where do I live?')).map((h) => h.belief.value)).toEqual([
+      'I live in NYC',
+    ]);
+    const off = engineOn(createMemoryStore(), {
+      config: { episodic: true, ranking: { minCoverage: 0 } },
+    }).engine;
+    await off.accept([turn(0, 'my name is Alex')]);
+    expect(await off.recall(scope, "What is my sister's name?")).toHaveLength(1);
+    await engine.close();
+    await off.close();
+  });
+});
+
+describe('long turns', () => {
+  it('a turn over maxTextBytes is kept as several episodes, nothing dropped; forgetting a fact from it forgets them all', async () => {
+    const store = createMemoryStore();
+    const { engine } = engineOn(store, {
+      config: { episodic: true, maxTextBytes: 1024, maxTurnBytes: 8192 },
+    });
+    const sentences = Array.from(
+      { length: 60 },
+      (_, i) => `Paragraph ${i} talks about topic number ${i} at length.`,
+    );
+    const long = `home_city=Lisbon\n${sentences.join(' ')}`;
+    expect(new TextEncoder().encode(long).byteLength).toBeGreaterThan(3000);
+    await engine.accept([turn(0, long)]);
+    const episodes = (await engine.list(scope, { limit: 100 })).items.filter((b) => b.kind === 'episode');
+    expect(episodes.length).toBeGreaterThan(2);
+    for (const e of episodes) {
+      expect(new TextEncoder().encode(e.statement).byteLength).toBeLessThanOrEqual(1024);
+      expect(e.evidence[0]).toMatchObject({ sessionId: 's1', position: 0, at: AT });
+      expect(e.validFrom).toBe(AT);
+    }
+    // Every sentence made it into some episode.
+    const kept = episodes.map((e) => e.statement).join(' ');
+    for (const s of sentences) expect(kept).toContain(s);
+    expect((await engine.recall(scope, 'topic number 42')).map((h) => h.belief.kind)).toContain('episode');
+    // The belief drawn from the turn retires every part of it.
+    const city = (await engine.list(scope)).items.find((b) => b.attribute === 'home_city')!;
+    await engine.forget(scope, city.id);
+    const left = (await engine.list(scope, { limit: 100 })).items.filter((b) => b.kind === 'episode');
+    expect(left).toEqual([]);
+    await engine.close();
+  });
+
+  it('a turn over maxTurnBytes is refused with a clear error', async () => {
+    const { engine } = engineOn(createMemoryStore(), { config: { maxTextBytes: 1024, maxTurnBytes: 4096 } });
+    await expect(engine.accept([turn(0, 'x'.repeat(5000))])).rejects.toThrow(
+      /5000 bytes, over the limit of 4096/,
+    );
+    await engine.close();
+  });
+});
