@@ -242,6 +242,9 @@ function addSessionCoverage(results: ScoredBelief[], coverage: QueryCoverage, we
   });
 }
 
+/** The fewest candidates word rarity is estimated as if from (see {@link queryCoverage}). */
+const MIN_COVERAGE_SAMPLE = 20;
+
 /** Stems of belief texts by id (content never changes, so the cache needs no invalidation). */
 const stemCache = new Map<string, ReadonlySet<string>>();
 const STEM_CACHE_SIZE = 50_000;
@@ -269,7 +272,9 @@ export function queryCoverage(query: string, candidates: readonly Belief[]): Que
   const byId = new Map<string, number>();
   if (terms.length === 0) return { byId, held: 1, terms: 1, stems: [], weights: [], total: 0 };
   const sets = candidates.map((b) => stemsOf(b));
-  const n = candidates.length;
+  // A small memory is read as a sample of a larger one: with two candidates, one of them holding a word says little
+  // about how specific the word is.
+  const n = Math.max(candidates.length, MIN_COVERAGE_SAMPLE);
   const dfs = terms.map((t) => {
     let df = 0;
     for (const s of sets) if (s.has(t)) df++;

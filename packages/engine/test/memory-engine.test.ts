@@ -197,8 +197,17 @@ describe('MemoryAdmin', () => {
 describe('the relevance floor', () => {
   it('recalls nothing for a question whose informative word nothing holds', async () => {
     const { engine } = engineOn(createMemoryStore(), { config: { episodic: true } });
-    await engine.accept([turn(0, 'my name is Alex'), turn(1, 'I live in NYC')]);
+    await engine.accept([
+      turn(0, 'my name is Alex'),
+      turn(1, 'I live in NYC'),
+      turn(2, 'we named the dog Rex'),
+      turn(3, 'the conference name tags were a mess'),
+    ]);
+    // "name" is common in this memory and "sister" is in none of it: nothing here is about a sister.
     expect(await engine.recall(scope, "What is my sister's name?")).toEqual([]);
+    expect((await engine.recall(scope, 'What is the name of my dog?'))[0]?.belief.value).toBe(
+      'we named the dog Rex',
+    );
     expect((await engine.recall(scope, 'Where do I live?')).map((h) => h.belief.value)).toEqual([
       'I live in NYC',
     ]);

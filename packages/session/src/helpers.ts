@@ -7,6 +7,7 @@ import {
   AUTHORITY_POLICY,
   assertId,
   type Belief,
+  ClosedError,
   type ContextBlock,
   InvalidInputError,
   normalizeScope,
@@ -18,7 +19,12 @@ import type { Agent, AgentOutputType, RunContext } from '@openai/agents';
 import { turnOf } from './items.js';
 import type { MemSession } from './mem-session.js';
 import { MAX_QUERY_CHARS, recallBlock } from './recall-block.js';
-import { type MemoryRuntimeOptions, type Runtime, resolveRuntime } from './resolve-runtime.js';
+import {
+  checkGivenRuntime,
+  type MemoryRuntimeOptions,
+  type Runtime,
+  resolveRuntime,
+} from './resolve-runtime.js';
 import { pinnedRuntime } from './runtime-registry.js';
 
 /**
@@ -51,6 +57,11 @@ export async function helperRuntime(
   const { budgetBytes: _perCall, ...runtimeOptions } = options as MemoryHelperOptions & {
     budgetBytes?: number;
   };
+  const given = checkGivenRuntime(runtimeOptions);
+  if (given) {
+    if (given.engine.isClosed) throw new ClosedError('mem01session runtime');
+    return { runtime: given, scope };
+  }
   const runtime = await pinnedRuntime(resolveRuntime(runtimeOptions));
   return { runtime, scope };
 }

@@ -33,6 +33,11 @@ export {
   memSession,
 } from './mem-session.js';
 export { createMemoryTools, type MemoryToolsOptions } from './memory-tools.js';
-export type { MemoryRuntimeOptions, RuntimeDescription } from './resolve-runtime.js';
+export {
+  type MemoryRuntimeOptions,
+  openMemoryRuntime,
+  type Runtime as MemoryRuntime,
+  type RuntimeDescription,
+} from './resolve-runtime.js';
 export type { MemoryRunConfig } from './run-hooks.js';
 export { closeSharedRuntimes, sharedRuntimeCount } from './runtime-registry.js';

@@ -23,7 +23,13 @@ import type {
   SessionHistoryTransactionAwareSession,
 } from '@openai/agents';
 import { turnOf } from './items.js';
-import { type MemoryRuntimeOptions, type Runtime, resolveRuntime } from './resolve-runtime.js';
+import {
+  checkGivenRuntime,
+  type MemoryRuntimeOptions,
+  type Runtime,
+  type RuntimeSpec,
+  resolveRuntime,
+} from './resolve-runtime.js';
 import { createRunConfig, type MemoryRunConfig } from './run-hooks.js';
 import { acquireRuntime, type RuntimeLease } from './runtime-registry.js';
 
@@ -64,7 +70,9 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
   readonly sessionId: string;
   readonly scope: Readonly<{ userId: string; namespace: string }>;
   readonly strict: boolean;
-  private readonly spec: ReturnType<typeof resolveRuntime>;
+  private readonly spec: ReturnType<typeof resolveRuntime> | null;
+  /** A runtime the caller opened and owns (`options.runtime`). */
+  private readonly given: Runtime | null;
   private lease: RuntimeLease | null = null;
   private closed = false;
   private localError: string | null = null;
@@ -77,19 +85,24 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     this.sessionId = sessionId;
     this.scope = normalizeScope({ userId: options.userId, namespace: options.namespace });
     this.strict = options.strict ?? false;
-    this.spec = resolveRuntime(options);
+    this.given = checkGivenRuntime(options);
+    this.spec = this.given ? null : resolveRuntime(options);
   }
 
   /** The shared runtime, opened on first use. */
   async runtime(): Promise<Runtime> {
     if (this.closed) throw new ClosedError(`memSession ${this.sessionId}`);
-    this.lease ??= acquireRuntime(this.spec);
-    const runtime = await this.lease.runtime;
+    let runtime: Runtime;
+    if (this.given) {
+      runtime = this.given;
+    } else {
+      this.lease ??= acquireRuntime(this.spec as RuntimeSpec);
+      runtime = await this.lease.runtime;
+    }
     this.opened = runtime;
     if (runtime.engine.isClosed) throw new ClosedError('mem01session runtime');
     return runtime;
   }
-
 
   // ---------------------------------------------------------------- Session
 

@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
   ConfigError,
+  DEFAULT_CONFIG,
   type Embedder,
   type EngineConfigInput,
   type EngineStore,
@@ -22,6 +23,11 @@ import { InjectedBlocks } from './items.js';
 
 /** Options that choose the runtime (store, extractor, embedder, engine settings). */
 export interface MemoryRuntimeOptions {
+  /**
+   * A runtime from {@link openMemoryRuntime}, used as it is and left open (it stays the caller's). The other
+   * runtime options must then be absent.
+   */
+  readonly runtime?: Runtime | undefined;
   /**
    * Where beliefs and the outbox live. A `FullStore` (every mem01 store) also holds the transcript, so a turn
    * is stored and accepted for extraction in one transaction. Default: Postgres when `DATABASE_URL` is set,
@@ -39,12 +45,17 @@ export interface MemoryRuntimeOptions {
   readonly embedder?: Embedder | null | undefined;
   /** Raise memory failures instead of degrading to no memory. Default false (failure-open). */
   readonly strict?: boolean | undefined;
-  /** Size of the injected memory block in UTF-8 bytes. Default 800. */
+  /** Size of the injected memory block in UTF-8 bytes. Default `MEM01_BUDGET_BYTES`, else 800. */
   readonly budgetBytes?: number | undefined;
   /**
+   * Recall what the user said (dated episodes) beside the beliefs drawn from it. Default `MEM01_EPISODIC`, else
+   * true. `false`: beliefs only.
+   */
+  readonly episodic?: boolean | undefined;
+  /**
    * Engine settings (`@mem01/engine`'s `EngineConfigInput`): the outbox lease (`leaseMs`, how long a crashed
-   * process holds a user's turns), `flushTimeoutMs`, the pending threshold, recall limits, ranking. `strict` and
-   * `budgetBytes` above take precedence over the same fields here.
+   * process holds a user's turns), `flushTimeoutMs`, the pending threshold, recall limits, ranking. `strict`,
+   * `budgetBytes` and `episodic` above take precedence over the same fields here, and these over the environment.
    */
   readonly engine?: EngineConfigInput | undefined;
   /** Environment to read defaults from. Default `process.env`. */
@@ -62,7 +73,10 @@ export interface RuntimeDescription {
   readonly budgetBytes: number;
 }
 
-/** One store + engine, shared by every session with identical settings. */
+/**
+ * One store + engine: shared by every session with identical settings, or opened by the caller with
+ * {@link openMemoryRuntime}.
+ */
 export interface Runtime {
   /** Owns acceptance and the read barrier: a turn saved through it is waited for by the user's next read. */
   readonly engine: MemoryEngine;
@@ -84,8 +98,83 @@ export interface RuntimeSpec {
   open(): Promise<Runtime>;
 }
 
-const DEFAULT_BUDGET_BYTES = 800;
+const DEFAULT_BUDGET_BYTES = DEFAULT_CONFIG.budgetBytes;
+
+/**
+ * The engine settings the environment may set (one table in the README). A malformed value is a `ConfigError`
+ * naming the variable, never silently ignored.
+ */
+export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>): EngineConfigInput {
+  const out: { -readonly [K in keyof EngineConfigInput]: EngineConfigInput[K] } = {};
+  const int = (name: string): number | undefined => {
+    const raw = nonEmpty(env[name]);
+    if (raw === undefined) return undefined;
+    const n = Number(raw.trim());
+    if (!Number.isInteger(n) || n < 1)
+      throw new ConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+  const budgetBytes = int('MEM01_BUDGET_BYTES');
+  if (budgetBytes !== undefined) out.budgetBytes = budgetBytes;
+  const recallLimit = int('MEM01_RECALL_LIMIT');
+  if (recallLimit !== undefined) out.recallLimit = recallLimit;
+  const confidence = nonEmpty(env.MEM01_MIN_CONFIDENCE);
+  if (confidence !== undefined) {
+    const n = Number(confidence.trim());
+    if (!(n >= 0 && n <= 1)) {
+      throw new ConfigError(
+        `MEM01_MIN_CONFIDENCE must be a number from 0 to 1, got ${JSON.stringify(confidence)}`,
+      );
+    }
+    out.pendingBelow = n;
+  }
+  const episodic = nonEmpty(env.MEM01_EPISODIC)?.trim().toLowerCase();
+  if (episodic !== undefined) {
+    if (['1', 'true', 'on', 'yes'].includes(episodic)) out.episodic = true;
+    else if (['0', 'false', 'off', 'no'].includes(episodic)) out.episodic = false;
+    else
+      throw new ConfigError(
+        `MEM01_EPISODIC must be on or off (1/0, true/false), got ${JSON.stringify(episodic)}`,
+      );
+  }
+  return out;
+}
 let noticeShown = false;
+
+/**
+ * Opens the runtime `memSession` would open with these options (its defaults: one SQLite file, or Postgres with
+ * `DATABASE_URL`; the offline extractor and embedder, or OpenAI's with `OPENAI_API_KEY`; episodes on; an 800-byte
+ * block), for the caller to own: pass it as `runtime` to any number of sessions and helpers, and close it when
+ * done. Stores passed in stay the caller's.
+ *
+ * @example
+ * const runtime = await openMemoryRuntime({ engine: { leaseMs: 10_000 } });
+ * const session = memSession('conversation-7', { userId: 'user-123', runtime });
+ * // ...
+ * await runtime.close();
+ */
+export async function openMemoryRuntime(options: MemoryRuntimeOptions = {}): Promise<Runtime> {
+  if (options.runtime) throw new ConfigError('openMemoryRuntime opens a runtime: do not pass one');
+  return resolveRuntime(options).open();
+}
+
+/** Throws unless `options.runtime` is a runtime, given without the options it replaces. */
+export function checkGivenRuntime(options: MemoryRuntimeOptions): Runtime | null {
+  const given = options.runtime;
+  if (given === undefined) return null;
+  if (!given || typeof given !== 'object' || !(given.engine instanceof MemoryEngine)) {
+    throw new ConfigError('runtime must be a runtime from openMemoryRuntime()');
+  }
+  const conflicting = (
+    ['store', 'transcript', 'extractor', 'embedder', 'strict', 'budgetBytes', 'episodic', 'engine'] as const
+  ).filter((k) => options[k] !== undefined);
+  if (conflicting.length > 0) {
+    throw new ConfigError(
+      `runtime is given, so ${conflicting.join(', ')} must not be: set them when opening it`,
+    );
+  }
+  return given;
+}
 
 /** Resolves options and environment into a runtime spec. Synchronous and I/O-free; opening happens later. */
 export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec {
@@ -93,17 +182,28 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
   const baseURL = nonEmpty(env.OPENAI_BASE_URL);
   const databaseUrl = nonEmpty(env.DATABASE_URL);
+  if (options.engine !== undefined && (options.engine === null || typeof options.engine !== 'object')) {
+    throw new ConfigError('engine must be an object of engine settings');
+  }
+  const fromEnv = tuningFromEnv(env);
   const strict = options.strict ?? false;
-  const budgetBytes = options.budgetBytes ?? DEFAULT_BUDGET_BYTES;
+  const budgetBytes =
+    options.budgetBytes ?? options.engine?.budgetBytes ?? fromEnv.budgetBytes ?? DEFAULT_BUDGET_BYTES;
   if (typeof strict !== 'boolean') throw new ConfigError('strict must be a boolean');
   if (!Number.isInteger(budgetBytes) || budgetBytes < 1) {
     throw new ConfigError('budgetBytes must be a positive integer');
   }
-  if (options.engine !== undefined && (options.engine === null || typeof options.engine !== 'object')) {
-    throw new ConfigError('engine must be an object of engine settings');
+  if (options.episodic !== undefined && typeof options.episodic !== 'boolean') {
+    throw new ConfigError('episodic must be a boolean');
   }
   // Checked now (a bad setting fails at memSession(), not at the first run), and used as resolved below.
-  const engineConfig: EngineConfigInput = { ...options.engine, strict, budgetBytes };
+  const engineConfig: EngineConfigInput = {
+    ...fromEnv,
+    ...options.engine,
+    strict,
+    budgetBytes,
+    ...(options.episodic === undefined ? {} : { episodic: options.episodic }),
+  };
   resolveConfig(engineConfig, null);
   if (options.store !== undefined && !isEngineStore(options.store)) {
     throw new ConfigError('store must implement the mem01 EngineStore port (commit, enqueue, claim, ...)');

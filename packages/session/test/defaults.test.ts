@@ -70,7 +70,7 @@ describe('no DATABASE_URL, no OPENAI_API_KEY: @mem01/local and one SQLite file',
     expect(existsSync(path)).toBe(true);
     const store = openSqliteStore({ path });
     try {
-      expect(await store.getItems('conv-a')).toHaveLength(2);
+      expect(await store.getItems({ userId: 'dana' }, 'conv-a')).toHaveLength(2);
       const history = await store.history({ userId: 'dana' });
       const city = history.filter((b) => b.attribute === 'home_city');
       expect(city.find((b) => b.status === 'active')?.value).toMatch(/San Francisco|SF/);

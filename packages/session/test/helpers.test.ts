@@ -145,7 +145,7 @@ describe('getMemoryContext, searchMemories, saveTurn', () => {
     const opts = { ...runtimeOptions(), userId: 'h1' };
     const saved = await saveTurn({ ...opts, sessionId: 'h-conv', user: 'pet=parrot', assistant: 'Nice!' });
     expect(saved).toEqual({ positions: [0, 1], accepted: 2 });
-    expect(await opts.store.getItems('h-conv')).toHaveLength(2);
+    expect(await opts.store.getItems({ userId: 'h1' }, 'h-conv')).toHaveLength(2);
     const ctx = await getMemoryContext({ ...opts, query: 'what pet do I have', budgetBytes: 400 });
     expect(ctx.text).toMatch(/parrot/);
     expect(ctx.bytes).toBeLessThanOrEqual(400);

@@ -33,8 +33,8 @@ describe('injection', () => {
     const model = echoModel();
     const agent = agentWith(model, 'Caller instructions stay.');
     await runner().run(agent, 'home_city=NYC', { session, ...session.runConfig() });
-    await session.flushMemory();
     await runner().run(agent, 'which home city do I have?', { session, ...session.runConfig() });
+    // Only so that the recording extractor below has seen the second run's turn.
     await session.flushMemory();
 
     const last = model.calls.at(-1)!;
@@ -47,7 +47,7 @@ describe('injection', () => {
     expect(input.at(-1)?.content).toBe('which home city do I have?');
 
     expect(hasBlock(await session.getItems())).toBe(false);
-    expect(hasBlock(await (store as FullStore).getItems('inject'))).toBe(false);
+    expect(hasBlock(await (store as FullStore).getItems(session.scope, 'inject'))).toBe(false);
     expect(await session.getItems()).toHaveLength(4);
     expect(extractor.texts.some((t) => t.includes('mem01-memory'))).toBe(false);
     expect(extractor.texts).toContain('which home city do I have?');
@@ -193,8 +193,8 @@ describe('concurrency', () => {
     const store = createMemoryStore();
     const extractor = new RecordingExtractor({ delayMs: () => Math.random() * 5 });
     const embedder = new WordHashEmbedder();
-    const a = memSession('conv-a', { userId: 'u1', store, extractor, embedder });
-    const b = memSession('conv-b', { userId: 'u1', store, extractor, embedder });
+    const a = memSession('conv-a', { userId: 'u1', store, extractor, embedder, episodic: false });
+    const b = memSession('conv-b', { userId: 'u1', store, extractor, embedder, episodic: false });
     const writes: Promise<void>[] = [];
     for (let i = 0; i < 10; i++) {
       const s = i % 2 === 0 ? a : b;
@@ -238,15 +238,20 @@ describe('concurrency', () => {
     const bob = memSession('bob-1', { userId: 'bob', store, extractor, embedder });
     const model = echoModel();
     await runner().run(agentWith(model), 'home_city=Lisbon', { session: alice, ...alice.runConfig() });
-    await alice.flushMemory();
     await runner().run(agentWith(model), 'what is my home city?', { session: bob, ...bob.runConfig() });
     expect(JSON.stringify(model.calls.at(-1)?.request.input)).not.toContain('Lisbon');
-    expect(await bob.memoryHistory({ includeInvalidated: true })).toEqual([]);
-    const [belief] = await alice.memoryHistory();
-    await expect(bob.forgetMemory(belief!.id)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(bob.correctMemory(belief!.id, 'Porto')).rejects.toMatchObject({ code: 'not_found' });
-    expect(await bob.clearMemory()).toBe(0);
-    expect((await alice.memoryHistory()).map((x) => x.value)).toEqual(['Lisbon']);
+    // Bob's memory holds only what Bob said.
+    expect((await bob.memoryHistory({ includeInvalidated: true })).map((b) => b.value)).toEqual([
+      'what is my home city?',
+    ]);
+    const beliefs = await alice.memoryHistory();
+    expect(beliefs.map((x) => x.value).sort()).toEqual(['Lisbon', 'home_city=Lisbon']);
+    for (const belief of beliefs) {
+      await expect(bob.forgetMemory(belief.id)).rejects.toMatchObject({ code: 'not_found' });
+      await expect(bob.correctMemory(belief.id, 'Porto')).rejects.toMatchObject({ code: 'not_found' });
+    }
+    expect(await bob.clearMemory()).toBe(1);
+    expect((await alice.memoryHistory()).map((x) => x.value).sort()).toEqual(['Lisbon', 'home_city=Lisbon']);
     await alice.close();
     await bob.close();
   });
@@ -318,7 +323,7 @@ describe('lifecycle and memory management', () => {
   it('close drains accepted writes; objects passed in stay open', async () => {
     const store = createMemoryStore();
     const extractor = new RecordingExtractor({ delayMs: () => 30 });
-    const session = memSession('drain', { userId: 'u1', store, extractor, embedder: null });
+    const session = memSession('drain', { userId: 'u1', store, extractor, embedder: null, episodic: false });
     await session.addItems([
       { role: 'user', content: 'a=1' },
       { role: 'user', content: 'b=2' },
@@ -335,6 +340,7 @@ describe('lifecycle and memory management', () => {
   it('closeSharedRuntimes drains and closes runtimes still held by sessions', async () => {
     const { session, store } = testSession('shutdown', {
       extractor: new KeyValueExtractor({ delayMs: () => 20 }),
+      episodic: false,
     });
     await session.addItems([{ role: 'user', content: 'k=v' }]);
     await closeSharedRuntimes();
@@ -344,7 +350,7 @@ describe('lifecycle and memory management', () => {
   });
 
   it('manages memory: history, correct, forget with reason, clear; clearSession keeps beliefs', async () => {
-    const { session } = testSession('manage');
+    const { session } = testSession('manage', { episodic: false });
     await session.addItems([
       { role: 'user', content: 'home_city=NYC; rent=2400' },
       {
@@ -387,6 +393,7 @@ describe('lifecycle and memory management', () => {
       transcript,
       extractor: new RecordingExtractor(),
       embedder: null,
+      episodic: false,
     });
     await session.applyHistoryTransaction({
       operationId: 'op',
@@ -397,8 +404,8 @@ describe('lifecycle and memory management', () => {
       transaction: { type: 'append_items', items: [{ role: 'user', content: 'city=Kyiv' }] },
     });
     await session.flushMemory();
-    expect(await transcript.getItems('split')).toHaveLength(1);
-    expect(await store.getItems('split')).toEqual([]);
+    expect(await transcript.getItems(session.scope, 'split')).toHaveLength(1);
+    expect(await store.getItems(session.scope, 'split')).toEqual([]);
     expect((await session.memoryHistory({ includeInvalidated: true })).map((b) => b.value)).toEqual(['Kyiv']);
     await session.close();
   });

@@ -1,0 +1,173 @@
+/**
+ * What a memSession user gets by default: beliefs and what they said (dated episodes), a relevance floor, and the
+ * ways to opt out; plus the settings that reach the engine (`engine`, a caller-owned runtime, the environment).
+ */
+import { WordHashEmbedder } from '@mem01/engine/testing';
+import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
+import { createMemoryStore } from '@mem01/store-memory';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  closeSharedRuntimes,
+  getMemoryContext,
+  type MemSessionOptions,
+  memSession,
+  openMemoryRuntime,
+  searchMemories,
+} from '../src/index.js';
+import { agentWith, echoModel, inputText, runner } from './harness.js';
+
+afterEach(() => closeSharedRuntimes());
+
+/** The offline defaults (local extractor and embedder) on an in-memory store, no environment. */
+function offline(extra: Partial<MemSessionOptions> = {}): MemSessionOptions {
+  return {
+    userId: 'ep-user',
+    store: createMemoryStore(),
+    extractor: createLocalExtractor(),
+    embedder: createLocalEmbedder(),
+    env: {},
+    ...extra,
+  };
+}
+
+async function say(options: MemSessionOptions, conversation: string, text: string): Promise<string> {
+  const session = memSession(conversation, options);
+  const model = echoModel();
+  await runner().run(agentWith(model), text, { session, ...session.runConfig() });
+  await session.close();
+  return inputText(model.inputs[0]!);
+}
+
+describe('episodes by default', () => {
+  it('recalls what the user said, dated, even where no belief was drawn from it', async () => {
+    const options = offline();
+    await say(options, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
+    const seen = await say(options, 'c2', 'Which cabin did we book?');
+    expect(seen).toMatch(/user said: .*cabin in Tromsø/);
+    expect(seen).toMatch(/\(\d{4}-\d{2}-\d{2}\) user said:/);
+  });
+
+  it('with episodic: false (or MEM01_EPISODIC=off) recalls beliefs only, no episode', async () => {
+    const off = offline({ episodic: false });
+    await say(off, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
+    expect(await say(off, 'c2', 'Which cabin did we book?')).not.toContain('user said:');
+    const viaEnv = offline({ env: { MEM01_EPISODIC: 'off' } });
+    await say(viaEnv, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
+    expect(await say(viaEnv, 'c2', 'Which cabin did we book?')).not.toContain('user said:');
+    expect(() => memSession('x', offline({ env: { MEM01_EPISODIC: 'maybe' } }))).toThrow(/MEM01_EPISODIC/);
+  });
+
+  it('the helpers recall episodes by default and take the opt-out too', async () => {
+    const options = offline();
+    await say(options, 'c1', 'My favourite bakery is the one on Rua Augusta.');
+    const { userId, store, extractor, embedder } = options;
+    const shared = { userId, store, extractor, embedder, env: {} };
+    expect((await getMemoryContext({ ...shared, query: 'Which bakery do I like?' })).text).toContain(
+      'Rua Augusta',
+    );
+    const beliefsOnly = await searchMemories({
+      ...shared,
+      episodic: false,
+      query: 'Which bakery do I like?',
+    });
+    expect(beliefsOnly.every((h) => h.belief.kind !== 'episode')).toBe(true);
+  });
+
+  it('a moved user is recalled where they live now, and not in their old words', async () => {
+    const options = offline();
+    await say(options, 'c1', 'I live in NYC and pay $2,400 rent');
+    await say(options, 'c2', 'I moved to SF');
+    const seen = await say(options, 'c3', 'Where do I live and what is my rent?');
+    expect(seen).toMatch(/SF|San Francisco/);
+    expect(seen).toContain('2,400');
+    expect(seen).not.toMatch(/NYC|New York/);
+  });
+
+  it('nothing relevant stays nothing recalled: a shared word alone is not relevance', async () => {
+    const options = offline();
+    for (const [i, text] of [
+      'My name is Alex by the way',
+      'We named the dog Rex after my grandfather',
+      'The conference name tags were a mess',
+      'I prefer aisle seats on long flights',
+    ].entries()) {
+      await say(options, `c${i}`, text);
+    }
+    expect(await say(options, 'q1', "What is my sister's name?")).toContain('(no relevant notes recalled)');
+    expect(await say(options, 'q2', "What's my dog called?")).toContain('Rex');
+  });
+});
+
+describe('engine settings reach the engine', () => {
+  it('`engine` sets the lease and other engine settings, checked at memSession()', async () => {
+    const session = memSession('c', offline({ engine: { leaseMs: 1234, recallLimit: 3 } }));
+    const runtime = await session.runtime();
+    expect(runtime.engine.config).toMatchObject({ leaseMs: 1234, recallLimit: 3, episodic: true });
+    await session.close();
+    expect(() => memSession('c', offline({ engine: { leaseMs: -1 } }))).toThrow(/leaseMs/);
+  });
+
+  it('the environment tunes the engine (MEM01_BUDGET_BYTES, MEM01_RECALL_LIMIT, MEM01_MIN_CONFIDENCE)', async () => {
+    const session = memSession(
+      'c',
+      offline({ env: { MEM01_BUDGET_BYTES: '600', MEM01_RECALL_LIMIT: '4', MEM01_MIN_CONFIDENCE: '0.7' } }),
+    );
+    const runtime = await session.runtime();
+    expect(runtime.engine.config).toMatchObject({ budgetBytes: 600, recallLimit: 4, pendingBelow: 0.7 });
+    expect(runtime.budgetBytes).toBe(600);
+    await session.close();
+    expect(() => memSession('c', offline({ env: { MEM01_RECALL_LIMIT: 'ten' } }))).toThrow(
+      /MEM01_RECALL_LIMIT/,
+    );
+  });
+
+  it('a runtime from openMemoryRuntime is used as it is and stays the caller’s', async () => {
+    const store = createMemoryStore();
+    const runtime = await openMemoryRuntime({
+      store,
+      extractor: createLocalExtractor(),
+      embedder: null,
+      env: {},
+    });
+    const a = memSession('a', { userId: 'u', runtime });
+    const b = memSession('b', { userId: 'u', runtime });
+    expect(await a.runtime()).toBe(runtime);
+    const model = echoModel();
+    await runner().run(agentWith(model), 'I keep bees on the roof.', { session: a, ...a.runConfig() });
+    await runner().run(agentWith(model), 'What do I keep on the roof?', { session: b, ...b.runConfig() });
+    expect(inputText(model.inputs[1]!)).toContain('bees');
+    await a.close();
+    await b.close();
+    expect(runtime.engine.isClosed).toBe(false);
+    await runtime.close();
+    expect(() => memSession('c', { userId: 'u', runtime, store })).toThrow(/runtime is given/);
+  });
+});
+
+describe('strict mode and turns that cannot be accepted', () => {
+  it('strict addItems refuses an oversized turn before writing anything; failure-open stores it and says why', async () => {
+    const huge = 'x'.repeat(300_000);
+    const strict = memSession('big', offline({ strict: true, embedder: new WordHashEmbedder() }));
+    await expect(strict.addItems([{ role: 'user', content: huge }])).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+    expect(await strict.getItems()).toEqual([]);
+    await strict.close();
+    const open = memSession('big', offline({ embedder: new WordHashEmbedder() }));
+    await open.addItems([{ role: 'user', content: huge }]);
+    expect(await open.getItems()).toHaveLength(1);
+    expect(open.lastMemoryError).toMatch(/text: is 300000 bytes, over the limit/);
+    await open.close();
+  });
+
+  it('a long pasted turn (over 16 KiB) is kept whole in the transcript and recalled from its parts', async () => {
+    const options = offline();
+    const filler = Array.from({ length: 400 }, (_, i) => `Line ${i} of the pasted report is routine.`).join(
+      ' ',
+    );
+    const pasted = `${filler} The budget for the Oslo office is 40,000 euros. ${filler}`;
+    expect(new TextEncoder().encode(pasted).byteLength).toBeGreaterThan(16_384);
+    await say(options, 'c1', pasted);
+    expect(await say(options, 'c2', 'What is the budget for the Oslo office?')).toContain('40,000 euros');
+  });
+});
