@@ -1,14 +1,29 @@
 /** `pnpm eval:locomo`: argument parsing and the run, callable in-process for tests. */
+import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { type EngineConfigInput, InvalidInputError } from '@mem01/engine';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { bm25Baseline } from './bm25.js';
 import { type LocomoData, parseLocomo, sliceData } from './locomo-data.js';
 import { type ClockMode, type EvalResult, runLocomo, TURN_FORMATS, type TurnFormat } from './locomo-eval.js';
 import { DEFAULT_DATA, RESULTS_DIR } from './paths.js';
+import { LOCOMO10_SHA256 } from './reference.js';
 import { buildReport, type LocomoReport, recallTable, renderMarkdown, verdicts } from './report.js';
-import { type Models, openModels, openStore, STORE_KINDS, type StoreKind } from './systems.js';
+import {
+  defaultEmbedderDimensions,
+  IGNORED_TUNING_VARIABLES,
+  isSessionDefault,
+  openStore,
+  openSystem,
+  providerEnv,
+  resolveProvider,
+  STORE_KINDS,
+  type StoreKind,
+  type Variant,
+  variantLabel,
+} from './systems.js';
 
 export { DEFAULT_DATA, RESULTS_DIR } from './paths.js';
 
@@ -16,7 +31,10 @@ export interface CliOptions {
   readonly data: string;
   readonly store: StoreKind;
   readonly k: number[];
+  /** JSON report path, or `-` for stdout. */
   readonly json?: string | undefined;
+  /** Markdown report path (default: beside the JSON; none with `--json -` unless given). */
+  readonly markdown?: string | undefined;
   readonly limitConversations?: number | undefined;
   readonly limitSessions?: number | undefined;
   readonly episodic: 'on' | 'off' | 'both';
@@ -29,8 +47,14 @@ export interface CliOptions {
 }
 
 export interface CliIo {
+  /** The caller's environment; only the variables that select the models are passed on. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Human-readable result lines; default stdout (stderr with `--json -`). */
   readonly out?: ((line: string) => void) | undefined;
+  /** Notes and, with `--json -`, the result lines; default stderr. */
+  readonly err?: ((line: string) => void) | undefined;
+  /** Where `--json -` writes the JSON; default `process.stdout`. */
+  readonly writeStdout?: ((text: string) => void) | undefined;
   /** Progress bar stream; default `process.stderr` (a bar is drawn only when it is a TTY). */
   readonly progressStream?: NodeJS.WriteStream | undefined;
 }
@@ -69,7 +93,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     .option('--data <path>', 'LoCoMo-shaped JSON file', DEFAULT_DATA)
     .addOption(new Option('--store <kind>', 'store under test').choices(STORE_KINDS).default('memory'))
     .option('--k <list>', 'cut-offs, comma-separated', kList, [5, 10])
-    .option('--json <file>', 'JSON report path (the Markdown report is written beside it, .md)')
+    .option('--json <file>', 'JSON report path (the Markdown report is written beside it, .md); - for stdout')
+    .option('--markdown <file>', 'Markdown report path (default: beside the JSON; none with --json -)')
     .option('--limit-conversations <n>', 'first N conversations only', positiveInt)
     .option(
       '--limit-sessions <n>',
@@ -77,7 +102,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       positiveInt,
     )
     .addOption(
-      new Option('--episodic <mode>', 'beliefs only (off), default recall with episodes (on), or both')
+      new Option(
+        '--episodic <mode>',
+        'the memSession default with episodes (on), beliefs only (off), or both',
+      )
         .choices(['on', 'off', 'both'])
         .default('both'),
     )
@@ -113,7 +141,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     data: resolve(String(o.data)),
     store: o.store as StoreKind,
     k: o.k as number[],
-    json: o.json === undefined ? undefined : resolve(String(o.json)),
+    json: o.json === undefined ? undefined : o.json === STDOUT ? STDOUT : resolve(String(o.json)),
+    markdown: o.markdown === undefined ? undefined : resolve(String(o.markdown)),
     limitConversations: o.limitConversations as number | undefined,
     limitSessions: o.limitSessions as number | undefined,
     episodic: o.episodic as CliOptions['episodic'],
@@ -127,35 +156,60 @@ export function parseArgs(argv: readonly string[]): CliOptions {
 }
 
 /** Reads and checks a data file; `InvalidInputError` for a file that is not LoCoMo-shaped. */
-export async function loadData(path: string): Promise<LocomoData> {
-  let text: string;
+export async function loadData(path: string): Promise<{ data: LocomoData; sha256: string }> {
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (err) {
     throw new InvalidInputError('--data', `cannot read ${path}`, { cause: err });
   }
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
     throw new InvalidInputError('--data', `${path} is not JSON`, { cause: err });
   }
-  return parseLocomo(doc);
+  return { data: parseLocomo(doc), sha256: createHash('sha256').update(bytes).digest('hex') };
 }
 
-/** Runs the evaluation as the options say and writes the reports. Returns the report and where it went. */
+/** `--json -`: the JSON report goes to stdout and nothing else does. */
+export const STDOUT = '-';
+
+/**
+ * Runs the evaluation as the options say and writes the reports. Returns the report and where it went (`-` for
+ * stdout; `markdownPath` null when no Markdown was written).
+ */
 export async function runCli(
   options: CliOptions,
   io: CliIo = {},
-): Promise<{ report: LocomoReport; jsonPath: string; markdownPath: string }> {
-  const out = io.out ?? ((line: string) => console.log(line));
-  const full = await loadData(options.data);
-  const data =
-    options.limitConversations !== undefined || options.limitSessions !== undefined
-      ? sliceData(full, { conversations: options.limitConversations, sessions: options.limitSessions })
-      : full;
-  const models: Models = await openModels({ env: io.env, provider: options.provider });
-  const modes = options.episodic === 'both' ? [false, true] : [options.episodic === 'on'];
+): Promise<{ report: LocomoReport; jsonPath: string; markdownPath: string | null }> {
+  const toStdout = options.json === STDOUT;
+  const err = io.err ?? ((line: string) => console.error(line));
+  // With the JSON on stdout, every human line goes to stderr.
+  const out = toStdout ? err : (io.out ?? ((line: string) => console.log(line)));
+  const writeStdout = io.writeStdout ?? ((text: string) => process.stdout.write(text));
+  const { data: full, sha256 } = await loadData(options.data);
+  const sliced = options.limitConversations !== undefined || options.limitSessions !== undefined;
+  const data = sliced
+    ? sliceData(full, { conversations: options.limitConversations, sessions: options.limitSessions })
+    : full;
+  const callerEnv = io.env ?? process.env;
+  const provider = resolveProvider(callerEnv, options.provider);
+  const env = providerEnv(callerEnv, provider);
+  const ignoredEnv = IGNORED_TUNING_VARIABLES.filter((v) => (callerEnv[v] ?? '').trim() !== '');
+  if (ignoredEnv.length > 0) {
+    err(
+      `note: ${ignoredEnv.join(', ')} ${ignoredEnv.length === 1 ? 'is' : 'are'} set but not passed to the runtime (the headline is memSession's default); use --engine-config to measure a tuning`,
+    );
+  }
+  const dimensions = await defaultEmbedderDimensions(env);
+  const episodicModes = options.episodic === 'both' ? [true, false] : [options.episodic === 'on'];
+  const variants: Variant[] = episodicModes.map((episodic) => ({
+    episodic,
+    engineConfig: options.engineConfig,
+    clock: options.clock,
+    collapseCovered: options.collapseCovered,
+  }));
   const stream = io.progressStream ?? process.stderr;
   const bar =
     options.progress && stream.isTTY
@@ -167,39 +221,43 @@ export async function runCli(
         })
       : null;
   const perRun = data.report.turns + data.report.questions;
-  bar?.start(perRun * modes.length, 0, { run: '', phase: '', conv: '' });
+  bar?.start(perRun * variants.length, 0, { run: '', phase: '', conv: '' });
   const results: EvalResult[] = [];
   let storeDescription = options.store as string;
+  let extractor = '';
+  let embedder = '';
   const startedAt = new Date().toISOString();
   try {
-    for (const episodic of modes) {
-      const handle = await openStore(options.store, { dimensions: models.dimensions });
+    for (const variant of variants) {
+      const handle = await openStore(options.store, { dimensions });
       storeDescription = handle.description;
       try {
-        const runName = episodic ? 'default' : 'beliefs';
-        results.push(
-          await runLocomo({
-            data,
-            system: {
-              store: handle.store,
-              extractor: models.extractor,
-              embedder: models.embedder,
-              settle: handle.settle,
-            },
-            ks: options.k,
-            episodic,
-            turnFormat: options.turnFormat,
-            clock: options.clock,
-            engineConfig: options.engineConfig,
-            collapseCovered: options.collapseCovered,
-            onProgress: (e) =>
-              bar?.increment(e.phase === 'ingest' ? e.turns : e.questions, {
-                run: runName,
-                phase: e.phase,
-                conv: e.conversation,
-              }),
-          }),
-        );
+        const system = await openSystem(variant, handle, env);
+        extractor ||= system.description.extractor;
+        embedder ||= system.description.embedder ?? 'none';
+        try {
+          const runName = variant.episodic ? 'episodes' : 'beliefs';
+          results.push(
+            await runLocomo({
+              data,
+              system,
+              ks: options.k,
+              label: variantLabel(variant),
+              sessionDefault: isSessionDefault(variant),
+              turnFormat: options.turnFormat,
+              clock: options.clock,
+              collapseCovered: options.collapseCovered,
+              onProgress: (e) =>
+                bar?.increment(e.phase === 'ingest' ? e.turns : e.questions, {
+                  run: runName,
+                  phase: e.phase,
+                  conv: e.conversation,
+                }),
+            }),
+          );
+        } finally {
+          await system.close();
+        }
       } finally {
         await handle.close();
       }
@@ -207,30 +265,48 @@ export async function runCli(
   } finally {
     bar?.stop();
   }
+  const baseline = bm25Baseline(data, options.k);
   const report = buildReport(
     {
       dataPath: options.data,
+      dataSha256: sha256,
+      sliced,
       store: storeDescription,
-      extractor: models.extractorName,
-      embedder: models.embedderName,
+      extractor,
+      embedder,
       startedAt,
       ...(options.engineConfig ? { engineConfig: options.engineConfig } : {}),
+      ...(ignoredEnv.length > 0 ? { ignoredEnv } : {}),
     },
     results,
+    baseline,
+    { isLocomo10: sha256 === LOCOMO10_SHA256 },
   );
-  const jsonPath = options.json ?? resolve(RESULTS_DIR, `locomo-${options.store}.json`);
-  const markdownPath = jsonPath.replace(/\.json$/i, '') + '.md';
-  await mkdir(dirname(jsonPath), { recursive: true });
-  await writeFile(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
-  await writeFile(markdownPath, renderMarkdown(report));
-  out(recallTable(results));
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  let jsonPath: string;
+  let markdownPath: string | null;
+  if (toStdout) {
+    jsonPath = STDOUT;
+    markdownPath = options.markdown ?? null;
+  } else {
+    jsonPath = options.json ?? resolve(RESULTS_DIR, `locomo-${options.store}.json`);
+    markdownPath = options.markdown ?? `${jsonPath.replace(/\.json$/i, '')}.md`;
+    await mkdir(dirname(jsonPath), { recursive: true });
+    await writeFile(jsonPath, json);
+  }
+  if (markdownPath !== null) {
+    await mkdir(dirname(markdownPath), { recursive: true });
+    await writeFile(markdownPath, renderMarkdown(report));
+  }
+  out(recallTable(report.results, baseline));
   out('');
   for (const line of verdicts(report)) out(`- ${line}`);
-  for (const r of results) {
+  for (const r of report.results) {
     out(
-      `- ${r.label}: ingest ${(r.ingest.totalMs / 1000).toFixed(1)} s (${r.ingest.msPerTurn.toFixed(2)} ms/turn, ${r.ingest.failures} failures), recall p50 ${r.recall.p50Ms.toFixed(2)} ms, p95 ${r.recall.p95Ms.toFixed(2)} ms`,
+      `- ${r.label}: ingest ${(r.ingest.totalMs / 1000).toFixed(1)} s (${r.ingest.msPerTurn.toFixed(2)} ms/turn, ${r.ingest.failures} failures, ${r.ingest.splitTurns} split, ${r.ingest.refusedTurns} refused), recall p50 ${r.recall.p50Ms.toFixed(2)} ms, p95 ${r.recall.p95Ms.toFixed(2)} ms`,
     );
   }
-  out(`wrote ${jsonPath} and ${markdownPath}`);
+  out(`wrote ${toStdout ? 'the JSON to stdout' : jsonPath}${markdownPath ? ` and ${markdownPath}` : ''}`);
+  if (toStdout) writeStdout(json);
   return { report, jsonPath, markdownPath };
 }

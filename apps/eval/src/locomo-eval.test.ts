@@ -1,17 +1,32 @@
 import type { Belief } from '@mem01/engine';
-import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { createMemoryStore } from '@mem01/store-memory';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { syntheticLocomo } from '../test/synthetic.js';
 import { parseLocomo } from './locomo-data.js';
 import { collapseCovered, type EvalSystem, provenance, runLocomo, turnText } from './locomo-eval.js';
+import { openSystem, type Variant } from './systems.js';
 
 const data = parseLocomo(syntheticLocomo());
 const conv = data.conversations[0];
 if (!conv) throw new Error('fixture');
 
-function system(): EvalSystem & { store: ReturnType<typeof createMemoryStore> } {
-  return { store: createMemoryStore(), extractor: createLocalExtractor(), embedder: createLocalEmbedder() };
+const opened: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of opened.splice(0).reverse()) await close();
+});
+
+/** A system as the CLI opens one (mem01session's runtime, offline models), on a fresh in-memory store. */
+async function system(
+  variant: Partial<Variant> = {},
+): Promise<EvalSystem & { store: ReturnType<typeof createMemoryStore> }> {
+  const store = createMemoryStore();
+  const handle = { kind: 'memory' as const, store, description: 'memory', close: () => store.close() };
+  const sys = await openSystem({ episodic: true, clock: 'wall', ...variant }, handle, {});
+  opened.push(
+    () => handle.close(),
+    () => sys.close(),
+  );
+  return { ...sys, store };
 }
 
 describe('turnText', () => {
@@ -35,8 +50,8 @@ describe('turnText', () => {
 
 describe('runLocomo', () => {
   it('ingests every turn as an episode carrying its dialogue id, and finds the evidence', async () => {
-    const sys = system();
-    const result = await runLocomo({ data, system: sys, ks: [1, 5], episodic: true });
+    const sys = await system();
+    const result = await runLocomo({ data, system: sys, ks: [1, 5] });
     expect(result.conversations.map((c) => [c.sampleId, c.turns, c.activeByKind.episode])).toEqual([
       ['synth-a', 7, 7],
       ['synth-b', 2, 2],
@@ -63,15 +78,17 @@ describe('runLocomo', () => {
   });
 
   it('beliefs only: no episodes are stored or returned', async () => {
-    const result = await runLocomo({ data, system: system(), ks: [5], episodic: false });
+    const result = await runLocomo({ data, system: await system({ episodic: false }), ks: [5] });
+    expect(result.episodic).toBe(false);
     expect(result.ingest.activeByKind.episode).toBeUndefined();
     expect(result.recall.episodeShare).toBe(0);
-    expect(result.label).toBe('mem01 beliefs only');
+    expect(result.block.episodeShare).toBe(0);
+    expect(result.label).toBe('beliefs only');
   });
 
   it('the session clock stamps storedAt with each session date', async () => {
-    const sys = system();
-    await runLocomo({ data, system: sys, ks: [5], episodic: true, clock: 'session' });
+    const sys = await system({ clock: 'session' });
+    await runLocomo({ data, system: sys, ks: [5], clock: 'session' });
     const page = await sys.store.list({ userId: 'locomo:synth-a' }, { limit: 100 });
     for (const b of page.items.filter((x) => x.kind === 'episode')) {
       expect(b.storedAt).toBe(b.evidence[0]?.at);
@@ -81,7 +98,7 @@ describe('runLocomo', () => {
     );
   });
 
-  it("finds an answer by the turn before it (the engine's conversational context), not only by its words", async () => {
+  it('finds an answer by the turn before it, not only by its words; engine overrides reach the engine', async () => {
     // Sol answers Ana's question without repeating its words; Sol's other turns share only the speaker's name.
     const doc = [
       {
@@ -114,21 +131,79 @@ describe('runLocomo', () => {
       },
     ];
     const small = parseLocomo(doc);
-    const run = (contextWeight?: number) =>
+    const run = async (contextWeight?: number) =>
       runLocomo({
         data: small,
-        system: system(),
+        system: await system(
+          contextWeight === undefined ? {} : { engineConfig: { ranking: { contextWeight } } },
+        ),
         ks: [2],
-        episodic: true,
-        ...(contextWeight === undefined ? {} : { engineConfig: { ranking: { contextWeight } } }),
       });
     expect((await run()).scores.all.recall[2]).toBe(1);
-    expect((await run(0)).scores.all.recall[2]).toBe(0);
+    // An override reaches the engine the runtime opens (what it changes is the engine's business).
+    const tuned = await run(0);
+    expect(tuned.system.config.ranking.contextWeight).toBe(0);
+    expect(tuned.engineConfig).toEqual({ ranking: { contextWeight: 0 } });
   });
 
   it('refuses bad cut-offs', async () => {
-    await expect(runLocomo({ data, system: system(), ks: [], episodic: true })).rejects.toThrow(RangeError);
-    await expect(runLocomo({ data, system: system(), ks: [0], episodic: true })).rejects.toThrow(RangeError);
+    await expect(runLocomo({ data, system: await system(), ks: [] })).rejects.toThrow(RangeError);
+    await expect(runLocomo({ data, system: await system(), ks: [0] })).rejects.toThrow(RangeError);
+  });
+
+  it('renders the block memSession would inject for each question and scores the evidence in it', async () => {
+    const result = await runLocomo({ data, system: await system(), ks: [5] });
+    expect(result.block.budgetBytes).toBe(800);
+    expect(result.block.meanBytes).toBeGreaterThan(0);
+    expect(result.block.meanBytes).toBeLessThanOrEqual(800);
+    expect(result.block.meanItems).toBeGreaterThan(0);
+    // A block holds fewer memories than the top 5 at most as many: what fits in 800 bytes.
+    for (const a of [result.scores.all, ...Object.values(result.scores.byCategory)]) {
+      expect(a.blockRecall).not.toBeNull();
+      expect(a.blockRecall).toBeGreaterThanOrEqual(0);
+      expect(a.blockRecall).toBeLessThanOrEqual(1);
+    }
+    // Short distinctive single-hop questions: their evidence turn is in the block.
+    expect(result.scores.byCategory['4']?.blockRecall).toBe(1);
+  });
+
+  it('one long turn never aborts the run: it is split, and a turn the engine refuses is counted and skipped', async () => {
+    const sys = await system();
+    const { maxTextBytes, maxTurnBytes } = sys.engine.config;
+    const paragraph = 'We walked along the harbour and talked about the old ferry timetable. ';
+    const long = `I pasted my notes. ${paragraph.repeat(Math.ceil((maxTextBytes * 1.5) / paragraph.length))}The greyhound is called Juniper.`;
+    const huge = paragraph.repeat(Math.ceil((maxTurnBytes + 100) / paragraph.length));
+    const doc = [
+      {
+        sample_id: 'long',
+        conversation: {
+          speaker_a: 'Ana',
+          speaker_b: 'Sol',
+          session_1_date_time: '2:00 pm on 5 May, 2020',
+          session_1: [
+            { speaker: 'Ana', dia_id: 'D1:1', text: long },
+            { speaker: 'Sol', dia_id: 'D1:2', text: huge },
+            { speaker: 'Sol', dia_id: 'D1:3', text: 'My sister bakes sourdough on Sundays.' },
+          ],
+        },
+        qa: [
+          { question: 'What does Sol’s sister bake?', answer: 'sourdough', evidence: ['D1:3'], category: 4 },
+          { question: 'What is the greyhound called?', answer: 'Juniper', evidence: ['D1:1'], category: 4 },
+        ],
+      },
+    ];
+    const result = await runLocomo({ data: parseLocomo(doc), system: sys, ks: [5] });
+    expect(result.ingest.maxTextBytes).toBe(maxTextBytes);
+    expect(result.ingest.splitTurns).toBe(1);
+    expect(result.ingest.refusedTurns).toBe(1);
+    expect(result.ingest.refused.map((r) => r.ref)).toEqual(['D1:2']);
+    expect(result.ingest.refused[0]?.reason).toMatch(/bytes|long|text/i);
+    // Every part of the long turn is an episode carrying the turn's id; the other turns went on as usual.
+    const page = await sys.store.list({ userId: 'locomo:long' }, { limit: 100 });
+    const episodes = page.items.filter((b) => b.kind === 'episode');
+    expect(episodes.filter((b) => provenance(b).includes('D1:1')).length).toBeGreaterThan(1);
+    expect(episodes.some((b) => provenance(b).includes('D1:3'))).toBe(true);
+    expect(result.scores.all.recall[5]).toBe(1);
   });
 });
 

@@ -3,14 +3,12 @@
  * question, score the provenance of what came back.
  */
 import {
-  BELIEF_KINDS,
   type Belief,
   type BeliefKind,
-  type Embedder,
+  type EngineConfig,
   type EngineConfigInput,
-  type EngineStore,
-  type Extractor,
-  MemoryEngine,
+  MAX_QUERY_CHARS,
+  type MemoryEngine,
   type OutboxInput,
   type Scope,
 } from '@mem01/engine';
@@ -49,28 +47,39 @@ export function turnText(turn: Turn, session: Session, format: TurnFormat): stri
  */
 export type ClockMode = 'wall' | 'session';
 
-/** The parts of a system under test. The runner does not close them. */
+/** The engine under test, opened by the caller (see `openSystem`); the runner does not close it. */
 export interface EvalSystem {
-  readonly store: EngineStore;
-  readonly extractor: Extractor;
-  readonly embedder: Embedder | null;
+  readonly engine: MemoryEngine;
+  /** The block budget memSession injects with (the runtime's `budgetBytes`). */
+  readonly budgetBytes: number;
+  /** What the engine runs on, for the report. */
+  readonly description: {
+    readonly store: string;
+    readonly extractor: string;
+    readonly embedder: string | null;
+    readonly budgetBytes: number;
+  };
+  /** The engine overrides the system was opened with (`--engine-config`), for the report. */
+  readonly engineConfig?: EngineConfigInput | undefined;
   /**
    * Called after each conversation is ingested, before its questions: brings the store to the state a long-running
    * deployment is in (the PostgreSQL store's planner statistics, which autovacuum keeps in production).
    */
   readonly settle?: (() => Promise<void>) | undefined;
+  /** Sets the engine's clock (ms since the epoch; null: the wall clock). Required by the session clock. */
+  readonly setClock?: ((t: number | null) => void) | undefined;
 }
 
 export interface EvalOptions {
   readonly data: LocomoData;
   readonly system: EvalSystem;
   readonly ks: readonly number[];
-  /** Keep user turns as episodes and recall them (the default recall); false: beliefs only. */
-  readonly episodic: boolean;
+  /** Row label; default from the engine's `episodic` setting. */
+  readonly label?: string | undefined;
+  /** The row is exactly memSession's default (see `isSessionDefault`). Default false. */
+  readonly sessionDefault?: boolean | undefined;
   readonly turnFormat?: TurnFormat | undefined;
   readonly clock?: ClockMode | undefined;
-  /** Engine config overrides (ranking weights, candidateLimit, …); `episodic` is set from {@link episodic}. */
-  readonly engineConfig?: EngineConfigInput | undefined;
   /**
    * Simulates a proposed engine change: fetch 4× max k, drop every memory whose provenance adds no dialogue turn
    * beyond the better-ranked ones (a belief restating an episode, two beliefs from one turn), keep max k. Off by default.
@@ -95,11 +104,23 @@ export interface ConversationStats {
   readonly activeByKind: Readonly<Partial<Record<BeliefKind, number>>>;
 }
 
+/** A turn the engine refused to accept (the run goes on without it). */
+export interface RefusedTurn {
+  readonly ref: string;
+  readonly bytes: number;
+  readonly reason: string;
+}
+
 export interface EvalResult {
   readonly label: string;
+  /** True only for the row that is exactly memSession's default: nothing overridden but the store. */
+  readonly sessionDefault: boolean;
   readonly episodic: boolean;
   readonly collapseCovered: boolean;
+  /** The overrides the row was run with (`--engine-config`); null for none. */
   readonly engineConfig: EngineConfigInput | null;
+  /** What the engine ran on, and its resolved settings (everything, defaults included). */
+  readonly system: EvalSystem['description'] & { readonly config: EngineConfig };
   readonly turnFormat: TurnFormat;
   readonly clock: ClockMode;
   readonly ks: readonly number[];
@@ -114,6 +135,13 @@ export interface EvalResult {
     readonly llmCalls: number;
     readonly activeMemories: number;
     readonly activeByKind: Readonly<Partial<Record<BeliefKind, number>>>;
+    /** The engine's `maxTextBytes`: a longer turn is split into several episodes. */
+    readonly maxTextBytes: number;
+    /** Turns longer than `maxTextBytes` that the engine accepted (and splits). */
+    readonly splitTurns: number;
+    /** Turns the engine refused; the run goes on without them. */
+    readonly refusedTurns: number;
+    readonly refused: readonly RefusedTurn[];
   };
   readonly recall: {
     readonly queries: number;
@@ -125,10 +153,19 @@ export interface EvalResult {
     /** Mean number of memories returned per query (at most the largest k). */
     readonly meanReturned: number;
   };
+  /** The rendered block per question (`engine.context` at the runtime's budget, the query cut as memSession cuts it). */
+  readonly block: {
+    readonly budgetBytes: number;
+    readonly meanBytes: number;
+    /** Mean memories in the block. */
+    readonly meanItems: number;
+    /** Fraction of the block's memories that are episodes. */
+    readonly episodeShare: number;
+    readonly p50Ms: number;
+    readonly p95Ms: number;
+  };
   readonly conversations: readonly ConversationStats[];
 }
-
-const NON_EPISODE_KINDS = BELIEF_KINDS.filter((k) => k !== 'episode');
 
 /** The dialogue ids a recalled memory's provenance covers. */
 export function provenance(belief: Belief): string[] {
@@ -151,28 +188,31 @@ export function collapseCovered<T extends { readonly belief: Belief }>(ranked: r
 /** Runs the protocol on one system. */
 export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   const { data, system, ks } = options;
+  const { engine } = system;
   if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) {
     throw new RangeError('ks must be integers between 1 and 1000');
   }
   const format = options.turnFormat ?? 'date-speaker';
   const clockMode = options.clock ?? 'wall';
+  if (clockMode === 'session' && !system.setClock) {
+    throw new RangeError('the session clock needs a system with setClock');
+  }
+  const setClock = system.setClock ?? (() => undefined);
   const maxK = Math.max(...ks);
-  let clockAt: number | null = null;
-  const engine = new MemoryEngine({
-    store: system.store,
-    extractor: system.extractor,
-    embedder: system.embedder,
-    config: { ...options.engineConfig, episodic: options.episodic },
-    clock: () => (clockAt === null ? new Date() : new Date(clockAt)),
-  });
+  const episodic = engine.config.episodic;
   let failures = 0;
   const off = engine.on((e) => {
     if (e.type === 'error') failures++;
   });
   const scores: QuestionScore[] = [];
   const latencies: number[] = [];
+  const blockLatencies: number[] = [];
   let returned = 0;
   let episodesReturned = 0;
+  let blockBytes = 0;
+  let blockItems = 0;
+  let blockEpisodes = 0;
+  const long: LongTurns = { maxTextBytes: engine.config.maxTextBytes, split: 0, refused: [] };
   const perConversation: ConversationStats[] = [];
   const prefix = options.userPrefix ?? 'locomo';
   try {
@@ -180,9 +220,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
       const scope: Scope = { userId: `${prefix}:${conv.sampleId}` };
       const turns = conv.sessions.reduce((n, s) => n + s.turns.length, 0);
       const started = performance.now();
-      await ingest(engine, scope, conv, format, clockMode, (t) => {
-        clockAt = t;
-      });
+      await ingest(engine, scope, conv, format, clockMode, setClock, long);
       const ingestMs = performance.now() - started;
       await system.settle?.();
       options.onProgress?.({ phase: 'ingest', conversation: conv.sampleId, turns });
@@ -192,18 +230,27 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         const t0 = performance.now();
         const fetched = await engine.recall(scope, q.question, {
           limit: options.collapseCovered ? Math.min(1000, maxK * 4) : maxK,
-          ...(options.episodic ? {} : { kinds: NON_EPISODE_KINDS }),
         });
         const hits = options.collapseCovered ? collapseCovered(fetched).slice(0, maxK) : fetched;
         latencies.push(performance.now() - t0);
         returned += hits.length;
         episodesReturned += hits.filter((h) => h.belief.kind === 'episode').length;
+        // What the model sees: the block memSession's run hook renders for this message.
+        const t1 = performance.now();
+        const block = await engine.context(scope, q.question.slice(0, MAX_QUERY_CHARS), {
+          budgetBytes: system.budgetBytes,
+        });
+        blockLatencies.push(performance.now() - t1);
+        blockBytes += block.bytes;
+        blockItems += block.beliefs.length;
+        blockEpisodes += block.beliefs.filter((b) => b.kind === 'episode').length;
         scores.push(
           scoreQuestion(
             hits.map((h) => provenance(h.belief)),
             q.evidence,
             ks,
             q.category,
+            block.beliefs.map(provenance),
           ),
         );
       }
@@ -212,7 +259,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         conversation: conv.sampleId,
         questions: conv.questions.length,
       });
-      clockAt = null;
+      setClock(null);
       perConversation.push({
         sampleId: conv.sampleId,
         sessions: conv.sessions.length,
@@ -224,7 +271,6 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     }
   } finally {
     off();
-    await engine.close();
   }
   const stats = engine.stats();
   const activeByKind: Partial<Record<BeliefKind, number>> = {};
@@ -235,14 +281,14 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   }
   const totalMs = perConversation.reduce((n, c) => n + c.ingestMs, 0);
   const turns = perConversation.reduce((n, c) => n + c.turns, 0);
+  const queries = latencies.length;
   return {
-    label:
-      (options.episodic ? 'mem01 default (beliefs + episodes)' : 'mem01 beliefs only') +
-      (options.engineConfig ? ', tuned config' : '') +
-      (options.collapseCovered ? ', collapsed' : ''),
+    label: options.label ?? (episodic ? 'beliefs + episodes' : 'beliefs only'),
+    sessionDefault: options.sessionDefault ?? false,
     collapseCovered: !!options.collapseCovered,
-    engineConfig: options.engineConfig ?? null,
-    episodic: options.episodic,
+    engineConfig: system.engineConfig ?? null,
+    system: { ...system.description, config: engine.config },
+    episodic,
     turnFormat: format,
     clock: clockMode,
     ks: [...ks],
@@ -257,17 +303,78 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
       llmCalls: stats.llmCalls,
       activeMemories: Object.values(activeByKind).reduce((n, v) => n + (v ?? 0), 0),
       activeByKind,
+      maxTextBytes: long.maxTextBytes,
+      splitTurns: long.split,
+      refusedTurns: long.refused.length,
+      refused: long.refused,
     },
     recall: {
-      queries: latencies.length,
+      queries,
       p50Ms: percentile(latencies, 50),
       p95Ms: percentile(latencies, 95),
-      meanMs: latencies.length === 0 ? 0 : latencies.reduce((a, b) => a + b, 0) / latencies.length,
+      meanMs: queries === 0 ? 0 : latencies.reduce((a, b) => a + b, 0) / queries,
       episodeShare: returned === 0 ? 0 : episodesReturned / returned,
-      meanReturned: latencies.length === 0 ? 0 : returned / latencies.length,
+      meanReturned: queries === 0 ? 0 : returned / queries,
+    },
+    block: {
+      budgetBytes: system.budgetBytes,
+      meanBytes: queries === 0 ? 0 : blockBytes / queries,
+      meanItems: queries === 0 ? 0 : blockItems / queries,
+      episodeShare: blockItems === 0 ? 0 : blockEpisodes / blockItems,
+      p50Ms: percentile(blockLatencies, 50),
+      p95Ms: percentile(blockLatencies, 95),
     },
     conversations: perConversation,
   };
+}
+
+/** Long-turn accounting of one run. */
+interface LongTurns {
+  readonly maxTextBytes: number;
+  split: number;
+  readonly refused: RefusedTurn[];
+}
+
+/**
+ * Accepts turns so that one turn never aborts the run: each is checked first (`engine.checkInput`), a refused one is
+ * recorded and left out, and one longer than `maxTextBytes` is counted as split (the engine keeps it as several
+ * episodes). Should the batch still fail, the turns are accepted one by one and the failing ones recorded.
+ */
+async function acceptAll(
+  engine: MemoryEngine,
+  inputs: readonly OutboxInput[],
+  long: LongTurns,
+): Promise<void> {
+  const refuse = (input: OutboxInput, err: unknown) =>
+    long.refused.push({
+      ref: input.ref ?? `${input.sessionId}#${input.position}`,
+      bytes: Buffer.byteLength(input.text),
+      reason: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    });
+  const ok: OutboxInput[] = [];
+  for (const input of inputs) {
+    try {
+      engine.checkInput(input);
+      ok.push(input);
+    } catch (err) {
+      refuse(input, err);
+    }
+  }
+  try {
+    await engine.accept(ok);
+  } catch {
+    const kept: OutboxInput[] = [];
+    for (const input of ok) {
+      try {
+        await engine.accept([input]);
+        kept.push(input);
+      } catch (err) {
+        refuse(input, err);
+      }
+    }
+    ok.splice(0, ok.length, ...kept);
+  }
+  long.split += ok.filter((i) => Buffer.byteLength(i.text) > long.maxTextBytes).length;
 }
 
 /**
@@ -282,6 +389,7 @@ async function ingest(
   format: TurnFormat,
   clockMode: ClockMode,
   setClock: (t: number | null) => void,
+  long: LongTurns,
 ): Promise<void> {
   const inputsOf = (session: Session): OutboxInput[] =>
     session.turns.map((turn, position) => ({
@@ -294,7 +402,7 @@ async function ingest(
       ref: turn.diaId,
     }));
   if (clockMode === 'wall') {
-    await engine.accept(conv.sessions.flatMap(inputsOf));
+    await acceptAll(engine, conv.sessions.flatMap(inputsOf), long);
     await engine.flush(scope);
     return;
   }
@@ -302,7 +410,7 @@ async function ingest(
   for (const session of conv.sessions) {
     last = Math.max(last, Date.parse(session.at));
     setClock(Date.parse(session.at));
-    await engine.accept(inputsOf(session));
+    await acceptAll(engine, inputsOf(session), long);
     await engine.flush(scope);
   }
   setClock(last + 86_400_000);

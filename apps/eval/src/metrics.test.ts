@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { aggregate, breakdown, percentile, scoreQuestion } from './metrics.js';
+import { aggregate, breakdown, coverage, percentile, scoreQuestion } from './metrics.js';
 
 describe('scoreQuestion', () => {
   it('counts each evidence turn a memory covers, at each k', () => {
@@ -88,7 +88,20 @@ describe('aggregate and breakdown', () => {
       allHit: { 5: 0 },
       mrr: 0,
       turnsCovered: { 5: 0 },
+      blockRecall: null,
     });
+  });
+
+  it('block recall: the evidence covered by the block, in any order, averaged over questions with a block', () => {
+    expect(coverage([['D9:9'], ['D1:2', 'D1:1']], ['D1:1', 'D1:2', 'D3:3', 'D4:4'])).toBe(0.5);
+    expect(coverage([], ['D1:1'])).toBe(0);
+    expect(() => coverage([['D1:1']], [])).toThrow(RangeError);
+    const withBlock = scoreQuestion([['D1:1']], ['D1:1', 'D2:2'], [5], 4, [['D2:2'], ['D2:2']]);
+    expect(withBlock.block).toBe(0.5);
+    expect(scoreQuestion([['D1:1']], ['D1:1'], [5], 4).block).toBeUndefined();
+    const noBlock = scoreQuestion([], ['D1:1'], [5], 4);
+    expect(aggregate([withBlock, noBlock, { ...withBlock, block: 1 }], [5]).blockRecall).toBe(0.75);
+    expect(aggregate([noBlock], [5]).blockRecall).toBeNull();
   });
 });
 

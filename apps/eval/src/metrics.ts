@@ -14,6 +14,23 @@ export interface QuestionScore {
   readonly reciprocalRank: number;
   /** Per k: distinct turns the top k memories cover (beliefs can cover several; a turn-level retriever covers k). */
   readonly turnsCovered: Readonly<Record<number, number>>;
+  /**
+   * Block recall: the fraction of the evidence turns covered by the memories in the rendered context block (what
+   * the model sees). Absent when no block was rendered (the BM25 baseline).
+   */
+  readonly block?: number | undefined;
+}
+
+/**
+ * The fraction of `evidence` (non-empty) covered by the provenance of `memories`, in any order: an episode covers
+ * its turn, a belief the turns of its evidence.
+ */
+export function coverage(memories: readonly (readonly string[])[], evidence: readonly string[]): number {
+  if (evidence.length === 0) throw new RangeError('evidence must not be empty');
+  const want = new Set(evidence);
+  const found = new Set<string>();
+  for (const refs of memories) for (const ref of refs) if (want.has(ref)) found.add(ref);
+  return found.size / want.size;
 }
 
 /**
@@ -25,6 +42,7 @@ export function scoreQuestion(
   evidence: readonly string[],
   ks: readonly number[],
   category: number,
+  block?: readonly (readonly string[])[],
 ): QuestionScore {
   if (evidence.length === 0) throw new RangeError('evidence must not be empty');
   if (ks.length === 0) throw new RangeError('ks must not be empty');
@@ -56,7 +74,14 @@ export function scoreQuestion(
     allHit[k] = found === want.size ? 1 : 0;
     turnsCovered[k] = coveredAt[Math.min(k, coveredAt.length) - 1] ?? 0;
   }
-  return { category, recall, allHit, reciprocalRank: rr, turnsCovered };
+  return {
+    category,
+    recall,
+    allHit,
+    reciprocalRank: rr,
+    turnsCovered,
+    ...(block ? { block: coverage(block, evidence) } : {}),
+  };
 }
 
 /** Averages over a group of questions. */
@@ -66,6 +91,8 @@ export interface Aggregate {
   readonly allHit: Readonly<Record<number, number>>;
   readonly mrr: number;
   readonly turnsCovered: Readonly<Record<number, number>>;
+  /** Mean block recall over the questions that had a block; null when none had one. */
+  readonly blockRecall: number | null;
 }
 
 /** Means of the scores; an empty group has zero questions and zero means. */
@@ -75,12 +102,14 @@ export function aggregate(scores: readonly QuestionScore[], ks: readonly number[
     n === 0 ? 0 : scores.reduce((sum, s) => sum + f(s), 0) / n;
   const perK = (f: (s: QuestionScore, k: number) => number): Record<number, number> =>
     Object.fromEntries(ks.map((k) => [k, mean((s) => f(s, k))]));
+  const blocks = scores.flatMap((s) => (s.block === undefined ? [] : [s.block]));
   return {
     questions: n,
     recall: perK((s, k) => s.recall[k] ?? 0),
     allHit: perK((s, k) => s.allHit[k] ?? 0),
     mrr: mean((s) => s.reciprocalRank),
     turnsCovered: perK((s, k) => s.turnsCovered[k] ?? 0),
+    blockRecall: blocks.length === 0 ? null : blocks.reduce((a, b) => a + b, 0) / blocks.length,
   };
 }
 

@@ -1,6 +1,10 @@
 /**
- * Published retrieval-only reference figures for LoCoMo (recall@k in percent), from the data README:
- * BM25 and DRAGON at turn level. Keys are LoCoMo category numbers plus `allButAdversarial` and `all`.
+ * Published retrieval-only reference figures for LoCoMo (recall@k in percent), from the data README: BM25 and
+ * DRAGON at turn level. Keys are LoCoMo category numbers plus `allButAdversarial` and `all`.
+ *
+ * They hold for one file only, `locomo10.json` at the commit the data README names, whole: the report shows them as
+ * a labelled cross-check when the file's sha256 is {@link LOCOMO10_SHA256} and no slice was taken. Every verdict
+ * compares against the BM25 baseline the eval computes on the file it was given (`bm25.ts`).
  */
 export interface ReferenceRow {
   readonly system: string;
@@ -42,10 +46,19 @@ export const REFERENCE_ROWS: readonly ReferenceRow[] = [
   },
 ];
 
-/** The BM25 turn-level row at `k`, the bar the offline default must clear. */
+/** The published BM25 turn-level row at `k` (cross-check only). */
 export function bm25Reference(k: number): ReferenceRow | undefined {
   return REFERENCE_ROWS.find((r) => r.system.startsWith('BM25') && r.k === k);
 }
 
-/** Target: recall@10 excluding adversarial, percent. */
-export const TARGET_RECALL10_EXCL_ADVERSARIAL = 65;
+/** sha256 of snap-research/LoCoMo `data/locomo10.json` at 3eb6f2c, the file the published figures are for. */
+export const LOCOMO10_SHA256 = '79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4';
+
+/** Target (issue 16): recall@10 excluding adversarial of the memSession default, percent. */
+export const TARGET_RECALL10_EXCL_ADVERSARIAL = 72;
+
+/** Target (issue 16): block recall excluding adversarial at the default 800-byte budget, percent. */
+export const TARGET_BLOCK_RECALL_EXCL_ADVERSARIAL = 60;
+
+/** Target (issue 16): every category above the file's own turn-level BM25 at these cut-offs. */
+export const TARGET_ABOVE_BASELINE_KS: readonly number[] = [5, 10];

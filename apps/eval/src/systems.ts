@@ -1,18 +1,22 @@
 /**
- * The systems under test: a store (memory, SQLite, PostgreSQL) and models (offline `@mem01/local`, or OpenAI when
- * a key is present). Store packages are imported lazily so a run only loads the driver it uses.
+ * The systems under test. Every engine the eval runs is opened by mem01session's `openMemoryRuntime`, the function
+ * `memSession` opens its runtime with, so the headline is memSession's default by construction: only the store is
+ * substituted (memory, a temp SQLite file, or a temp PostgreSQL schema) and the environment is reduced to what
+ * selects the models. Store packages are imported lazily so a run only loads the driver it uses.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, type Embedder, type EngineStore, type Extractor } from '@mem01/engine';
+import { ConfigError, type EngineConfigInput, type FullStore, MemoryEngine } from '@mem01/engine';
+import { type MemoryRuntimeOptions, openMemoryRuntime } from 'mem01session';
+import type { ClockMode, EvalSystem } from './locomo-eval.js';
 
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
 export const STORE_KINDS: readonly StoreKind[] = ['memory', 'sqlite', 'postgres'];
 
 export interface StoreHandle {
   readonly kind: StoreKind;
-  readonly store: EngineStore;
+  readonly store: FullStore;
   /** e.g. `memory (inverted-bm25, exact-cosine)`. */
   readonly description: string;
   /** Closes the store and removes what the run created (temp files, the PostgreSQL schema). */
@@ -29,16 +33,7 @@ export interface StoreOptions {
   readonly keep?: boolean | undefined;
 }
 
-interface ClosableStore extends EngineStore {
-  close(): Promise<void>;
-}
-
-/** The part of `@mem01/store-sqlite` the eval uses (declared here so the eval builds before that package). */
-interface SqliteModule {
-  openSqliteStore(options: { path: string; dimensions?: number }): ClosableStore | Promise<ClosableStore>;
-}
-
-function describe(kind: StoreKind, store: EngineStore): string {
+function describe(kind: StoreKind, store: FullStore): string {
   const c = store.capabilities;
   return `${kind} (${c.lexicalIndex}, ${c.vectorIndex})`;
 }
@@ -51,12 +46,9 @@ export async function openStore(kind: StoreKind, options: StoreOptions): Promise
     return { kind, store, description: describe(kind, store), close: () => store.close() };
   }
   if (kind === 'sqlite') {
-    const mod = (await import('@mem01/store-sqlite')) as unknown as Partial<SqliteModule>;
-    if (typeof mod.openSqliteStore !== 'function') {
-      throw new ConfigError('@mem01/store-sqlite does not export openSqliteStore yet');
-    }
+    const { openSqliteStore } = await import('@mem01/store-sqlite');
     const dir = await mkdtemp(join(tmpdir(), 'mem01-eval-'));
-    const store = await mod.openSqliteStore({ path: join(dir, 'eval.db'), dimensions: options.dimensions });
+    const store = openSqliteStore({ path: join(dir, 'eval.db'), dimensions: options.dimensions });
     return {
       kind,
       store,
@@ -95,50 +87,160 @@ export async function openStore(kind: StoreKind, options: StoreOptions): Promise
   }
 }
 
-export interface Models {
-  readonly extractor: Extractor;
-  readonly embedder: Embedder | null;
-  /** `local` or `openai`. */
-  readonly provider: 'local' | 'openai';
-  readonly extractorName: string;
-  readonly embedderName: string;
-  readonly dimensions: number;
+export type Provider = 'local' | 'openai';
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The variables that choose the models (read by `openMemoryRuntime` and `@mem01/openai`). Nothing else of the
+ * caller's environment reaches the runtime: `MEM01_*` tuning (`MEM01_BUDGET_BYTES`, `MEM01_RECALL_LIMIT`,
+ * `MEM01_MIN_CONFIDENCE`, `MEM01_EPISODIC`) would make the headline something other than the default a user gets,
+ * and the store is the eval's own (no `DATABASE_URL`, `MEM01_HOME`). A tuning is measured with `--engine-config`.
+ */
+export const PROVIDER_VARIABLES: Readonly<Record<Provider, readonly string[]>> = {
+  local: [],
+  openai: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'MEM01_LLM_MODEL', 'MEM01_EMBEDDING_MODEL'],
+};
+
+/** Environment variables that would tune the engine in memSession and that the eval does not pass on. */
+export const IGNORED_TUNING_VARIABLES = [
+  'MEM01_BUDGET_BYTES',
+  'MEM01_RECALL_LIMIT',
+  'MEM01_MIN_CONFIDENCE',
+  'MEM01_EPISODIC',
+] as const;
+
+const nonEmpty = (v: string | undefined): v is string => typeof v === 'string' && v.trim() !== '';
+
+/** `openai` when asked, or when `OPENAI_API_KEY` is set and nothing is asked; else `local`. */
+export function resolveProvider(env: Env, provider?: Provider | undefined): Provider {
+  const chosen = provider ?? (nonEmpty(env.OPENAI_API_KEY) ? 'openai' : 'local');
+  if (chosen === 'openai' && !nonEmpty(env.OPENAI_API_KEY)) {
+    throw new ConfigError('the openai provider needs OPENAI_API_KEY');
+  }
+  return chosen;
 }
 
-export interface ModelOptions {
-  /** Environment read for `OPENAI_API_KEY` / `OPENAI_BASE_URL` / model names. Default `process.env`. */
-  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
-  /** Force a provider; default: `openai` when `OPENAI_API_KEY` is set, else `local`. */
-  readonly provider?: 'local' | 'openai' | undefined;
+/** The environment handed to `openMemoryRuntime`: only the variables that select `provider`'s models. */
+export function providerEnv(env: Env, provider: Provider): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of PROVIDER_VARIABLES[provider]) {
+    const v = env[name];
+    if (nonEmpty(v)) out[name] = v;
+  }
+  return out;
 }
 
-/** The extractor and embedder: OpenAI when a key is present, else the offline `@mem01/local` pair. */
-export async function openModels(options: ModelOptions = {}): Promise<Models> {
-  const env = options.env ?? process.env;
-  const provider = options.provider ?? (env.OPENAI_API_KEY ? 'openai' : 'local');
-  if (provider === 'openai') {
-    if (!env.OPENAI_API_KEY) throw new ConfigError('the openai provider needs OPENAI_API_KEY');
-    const { createOpenAIExtractor, createOpenAIEmbedder } = await import('@mem01/openai');
-    const extractor = createOpenAIExtractor({ env });
-    const embedder = createOpenAIEmbedder({ env });
+/** Dimensions of the embedder `openMemoryRuntime` will choose for this environment (the store is opened first). */
+export async function defaultEmbedderDimensions(env: Env): Promise<number> {
+  if (nonEmpty(env.OPENAI_API_KEY)) {
+    const { createOpenAIEmbedder } = await import('@mem01/openai');
+    return createOpenAIEmbedder({ env }).dimensions;
+  }
+  const { createLocalEmbedder } = await import('@mem01/local');
+  return createLocalEmbedder().dimensions;
+}
+
+/** What one row of the report runs: memSession's default unless a field says otherwise. */
+export interface Variant {
+  /** false: beliefs only (`episodic: false`, memSession's opt-out). true: the default, nothing passed. */
+  readonly episodic: boolean;
+  /** Engine overrides (`--engine-config`), passed as `openMemoryRuntime({ engine })`. */
+  readonly engineConfig?: EngineConfigInput | undefined;
+  /** `session`: the engine clock follows the conversation's dates (see {@link openSystem}). */
+  readonly clock: ClockMode;
+  /** `--collapse-covered`: a scoring simulation on top of recall. */
+  readonly collapseCovered?: boolean | undefined;
+}
+
+/** Whether a variant is exactly what `memSession` runs with its defaults. */
+export function isSessionDefault(variant: Variant): boolean {
+  return (
+    variant.episodic &&
+    variant.engineConfig === undefined &&
+    variant.clock === 'wall' &&
+    !variant.collapseCovered
+  );
+}
+
+/**
+ * The `openMemoryRuntime` options of a variant. For memSession's default these are `{ store, env }` and nothing
+ * else: the store is the eval's, the environment selects the models.
+ */
+export function runtimeOptions(
+  variant: Variant,
+  store: FullStore,
+  env: Record<string, string>,
+): MemoryRuntimeOptions {
+  return {
+    store,
+    env,
+    ...(variant.episodic ? {} : { episodic: false }),
+    ...(variant.engineConfig === undefined ? {} : { engine: variant.engineConfig }),
+  };
+}
+
+/**
+ * Opens the engine of a variant on `handle`'s store. With the wall clock it is the runtime's own engine. The session
+ * clock needs an injected clock, which `openMemoryRuntime` does not take: the runtime is opened all the same (so the
+ * models and the resolved settings are memSession's), then a `MemoryEngine` is built from its extractor, embedder
+ * and resolved config with the clock added, and the runtime is closed (the store stays open: it is the eval's).
+ */
+export async function openSystem(
+  variant: Variant,
+  handle: StoreHandle,
+  env: Record<string, string>,
+): Promise<EvalSystem & { close(): Promise<void> }> {
+  const runtime = await openMemoryRuntime(runtimeOptions(variant, handle.store, env));
+  const description = {
+    store: handle.description,
+    extractor: runtime.description.extractor,
+    embedder: runtime.description.embedder,
+    budgetBytes: runtime.budgetBytes,
+  };
+  if (variant.clock === 'wall') {
     return {
-      extractor,
-      embedder,
-      provider,
-      extractorName: `openai ${extractor.model}`,
-      embedderName: `openai ${embedder.model} (${embedder.dimensions}-d)`,
-      dimensions: embedder.dimensions,
+      engine: runtime.engine,
+      budgetBytes: runtime.budgetBytes,
+      description,
+      engineConfig: variant.engineConfig,
+      settle: handle.settle,
+      close: () => runtime.close(),
     };
   }
-  const { createLocalExtractor, createLocalEmbedder } = await import('@mem01/local');
-  const extractor = createLocalExtractor();
-  const embedder = createLocalEmbedder();
-  return {
+  const { extractor, embedder, config } = runtime.engine;
+  await runtime.close();
+  let clockAt: number | null = null;
+  const engine = new MemoryEngine({
+    store: handle.store,
     extractor,
     embedder,
-    provider,
-    extractorName: `local ${extractor.name}`,
-    embedderName: `local ${embedder.model} (${embedder.dimensions}-d)`,
-    dimensions: embedder.dimensions,
+    config,
+    clock: () => (clockAt === null ? new Date() : new Date(clockAt)),
+  });
+  return {
+    engine,
+    budgetBytes: runtime.budgetBytes,
+    description,
+    engineConfig: variant.engineConfig,
+    settle: handle.settle,
+    setClock: (t) => {
+      clockAt = t;
+    },
+    close: () => engine.close(),
   };
+}
+
+/** The report label of a variant. */
+export function variantLabel(variant: Variant): string {
+  const parts = [
+    isSessionDefault(variant)
+      ? 'memSession default (beliefs + episodes)'
+      : variant.episodic
+        ? 'beliefs + episodes'
+        : 'beliefs only (episodic: false)',
+  ];
+  if (variant.engineConfig !== undefined) parts.push('engine overrides');
+  if (variant.clock === 'session') parts.push('session clock');
+  if (variant.collapseCovered) parts.push('collapsed');
+  return parts.join(', ');
 }

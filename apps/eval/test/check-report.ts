@@ -8,7 +8,8 @@ export function checkReport(report: LocomoReport, expected: { ks: number[]; conv
   const walk = (v: unknown, path: string): void => {
     if (typeof v === 'number') {
       expect(Number.isFinite(v), path).toBe(true);
-      if (!path.startsWith('versusBm25')) expect(v, path).toBeGreaterThanOrEqual(0);
+      if (!/^(versusBaseline|crossCheck\.bm25MinusPublished)/.test(path))
+        expect(v, path).toBeGreaterThanOrEqual(0);
     } else if (Array.isArray(v))
       v.forEach((x, i) => {
         walk(x, `${path}[${i}]`);
@@ -18,6 +19,15 @@ export function checkReport(report: LocomoReport, expected: { ks: number[]; conv
   };
   walk(report, '');
   expect(report.results.length).toBeGreaterThan(0);
+  // At most one row is memSession's default, and it comes first.
+  const marked = report.results.filter((r) => r.sessionDefault);
+  expect(marked.length).toBeLessThanOrEqual(1);
+  if (marked.length === 1) expect(report.results[0]?.sessionDefault).toBe(true);
+  expect(report.info.dataSha256).toMatch(/^[0-9a-f]{64}$/);
+  // The baseline is scored on the same questions, and every row is compared with it at every k.
+  expect(report.baseline.ks).toEqual(expected.ks);
+  expect(report.baseline.scores.all.questions).toBe(report.results[0]?.data.questions);
+  expect(report.versusBaseline).toHaveLength(report.results.length * expected.ks.length);
   for (const r of report.results) {
     expect(r.ks).toEqual(expected.ks);
     expect(r.data.conversations).toBe(expected.conversations);
@@ -37,6 +47,7 @@ export function checkReport(report: LocomoReport, expected: { ks: number[]; conv
         prev = a.recall[k] as number;
       }
       unit(a.mrr);
+      if (a.questions > 0) unit(a.blockRecall ?? undefined);
     };
     const cats = Object.entries(r.scores.byCategory);
     for (const [, a] of cats) check(a);
@@ -54,6 +65,10 @@ export function checkReport(report: LocomoReport, expected: { ks: number[]; conv
     expect(r.recall.p50Ms).toBeGreaterThan(0);
     expect(r.recall.p50Ms).toBeLessThanOrEqual(r.recall.p95Ms);
     unit(r.recall.episodeShare);
+    unit(r.block.episodeShare);
+    expect(r.block.meanBytes).toBeGreaterThan(0);
+    expect(r.block.meanBytes).toBeLessThanOrEqual(r.block.budgetBytes);
+    expect(r.ingest.refusedTurns).toBe(0);
     expect(r.recall.meanReturned).toBeLessThanOrEqual(Math.max(...r.ks));
     expect(r.ingest.totalMs).toBeGreaterThan(0);
     expect(r.ingest.failures).toBe(0);

@@ -67,8 +67,8 @@ describe('eval:locomo with OPENAI_API_KEY', () => {
       { env: env(), out: () => undefined },
     );
     checkReport(report, { ks: [5, 10], conversations: 1 });
-    expect(report.info.extractor).toMatch(/^openai /);
-    expect(report.info.embedder).toMatch(/^openai /);
+    expect(report.info.extractor).toMatch(/^openai/);
+    expect(report.info.embedder).toMatch(/^openai:/);
     const responses = fake.requestsFor('responses');
     expect(responses.length).toBeGreaterThan(0);
     expect(responses.every((r) => r.authorized)).toBe(true);

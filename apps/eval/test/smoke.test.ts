@@ -44,12 +44,22 @@ describe('eval:locomo smoke run', () => {
       const written = JSON.parse(await readFile(json, 'utf8')) as LocomoReport;
       expect(written).toEqual(JSON.parse(JSON.stringify(report)));
       checkReport(written, { ks: [5, 10], conversations: 2 });
-      expect(written.results.map((r) => r.episodic)).toEqual([false, true]);
+      expect(written.results.map((r) => [r.episodic, r.sessionDefault])).toEqual([
+        [true, true],
+        [false, false],
+      ]);
       expect(written.info.extractor).toMatch(/^local/);
-      const md = await readFile(markdownPath, 'utf8');
-      expect(md).toContain('BM25, turn + date (reference)');
-      expect(md).toContain('mem01 default (beliefs + episodes)');
+      expect(written.info.sliced).toBe(true);
+      // A slice of LoCoMo10: the published figures do not apply to it.
+      expect(written.crossCheck.applies).toBe(false);
+      expect(written.crossCheck.why).toMatch(/slice/);
+      const md = await readFile(markdownPath ?? '', 'utf8');
+      expect(md).toContain('| BM25, turn + date (this file) | 5 |');
+      expect(md).toContain('| **memSession default (beliefs + episodes)** | 5 |');
+      expect(md).toContain('| beliefs only (episodic: false) | 5 |');
+      expect(md).not.toContain('(published)');
       expect(lines.join('\n')).toContain('recall@10 excluding adversarial');
+      expect(lines.join('\n')).toContain('block recall excluding adversarial at 800 bytes');
     },
     120_000,
   );
@@ -82,9 +92,11 @@ describe('eval:locomo smoke run', () => {
     expect(report.info.store).toMatch(/^sqlite/);
     expect(report.results[0]?.scores.byCategory['7']?.questions).toBe(1);
     expect(report.results[0]).toMatchObject({
+      sessionDefault: false,
       collapseCovered: true,
       engineConfig: { ranking: { weights: { lexical: 0.8 } } },
-      label: 'mem01 default (beliefs + episodes), tuned config, collapsed',
+      system: { config: { ranking: { weights: { lexical: 0.8, vector: 0.2 } } } },
+      label: 'beliefs + episodes, engine overrides, collapsed',
     });
   });
 
