@@ -69,12 +69,15 @@ export function view(b: Belief): BeliefView {
   };
 }
 
-/** Parses the statements out of a rendered block (one `- [stored …] statement` line each). */
+/** One recalled line of a rendered block: `- (2026-05-01) statement`, or `- (2026-05-01) user said: snippet`. */
+const BLOCK_LINE = /^- \(\d{4}-\d{2}-\d{2}\)(?: \(unconfirmed\))? /;
+
+/** Parses what was recalled out of a rendered block: each belief's statement, or what the user said. */
 export function blockStatements(block: string): string[] {
   return block
     .split('\n')
-    .filter((l) => l.startsWith('- [stored '))
-    .map((l) => l.replace(/^- \[stored [^\]]+\](?: \(unconfirmed\))? /, ''));
+    .filter((l) => BLOCK_LINE.test(l))
+    .map((l) => l.replace(BLOCK_LINE, ''));
 }
 
 /** The memory block in a prepared input, or '' when there is none. */
