@@ -1,16 +1,25 @@
-// Engine recall latency over 1k / 10k / 100k beliefs of one user in the in-memory store, and reconciliation
-// throughput. Figures, not pass/fail. Run: pnpm --filter @mem01/eval bench (after pnpm build).
-// It lives in apps/eval because it needs both the memory store and the local embedder.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// Engine recall latency, figures, not pass/fail. Run: pnpm --filter @mem01/eval bench (after pnpm build).
+// It lives in apps/eval because it needs the stores, the local embedder and mem01session together.
+// Parts (BENCH_PARTS, comma-separated, default all):
+// - `beliefs`: engine.recall over 1k / 10k / 100k beliefs of one user in the in-memory store (BENCH_SIZES);
+// - `reconciliation`: planner and pipeline throughput. These two write bench/results/engine.json;
+// - `episodes`: engine.recall at 10k extracted beliefs + 10k episodes of one user, on the in-memory and SQLite
+//   stores, the engine opened by mem01session's openMemoryRuntime with only the store injected (so the ranking
+//   memSession uses by default is what is measured). Writes bench/results/engine-episodes.json.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBelief, MemoryEngine, reconcile } from '@mem01/engine';
 import { KeyValueExtractor } from '@mem01/engine/testing';
 import { createLocalEmbedder } from '@mem01/local';
 import { createMemoryStore } from '@mem01/store-memory';
+import { openSqliteStore } from '@mem01/store-sqlite';
+import { openMemoryRuntime } from 'mem01session';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const sizes = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+const parts = new Set((process.env.BENCH_PARTS ?? 'beliefs,reconciliation,episodes').split(','));
 const QUERIES = 300;
 const WARMUP = 30;
 
@@ -51,7 +60,7 @@ const results = {
   reconciliation: {},
 };
 
-for (const n of sizes) {
+for (const n of parts.has('beliefs') ? sizes : []) {
   const store = createMemoryStore({ dimensions: embedder.dimensions });
   const scope = { userId: 'bench-user' };
   const at = new Date('2026-01-01T00:00:00.000Z');
@@ -112,7 +121,7 @@ for (const n of sizes) {
 }
 
 // Reconciliation: the pure planner, and end to end through the pipeline (accept → extract → reconcile → commit).
-{
+if (parts.has('reconciliation')) {
   const scope = { userId: 'u', namespace: '' };
   const now = '2026-01-02T00:00:00.000Z';
   const existing = Array.from({ length: 50 }, (_, i) =>
@@ -187,9 +196,330 @@ for (const n of sizes) {
   );
 }
 
-results.node = process.version;
-results.at = new Date().toISOString();
-const out = join(root, 'bench/results/engine.json');
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
-console.log(`wrote ${out}`);
+if (parts.has('beliefs') || parts.has('reconciliation')) {
+  results.node = process.version;
+  results.at = new Date().toISOString();
+  const out = join(root, 'bench/results/engine.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`wrote ${out}`);
+}
+
+if (parts.has('episodes')) await episodesBench();
+
+// ---------------------------------------------------------------- 10k beliefs + 10k episodes, one user
+
+/**
+ * What one user said over ~2 years: 500 sessions of 20 turns, each a plausible chat message, with the belief an
+ * extractor would draw from it (kind, subject, key, value, statement).
+ */
+function conversationTurns(count) {
+  const city =
+    'Lisbon Tokyo Berlin Oslo Rome Montreal Nairobi Lima Seoul Porto Kyoto Vienna Dublin Austin Hanoi'.split(
+      ' ',
+    );
+  const relation = [
+    'sister',
+    'brother',
+    'mum',
+    'dad',
+    'partner',
+    'roommate',
+    'manager',
+    'neighbour',
+    'cousin',
+    'best friend',
+  ];
+  const activity =
+    'hiking climbing running swimming kayaking cycling pottery yoga salsa baking sailing chess'.split(' ');
+  const place = [
+    'lake',
+    'harbour',
+    'market',
+    'museum',
+    'old bakery',
+    'climbing gym',
+    'river trail',
+    'beach',
+    'jazz bar',
+  ];
+  const dish = 'ramen lasagne curry paella tacos risotto dumplings shakshuka pho falafel'.split(' ');
+  const food = [
+    'coffee',
+    'oat milk',
+    'spicy food',
+    'sushi',
+    'cheese',
+    'red wine',
+    'dark chocolate',
+    'mushrooms',
+    'olives',
+  ];
+  const topic = [
+    'Roman history',
+    'climate policy',
+    'sourdough',
+    'chemistry',
+    'jazz piano',
+    'urban design',
+    'astronomy',
+  ];
+  const project = ['billing migration', 'mobile app', 'onboarding flow', 'data warehouse', 'search rewrite'];
+  const day = 'Monday Tuesday Wednesday Thursday Friday Saturday Sunday weekend'.split(' ');
+  const month = 'January February March April May June July August September October November December'.split(
+    ' ',
+  );
+  const fact = (kind, subject, attribute, value, statement) => ({
+    kind,
+    subject,
+    attribute,
+    value,
+    statement,
+  });
+  const templates = [
+    () => {
+      const [a, p, c, r] = [pick(activity), pick(place), pick(city), pick(relation)];
+      return [
+        `I went ${a} at the ${p} near ${c} with my ${r} last ${pick(day)}, and it rained the whole time.`,
+        fact(
+          'event',
+          'user',
+          'recent_outing',
+          `${a} near ${c}`,
+          `The user went ${a} near ${c} with their ${r}.`,
+        ),
+      ];
+    },
+    () => {
+      const [r, a, m] = [pick(relation), pick(activity), pick(month)];
+      return [
+        `My ${r} just started ${a} classes, and honestly I might join them in ${m}.`,
+        fact('fact', r, 'hobby', a, `The user's ${r} takes ${a} classes.`),
+      ];
+    },
+    () => {
+      const [c, m, r, p] = [pick(city), pick(month), pick(relation), pick(place)];
+      return [
+        `We're thinking about a trip to ${c} in ${m}; my ${r} really wants to see the ${p}.`,
+        fact('goal', 'user', 'planned_trip', `${c} in ${m}`, `The user plans a trip to ${c} in ${m}.`),
+      ];
+    },
+    () => {
+      const t = pick(topic);
+      return [
+        `I finally finished that book about ${t}. It changed how I think about ${pick(topic)} a bit.`,
+        fact('event', 'user', 'book_read', t, `The user read a book about ${t}.`),
+      ];
+    },
+    () => {
+      const [p, m] = [pick(project), pick(month)];
+      return [
+        `Work has been hectic: the ${p} launch slipped to ${m} and my manager wants a new plan by ${pick(day)}.`,
+        fact('fact', 'user', 'work_project', p, `The user's ${p} launch moved to ${m}.`),
+      ];
+    },
+    () => {
+      const d = pick(dish);
+      return [
+        `I cooked ${d} for dinner yesterday and it was way better than the one at the ${pick(place)}.`,
+        fact('preference', 'user', 'favourite_dish', d, `The user likes cooking ${d}.`),
+      ];
+    },
+    () => {
+      const [r, c] = [pick(relation), pick(city)];
+      return [
+        `Can you remind me to call my ${r} about the ${c} trip on ${pick(day)}?`,
+        fact('goal', 'user', 'todo_call', r, `The user wants to call their ${r} about the ${c} trip.`),
+      ];
+    },
+    () => {
+      const [x, y] = [pick(food), pick(food)];
+      return [
+        `I don't really drink ${x} anymore, I'd rather have ${y} these days.`,
+        fact('preference', 'user', 'preferred_food', y, `The user prefers ${y} to ${x}.`),
+      ];
+    },
+    () => {
+      const [a, c, m] = [pick(activity), pick(city), pick(month)];
+      return [
+        `Quick update: I signed up for a ${a} course in ${c}, it starts in ${m} and costs more than I hoped.`,
+        fact(
+          'decision',
+          'user',
+          'course',
+          `${a} in ${c}`,
+          `The user signed up for a ${a} course in ${c} starting in ${m}.`,
+        ),
+      ];
+    },
+    () => {
+      const [r, c, t] = [pick(relation), pick(city), pick(topic)];
+      return [
+        `Thanks, that helps. My ${r} says hi, by the way: they're moving to ${c} for a job in ${t}.`,
+        fact('relationship', r, 'home_city', c, `The user's ${r} is moving to ${c}.`),
+      ];
+    },
+  ];
+  const start = Date.parse('2024-01-06T18:30:00.000Z');
+  const turns = [];
+  for (let i = 0; i < count; i++) {
+    const session = Math.floor(i / 20);
+    const at = new Date(start + session * 1.4 * 86_400_000 + (i % 20) * 60_000).toISOString();
+    const [text, belief] = pick(templates)();
+    turns.push({ sessionId: `chat${session}`, position: (i % 20) * 2, at, text, belief });
+  }
+  return turns;
+}
+
+/** The beliefs an extractor would draw from those turns, each citing its turn (keys made unique so all stay active). */
+function extractedBeliefs(scope, turns, count) {
+  const out = [];
+  for (let j = 0; j < count; j++) {
+    const turn = turns[j % turns.length];
+    const b = turn.belief;
+    out.push(
+      createBelief({
+        scope,
+        kind: b.kind,
+        subject: b.subject,
+        attribute: `${b.attribute}_${j}`,
+        value: b.value,
+        statement: b.statement,
+        confidence: 0.6 + rand() * 0.4,
+        source: 'extracted',
+        validFrom: b.kind === 'event' ? turn.at : null,
+        evidence: [
+          {
+            sessionId: turn.sessionId,
+            position: turn.position,
+            role: 'user',
+            quote: turn.text.slice(0, 80),
+            at: turn.at,
+          },
+        ],
+        at: turn.at,
+      }),
+    );
+  }
+  return out;
+}
+
+/** The episodes the engine keeps of those turns: the turn verbatim, on its own key, dated. */
+function episodeBeliefs(scope, turns) {
+  return turns.map((t) =>
+    createBelief({
+      scope,
+      kind: 'episode',
+      subject: 'user',
+      attribute: `episode:${t.sessionId}:${t.position}`,
+      value: t.text,
+      statement: t.text,
+      confidence: 1,
+      source: 'extracted',
+      validFrom: t.at,
+      evidence: [{ sessionId: t.sessionId, position: t.position, role: 'user', quote: t.text, at: t.at }],
+      at: t.at,
+    }),
+  );
+}
+
+function userQuestion() {
+  const qs = [
+    () => `What did I say about the trip to ${pick(['Lisbon', 'Tokyo', 'Oslo', 'Kyoto', 'Lima'])}?`,
+    () => `Do I still like ${pick(['coffee', 'sushi', 'red wine', 'spicy food', 'olives'])}?`,
+    () => `What is my ${pick(['sister', 'partner', 'manager', 'cousin'])} up to these days?`,
+    () => `When did I last go ${pick(['hiking', 'kayaking', 'climbing', 'sailing'])}?`,
+    () =>
+      `Remind me what happened with the ${pick(['billing migration', 'mobile app', 'search rewrite'])} launch.`,
+    () =>
+      `Any ideas for dinner tonight? I liked the ${pick(['ramen', 'curry', 'paella', 'dumplings'])} last time.`,
+    () => `Which book was I reading about ${pick(['Roman history', 'astronomy', 'jazz piano'])}?`,
+  ];
+  return pick(qs)();
+}
+
+async function episodesBench() {
+  const load = [loadavg().map((x) => +x.toFixed(2))];
+  const report = {
+    benchmark: 'engine.recall at 10k extracted beliefs + 10k episodes of one user (memSession runtime)',
+    runtime: 'openMemoryRuntime({ store, env: {} }): offline @mem01/local models, memSession defaults',
+    recall: [],
+  };
+  const scope = { userId: 'bench-user' };
+  const BELIEFS = 10_000;
+  const EPISODES = 10_000;
+  seed = 7;
+  const turns = conversationTurns(EPISODES);
+  const records = [...episodeBeliefs(scope, turns), ...extractedBeliefs(scope, turns, BELIEFS)];
+  const vectors = await embedder.embed(records.map((b) => b.statement));
+  const inserts = records.map((belief, k) => ({ belief, embedding: vectors[k] }));
+  const queries = Array.from({ length: QUERIES + WARMUP }, userQuestion);
+  const dir = mkdtempSync(join(tmpdir(), 'mem01-bench-'));
+  try {
+    for (const kind of ['memory', 'sqlite']) {
+      const store =
+        kind === 'memory'
+          ? createMemoryStore({ dimensions: embedder.dimensions })
+          : openSqliteStore({ path: join(dir, 'bench.db'), dimensions: embedder.dimensions });
+      for (let i = 0; i < inserts.length; i += 2000) await store.importBeliefs(inserts.slice(i, i + 2000));
+      const runtime = await openMemoryRuntime({ store, env: {} });
+      const { engine } = runtime;
+      if (!engine.config.episodic)
+        console.warn('note: the runtime default has episodes off; they are not recalled');
+      const recallMs = [];
+      const contextMs = [];
+      let returned = 0;
+      let episodes = 0;
+      for (let q = 0; q < queries.length; q++) {
+        let t0 = performance.now();
+        const hits = await engine.recall(scope, queries[q]);
+        const t1 = performance.now() - t0;
+        t0 = performance.now();
+        await engine.context(scope, queries[q], { budgetBytes: runtime.budgetBytes });
+        const t2 = performance.now() - t0;
+        if (q >= WARMUP) {
+          recallMs.push(t1);
+          contextMs.push(t2);
+          returned += hits.length;
+          episodes += hits.filter((h) => h.belief.kind === 'episode').length;
+        }
+      }
+      recallMs.sort((a, b) => a - b);
+      contextMs.sort((a, b) => a - b);
+      const row = {
+        store: kind,
+        capabilities: `${store.capabilities.lexicalIndex}, ${store.capabilities.vectorIndex}`,
+        beliefs: BELIEFS,
+        episodes: EPISODES,
+        queries: QUERIES,
+        recallLimit: engine.config.recallLimit,
+        episodic: engine.config.episodic,
+        recallMs: { p50: +percentile(recallMs, 50).toFixed(3), p95: +percentile(recallMs, 95).toFixed(3) },
+        contextMs: { p50: +percentile(contextMs, 50).toFixed(3), p95: +percentile(contextMs, 95).toFixed(3) },
+        meanReturned: +(returned / QUERIES).toFixed(2),
+        episodeShareOfResults: returned === 0 ? 0 : +(episodes / returned).toFixed(3),
+      };
+      report.recall.push(row);
+      const target = kind === 'memory' ? 5 : 10;
+      console.log(
+        `recall @ 10k beliefs + 10k episodes, ${kind}: p50 ${row.recallMs.p50} ms, p95 ${row.recallMs.p95} ms (target p95 ≤ ${target} ms); block p95 ${row.contextMs.p95} ms; ${row.meanReturned} results, ${(row.episodeShareOfResults * 100).toFixed(0)}% episodes`,
+      );
+      await runtime.close();
+      await store.close();
+      load.push(loadavg().map((x) => +x.toFixed(2)));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  report.loadAverage = load[0];
+  report.loadAverageAfter = load[load.length - 1];
+  report.loadAverageNote = '1/5/15-minute load averages before and after: the machine is shared (2 cores)';
+  report.cpus = cpus().length;
+  report.embedder = embedder.model;
+  report.node = process.version;
+  report.at = new Date().toISOString();
+  const out = join(root, 'bench/results/engine-episodes.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`wrote ${out}`);
+}
