@@ -11,7 +11,8 @@ export type { RecallOptions } from './recall-service.js';
 export * from './reconcile.js';
 export * from './redact.js';
 export * from './render.js';
-export * from './store-input.js';
+// Store-author helpers are in `@mem01/engine/store-kit`; the position bound is also a consumer's concern.
+export { MAX_POSITION } from './store-kit/validate.js';
 export * from './text.js';
 export * from './types.js';
 export * from './util.js';

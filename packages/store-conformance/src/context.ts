@@ -1,4 +1,4 @@
-import type { FullStore } from '@mem01/engine';
+import type { FullStore } from '@mem01/engine/store-kit';
 
 /** How the suite gets stores. Each store package implements this in its test file. */
 export interface ConformanceHarness {

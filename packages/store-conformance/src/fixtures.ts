@@ -1,16 +1,16 @@
-import {
-  type AuditEvent,
-  type Belief,
-  type BeliefInsert,
-  type BeliefKind,
-  type CommitRequest,
-  createBelief,
-  type Evidence,
-  type FullStore,
-  type Mem01Error,
-  type OutboxInput,
-  type Scope,
-} from '@mem01/engine';
+import { createBelief } from '@mem01/engine';
+import type {
+  AuditEvent,
+  Belief,
+  BeliefInsert,
+  BeliefKind,
+  CommitRequest,
+  Evidence,
+  FullStore,
+  Mem01Error,
+  OutboxInput,
+  Scope,
+} from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 
 /** The fixed start of test time; `t(n)` is n seconds later. */

@@ -3,7 +3,6 @@
  * @packageDocumentation
  */
 
-export { tokenize } from './lexical-index.js';
 export {
   createMemoryStore,
   InMemoryStore,

@@ -1,3 +1,4 @@
+import { queryTerms } from '@mem01/engine/store-kit';
 import { describe, expect, it } from 'vitest';
 import { LexicalIndex, tokenize } from './lexical-index.js';
 
@@ -20,7 +21,7 @@ describe('LexicalIndex (BM25)', () => {
   const scores = (index: LexicalIndex<string>, query: string, limit = 10) => {
     const out = new Map<string, number>();
     index.score(
-      query,
+      queryTerms(query),
       limit,
       () => true,
       (doc, score) => out.set(doc, score),

@@ -1,23 +1,16 @@
-import { STOP_WORDS } from '@mem01/engine';
+import * as kit from '@mem01/engine/store-kit';
 import { stemmer } from 'stemmer';
 
-const WORD = /[\p{L}\p{N}]+/gu;
-
 /**
- * Splits text into index terms: NFKC, lower case, runs of letters/digits (so `_`, quotes, operators and emoji are
- * separators), English stop words removed, Porter-stemmed. Query text goes through the same function, so no
- * character of a query is ever syntax.
+ * Index terms of a text: the store kit's words (the same splitting as every store's query terms: NFKC, lower case,
+ * letters and digits, stop words removed, so no character of a query is syntax), Porter-stemmed, which is this
+ * index's own part. Documents and queries go through this one function.
  */
 export function tokenize(text: string): string[] {
-  const out: string[] = [];
-  const normalized = text.normalize('NFKC').toLowerCase();
-  for (const match of normalized.matchAll(WORD)) {
-    const word = match[0];
-    if (STOP_WORDS.has(word)) continue;
-    out.push(word.length > 2 ? stemmer(word) : word);
-  }
-  return out;
+  return kit.indexWords(text).map(stem);
 }
+
+const stem = (word: string): string => (word.length > 2 ? stemmer(word) : word);
 
 const K1 = 1.2;
 const B = 0.75;
@@ -82,15 +75,16 @@ export class LexicalIndex<Doc> {
   }
 
   /**
-   * BM25 (k1 1.2, b 0.75, Lucene's non-negative idf) of the documents containing at least one query term (OR),
-   * at least the best `limit` of them. `accept` filters documents (e.g. by status) before they are scored.
+   * BM25 (k1 1.2, b 0.75, Lucene's non-negative idf) of the documents containing at least one query word (OR; the
+   * store kit's `queryTerms`, stemmed here), at least the best `limit` of them. `accept` filters documents (e.g. by
+   * status) before they are scored.
    *
    * Exact top-k with MaxScore pruning: terms are visited rarest first, and once no document outside the current
    * candidates could reach the k-th best score with the remaining terms, those terms only update candidates.
    * That keeps a query containing a word of nearly every document (the "user" of "The user ...") fast.
    */
   score(
-    query: string,
+    words: readonly string[],
     limit: number,
     accept: (doc: Doc) => boolean,
     visit: (doc: Doc, score: number) => void,
@@ -98,7 +92,7 @@ export class LexicalIndex<Doc> {
     const n = this.slotOf.size;
     if (n === 0 || limit <= 0) return;
     const avgdl = this.totalLength / n || 1;
-    const unique = [...new Set(tokenize(query))];
+    const unique = [...new Set(words.map(stem))];
     const lists: { list: Map<number, number>; idf: number }[] = [];
     for (const term of unique) {
       const list = this.postings.get(term);

@@ -1,4 +1,4 @@
-import { Mem01Error, StoreError } from '@mem01/engine';
+import * as kit from '@mem01/engine/store-kit';
 
 /** SQLSTATE codes after which the statement did not run to completion and the session may be gone. */
 const CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
@@ -38,7 +38,7 @@ function messageOf(err: unknown): string {
 
 /** The connection broke (backend terminated, socket reset, server shut down). */
 export function isConnectionLoss(err: unknown): boolean {
-  if (err instanceof Mem01Error) return false;
+  if (err instanceof kit.Mem01Error) return false;
   const code = sqlState(err);
   if (code !== undefined && CONNECTION_CODES.has(code)) return true;
   return /Connection terminated|ECONNRESET|ECONNREFUSED|EPIPE|connection error|terminating connection|Client was closed|not queryable/i.test(
@@ -62,26 +62,29 @@ export function toStoreError(
   operation: string,
   limits: { statementTimeoutMs: number | null; connectionTimeoutMs: number | null },
 ): Error {
-  if (err instanceof Mem01Error) return err;
+  if (err instanceof kit.Mem01Error) return err;
   const code = sqlState(err);
   if (code === '57014') {
     const ms = limits.statementTimeoutMs === null ? '' : ` of ${limits.statementTimeoutMs} ms`;
-    return new StoreError(`postgres: ${operation} was cancelled by the statement timeout${ms}`, {
+    return new kit.StoreError(`postgres: ${operation} was cancelled by the statement timeout${ms}`, {
       cause: err,
     });
   }
   if (isPoolTimeout(err)) {
     const ms = limits.connectionTimeoutMs === null ? '' : ` within ${limits.connectionTimeoutMs} ms`;
-    return new StoreError(
+    return new kit.StoreError(
       `postgres: ${operation}: no connection available from the pool${ms} (pool exhausted or server unreachable)`,
       { cause: err },
     );
   }
   if (isConnectionLoss(err)) {
-    return new StoreError(`postgres: ${operation}: the database connection was lost (${messageOf(err)})`, {
-      cause: err,
-    });
+    return new kit.StoreError(
+      `postgres: ${operation}: the database connection was lost (${messageOf(err)})`,
+      {
+        cause: err,
+      },
+    );
   }
   const suffix = code === undefined ? '' : ` [${code}]`;
-  return new StoreError(`postgres: ${operation} failed${suffix}: ${messageOf(err)}`, { cause: err });
+  return new kit.StoreError(`postgres: ${operation} failed${suffix}: ${messageOf(err)}`, { cause: err });
 }

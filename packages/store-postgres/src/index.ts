@@ -4,6 +4,5 @@
  */
 
 export type { VectorMode } from './migrations.js';
-export type { PostgresStoreOptions } from './postgres-store.js';
+export type { PostgresStoreOptions } from './options.js';
 export { openPostgresStore, POSTGRES_SCHEMA_VERSION, PostgresStore } from './postgres-store.js';
-export { pgText, searchTerms } from './text.js';

@@ -166,7 +166,13 @@ describe('faults on the real server', () => {
       slow.onCall = () => resolve();
     });
     const leaseMs = 1500;
-    const engineA = new MemoryEngine({ store: storeA, extractor: slow, workerId: 'A', config: { leaseMs } });
+    // Beliefs only (no episodes): the assertions count what the extractor produced.
+    const engineA = new MemoryEngine({
+      store: storeA,
+      extractor: slow,
+      workerId: 'A',
+      config: { leaseMs, episodic: false },
+    });
     const scope = { userId: 'lease-user' };
     await storeA.enqueue([
       { scope, sessionId: 's', position: 0, role: 'user', text: 'city=Oslo', at: new Date().toISOString() },
@@ -183,7 +189,12 @@ describe('faults on the real server', () => {
     await storeA.close();
 
     const fast = new FakeExtractor();
-    const engineB = new MemoryEngine({ store: storeB, extractor: fast, workerId: 'B', config: { leaseMs } });
+    const engineB = new MemoryEngine({
+      store: storeB,
+      extractor: fast,
+      workerId: 'B',
+      config: { leaseMs, episodic: false },
+    });
     const ctrlB = new AbortController();
     const workerB = engineB.runWorker({ signal: ctrlB.signal, pollMs: 50 });
     const deadline = Date.now() + 10_000;
@@ -235,7 +246,14 @@ describe('faults on the real server', () => {
       const store = await open(schema, { maxConnections: 2 });
       const extractor = new FakeExtractor(5 + i * 3, log);
       extractors.push(extractor);
-      engines.push(new MemoryEngine({ store, extractor, workerId: `W${i}`, config: { leaseMs: 20_000 } }));
+      engines.push(
+        new MemoryEngine({
+          store,
+          extractor,
+          workerId: `W${i}`,
+          config: { leaseMs: 20_000, episodic: false },
+        }),
+      );
     }
     await stores[0]!.enqueue(inputs);
     const ctrl = new AbortController();
@@ -277,7 +295,7 @@ describe('faults on the real server', () => {
           store,
           extractor: new FakeExtractor(80),
           workerId: `K${i}`,
-          config: { leaseMs: 2_000, maxAttempts: 50 },
+          config: { leaseMs: 2_000, maxAttempts: 50, episodic: false },
         }),
       );
     }

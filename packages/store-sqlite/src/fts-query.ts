@@ -1,29 +1,7 @@
 /**
- * Turns literal user text into a safe FTS5 MATCH expression. The text is never handed to FTS5 as syntax: it is
- * split into words here, each word is quoted as an FTS5 string, and the words are OR-ed.
+ * Builds safe FTS5 MATCH expressions from the store kit's query terms: each term is quoted as an FTS5 string and the
+ * terms are OR-ed, so no character of the user's text is ever FTS5 syntax.
  */
-import { STOP_WORDS } from '@mem01/engine';
-
-/** At most this many distinct terms are used, so a pasted essay cannot build a huge query. */
-const MAX_TERMS = 64;
-
-/** The distinct searchable words of `text`: letters, digits and combining marks, lower-cased, stop words dropped. */
-export function queryTerms(text: string): string[] {
-  const words =
-    text
-      .normalize('NFKC')
-      .toLowerCase()
-      .match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
-  const out: string[] = [];
-  const seen = new Set<string>();
-  for (const word of words) {
-    if (STOP_WORDS.has(word) || seen.has(word)) continue;
-    seen.add(word);
-    out.push(word);
-    if (out.length >= MAX_TERMS) break;
-  }
-  return out;
-}
 
 /** Quotes one term as an FTS5 string (a `"` inside is doubled). */
 export function quoteTerm(term: string): string {

@@ -6,5 +6,6 @@
  */
 export { MIGRATIONS, type Migration, SQLITE_SCHEMA_VERSION } from './migrations.js';
 export { loadNodeSqlite, MIN_NODE_VERSION } from './node-sqlite.js';
+export { openSqliteStore, type SqliteStoreOptions } from './open.js';
 export { defaultSqlitePath } from './paths.js';
-export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { SqliteStore } from './sqlite-store.js';

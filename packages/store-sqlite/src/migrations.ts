@@ -6,6 +6,8 @@
  * The SQL of every released version stays here unchanged: tests build a file at each earlier version and open it
  * with the current code. Never edit a released step; add a new one.
  */
+import type { DatabaseSync } from 'node:sqlite';
+import * as kit from '@mem01/engine/store-kit';
 
 /** One migration step: the SQL that takes a file from `version - 1` to `version`. */
 export interface Migration {
@@ -220,3 +222,36 @@ INSERT OR IGNORE INTO transcript_sessions (session_id, owner_user_id, owner_name
 
 /** The schema version this code writes. */
 export const SQLITE_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** Applies every pending migration step, each in its own write transaction. */
+export function migrate(db: DatabaseSync, path: string, upTo: number = SQLITE_SCHEMA_VERSION): void {
+  for (const step of MIGRATIONS) {
+    if (step.version > upTo) break;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const current = readSchemaVersion(db);
+      if (current > SQLITE_SCHEMA_VERSION)
+        throw new kit.SchemaTooNewError(path, current, SQLITE_SCHEMA_VERSION);
+      if (current < step.version) {
+        db.exec(step.sql);
+        db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)").run(
+          String(step.version),
+        );
+        db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
+      }
+      db.exec('COMMIT');
+    } catch (err) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+}
+
+export function readSchemaVersion(db: DatabaseSync): number {
+  const hasMeta = db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+  if (!hasMeta) return 0;
+  const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
+    | { value?: unknown }
+    | undefined;
+  return row ? Number(row.value) : 0;
+}

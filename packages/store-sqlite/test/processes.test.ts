@@ -151,6 +151,7 @@ describe('crash: SIGKILL during extraction, then reopen and resume', () => {
       store,
       extractor: new TurnExtractor({ logPath: resumeLog, tag: 'parent' }),
       clock: () => new Date(Date.now() + 60_000),
+      config: { episodic: false },
     });
     await engine.resume();
     await engine.close();

@@ -7,7 +7,7 @@ import { type Belief, ClosedError, InvalidInputError, type Scope, vectorToBytes 
 import * as sqliteVec from 'sqlite-vec';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/index.js';
-import { migrate } from '../src/sqlite-store.js';
+import { migrate } from '../src/migrations.js';
 import { belief, mulberry32, quiet, t, tempDir } from './helpers.js';
 
 const WORDS = ['apple', 'river', 'violin', 'garden', 'rocket', 'harbour', 'maple', 'copper'];

@@ -14,7 +14,7 @@ import {
 } from '@mem01/engine';
 import { describe, expect, it } from 'vitest';
 import { defaultSqlitePath, MIGRATIONS, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/index.js';
-import { migrate } from '../src/sqlite-store.js';
+import { migrate } from '../src/migrations.js';
 import { belief, fileBytes, mulberry32, quiet, t, tempDir } from './helpers.js';
 
 describe('paths and file modes', () => {

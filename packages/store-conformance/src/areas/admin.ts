@@ -5,7 +5,7 @@ import {
   DimensionMismatchError,
   DuplicateActiveBeliefError,
   InvalidInputError,
-} from '@mem01/engine';
+} from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import {

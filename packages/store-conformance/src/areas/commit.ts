@@ -14,7 +14,7 @@ import {
   type Scope,
   StoreError,
   VersionConflictError,
-} from '@mem01/engine';
+} from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import {

@@ -1,4 +1,4 @@
-import { type Belief, FORGOTTEN_MARKER, NotFoundError, VersionConflictError } from '@mem01/engine';
+import { type Belief, FORGOTTEN_MARKER, NotFoundError, VersionConflictError } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import {

@@ -5,7 +5,7 @@ import {
   LeaseLostError,
   MAX_POSITION,
   type Scope,
-} from '@mem01/engine';
+} from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { belief, FAR_FUTURE, inserts, rejects, t, turn, unique } from '../fixtures.js';

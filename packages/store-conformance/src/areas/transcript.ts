@@ -1,4 +1,4 @@
-import { InvalidInputError, idempotencyKey, type Scope, stableJson } from '@mem01/engine';
+import { InvalidInputError, idempotencyKey, type Scope, stableJson } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { belief, FAR_FUTURE, insertAll, rejects, t, unique } from '../fixtures.js';
@@ -12,6 +12,11 @@ const item = (n: number, extra: object = {}) => ({
 
 const user = (namespace?: string): Scope =>
   namespace === undefined ? { userId: unique('user-') } : { userId: unique('user-'), namespace };
+
+/** A fresh store, two users and one conversation id. */
+async function twoUsers(ctx: SuiteContext) {
+  return { store: await ctx.open(), alice: user(), bob: user(), thread: unique('thread-') };
+}
 
 export function transcriptTests(ctx: SuiteContext): void {
   ctx.test('appendItems numbers positions from 0 and continues after the last item', async () => {
@@ -139,6 +144,27 @@ export function transcriptTests(ctx: SuiteContext): void {
     });
   });
 
+  ctx.test(
+    'an operation id without a fingerprint: the same append again is a duplicate, another is refused',
+    async () => {
+      const store = await ctx.open();
+      const me = user();
+      const s = unique('s-');
+      const enqueue = [{ index: 0, role: 'user' as const, text: 'item 0', at: t(0) }];
+      expect(await store.appendItems(me, s, [item(0)], { operationId: 'op', enqueue })).toEqual({
+        positions: [0],
+        duplicate: false,
+      });
+      expect(await store.appendItems(me, s, [item(0)], { operationId: 'op', enqueue })).toEqual({
+        positions: [0],
+        duplicate: true,
+      });
+      await rejects(store.appendItems(me, s, [item(1)], { operationId: 'op' }), InvalidInputError);
+      expect(await store.getItems(me, s)).toEqual([item(0)]);
+      expect(await store.backlog({ now: t(1), userId: me.userId })).toMatchObject({ queued: 1 });
+    },
+  );
+
   ctx.test('replaceSuffix swaps the last items, or refuses and changes nothing', async () => {
     const store = await ctx.open();
     const me = user();
@@ -260,11 +286,8 @@ export function transcriptTests(ctx: SuiteContext): void {
   ctx.test(
     'a session is not found through another scope: another user or another namespace of its user',
     async () => {
-      const store = await ctx.open();
-      const alice = user();
-      const bob = user();
+      const { store, alice, bob, thread } = await twoUsers(ctx);
       const aliceWork = { userId: alice.userId, namespace: 'work' };
-      const thread = unique('thread-');
       await store.appendItems(alice, thread, [item(0), item(1)], {
         operationId: 'op-a',
         operationFingerprint: 'fa',
@@ -285,10 +308,7 @@ export function transcriptTests(ctx: SuiteContext): void {
   );
 
   ctx.test('appending to another scope’s session is refused and changes nothing', async () => {
-    const store = await ctx.open();
-    const alice = user();
-    const bob = user();
-    const thread = unique('thread-');
+    const { store, alice, bob, thread } = await twoUsers(ctx);
     await store.appendItems(alice, thread, [item(0)], { operationId: 'op-1', operationFingerprint: 'f' });
     const before = await store.backlog({ now: t(0) });
     for (const stranger of [bob, { userId: alice.userId, namespace: 'work' }]) {
@@ -320,10 +340,7 @@ export function transcriptTests(ctx: SuiteContext): void {
   ctx.test(
     'a second user with the same conversation id gets no session of their own and sees nothing',
     async () => {
-      const store = await ctx.open();
-      const alice = user();
-      const bob = user();
-      const thread = unique('thread-');
+      const { store, alice, bob, thread } = await twoUsers(ctx);
       await store.appendItems(alice, thread, [item(0, { content: 'alice private' })]);
       // Bob's client picks the same id: his reads find nothing of alice's, his writes are refused.
       expect(await store.getItems(bob, thread)).toEqual([]);

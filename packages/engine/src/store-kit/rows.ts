@@ -1,25 +1,69 @@
-/** Conversions between SQLite rows and engine records. Input checks are the engine's shared store-input helpers. */
-import { type Belief, type BeliefStatus, type Evidence, type OutboxEntry, StoreError } from '@mem01/engine';
+/**
+ * Records as rows of a SQL store, for stores that name their columns after the fields in snake_case (both mem01
+ * SQL stores do): one mapping, checked on the way out so that a corrupt row is a `StoreError`, not a wrong belief.
+ */
+import { StoreError } from '../errors.js';
+import type { Belief, BeliefStatus, Evidence, OutboxEntry } from '../types.js';
+import { normalizeScope } from '../util.js';
 
+/** A row as a driver returns it. */
 export type Row = Record<string, unknown>;
+
+/** The belief columns, in the order of {@link beliefRowValues}. */
+export const BELIEF_COLUMNS: readonly string[] = (
+  'id user_id namespace kind subject attribute value statement confidence status supersedes superseded_by version ' +
+  'valid_from valid_to stored_at updated_at invalidated_at evidence source'
+).split(' ');
+
+/** The values of a belief's row, in {@link BELIEF_COLUMNS} order (evidence as JSON text). */
+export function beliefRowValues(b: Belief): (string | number | null)[] {
+  const s = normalizeScope(b.scope);
+  return [
+    b.id,
+    s.userId,
+    s.namespace,
+    b.kind,
+    b.subject,
+    b.attribute,
+    b.value,
+    b.statement,
+    b.confidence,
+    b.status,
+    b.supersedes,
+    b.supersededBy,
+    b.version,
+    b.validFrom,
+    b.validTo,
+    b.storedAt,
+    b.updatedAt,
+    b.invalidatedAt,
+    JSON.stringify(b.evidence),
+    b.source,
+  ];
+}
 
 function str(row: Row, key: string): string {
   const v = row[key];
   if (typeof v !== 'string') throw new StoreError(`corrupt row: column ${key} is not text`);
   return v;
 }
+
 function strOrNull(row: Row, key: string): string | null {
   const v = row[key];
   return v === null || v === undefined ? null : String(v);
 }
+
+/** A number column; drivers give 64-bit integers as bigint or as decimal text. */
 function num(row: Row, key: string): number {
   const v = row[key];
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
   throw new StoreError(`corrupt row: column ${key} is not a number`);
 }
 
-export function rowToBelief(row: Row): Belief {
+/** The belief of a row with the {@link BELIEF_COLUMNS}. */
+export function beliefFromRow(row: Row): Belief {
   let evidence: Evidence[];
   try {
     evidence = JSON.parse(str(row, 'evidence')) as Evidence[];
@@ -49,7 +93,11 @@ export function rowToBelief(row: Row): Belief {
   };
 }
 
-export function rowToOutboxEntry(row: Row): OutboxEntry {
+/**
+ * The outbox entry of a row with the columns `id, user_id, namespace, session_id, position, role, text, at, ref,
+ * idempotency_key, accepted_at, seq, attempts, status, last_error`.
+ */
+export function outboxEntryFromRow(row: Row): OutboxEntry {
   const ref = strOrNull(row, 'ref');
   return {
     id: str(row, 'id'),

@@ -1,0 +1,75 @@
+/**
+ * `@mem01/engine/store-kit`: what a store author needs to implement the ports of `@mem01/engine`, with each
+ * contract check written once (the conformance suite then checks the behaviour):
+ *
+ * - the port contracts and the records they carry (types), and the errors a store throws;
+ * - input checks of every port call: beliefs, audit records, outbox turns, positions (`MAX_POSITION`), search and
+ *   list options, claims, appends (`validate*`, `assert*`);
+ * - transcripts: the owner scope, one item encoding with one size cap, append validation, the turns an append
+ *   enqueues;
+ * - one list cursor, one query-term splitter (each store adds only its index's stemming), result orders;
+ * - rows of SQL stores, forget's tombstone and transcript redaction, vectors as bytes.
+ * @packageDocumentation
+ */
+
+export {
+  CapabilityError,
+  ClosedError,
+  ConfigError,
+  CorruptStoreError,
+  DimensionMismatchError,
+  DuplicateActiveBeliefError,
+  describeError,
+  InvalidInputError,
+  LeaseLostError,
+  Mem01Error,
+  NotFoundError,
+  SchemaTooNewError,
+  StoreError,
+  sanitize,
+  UnsupportedRuntimeError,
+  VersionConflictError,
+} from '../errors.js';
+export type * from '../ports.js';
+export {
+  FORGOTTEN_MARKER,
+  forgetNeedles,
+  mayContainNeedle,
+  redactTranscriptItem,
+} from '../redact.js';
+export type {
+  AuditEvent,
+  Belief,
+  BeliefKind,
+  BeliefSource,
+  BeliefStatus,
+  Evidence,
+  OutboxEntry,
+  Page,
+  Scope,
+  TurnRole,
+} from '../types.js';
+export { BELIEF_STATUSES } from '../types.js';
+export {
+  assertId,
+  assertText,
+  bytesToVector,
+  contentHash,
+  cosineSimilarity,
+  idempotencyKey,
+  isoNow,
+  newId,
+  normalizeScope,
+  normalizeVector,
+  sameScope,
+  stableJson,
+  typeOf,
+  vectorToBytes,
+} from '../util.js';
+export * from './methods.js';
+export * from './outbox.js';
+export * from './reads.js';
+export * from './rows.js';
+export * from './transcript.js';
+export * from './validate.js';
+export * from './writes.js';

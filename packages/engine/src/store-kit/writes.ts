@@ -1,0 +1,146 @@
+/**
+ * Checks of the write calls of the {@link BeliefStore} port (`commit`, `importBeliefs`, `forget`), written once so
+ * that every store refuses a bad request the same way, before it writes anything. What only the database can tell
+ * (versions, ids that exist, the one-active-per-key rule against stored beliefs, dimensions) stays in the store.
+ */
+import { DuplicateActiveBeliefError, InvalidInputError } from '../errors.js';
+import type { BeliefUpdate, CommitRequest } from '../ports.js';
+import type { AuditEvent, Belief } from '../types.js';
+import { assertId, normalizeScope, sameScope, typeOf } from '../util.js';
+import type { CanonicalScope } from './transcript.js';
+import {
+  assertPositiveInteger,
+  assertTimestamp,
+  validateAuditEvent,
+  validateBelief,
+  validateEmbedding,
+  validateUpdate,
+} from './validate.js';
+
+/** A belief to insert, checked: a canonical copy of the belief and its embedding (null without one). */
+export interface ValidInsert {
+  readonly belief: Belief;
+  readonly embedding: Float32Array | null;
+}
+
+/** A commit request, checked and canonical (see {@link validateCommit}). */
+export interface ValidCommit {
+  readonly scope: CanonicalScope;
+  readonly inserts: readonly ValidInsert[];
+  readonly updates: readonly BeliefUpdate[];
+  readonly audit: readonly AuditEvent[];
+  /** The claim the commit completes, with its entry ids once each; null without one. */
+  readonly complete: { readonly claimId: string; readonly entryIds: readonly string[] } | null;
+}
+
+/** A record of `importBeliefs` or an insert of `commit`, checked. */
+export function validateInsert(value: unknown, field: string, maxTextBytes: number): ValidInsert {
+  if (value === null || typeof value !== 'object') throw new InvalidInputError(field, 'must be an object');
+  const r = value as { belief?: unknown; embedding?: unknown };
+  return {
+    belief: validateBelief(r.belief, `${field}.belief`, maxTextBytes),
+    embedding: validateEmbedding(r.embedding, `${field}.embedding`),
+  };
+}
+
+/**
+ * Checks a commit request: every insert, update and audit record (see `validateBelief`, `validateUpdate`,
+ * `validateAuditEvent`) in the request's scope, no two active inserts on one key (`DuplicateActiveBeliefError`), and
+ * the claim to complete. Missing `inserts`, `updates` or `audit` count as empty.
+ */
+export function validateCommit(request: CommitRequest, maxTextBytes: number): ValidCommit {
+  if (request === null || typeof request !== 'object')
+    throw new InvalidInputError('request', 'must be an object');
+  const scope = normalizeScope(request.scope);
+  const list = (value: unknown, field: string): unknown[] => {
+    if (value === undefined) return [];
+    if (!Array.isArray(value)) throw new InvalidInputError(field, `must be an array, got ${typeOf(value)}`);
+    return value;
+  };
+  const inserts = list(request.inserts, 'inserts').map((ins, i) => {
+    const valid = validateInsert(ins, `inserts[${i}]`, maxTextBytes);
+    if (!sameScope(valid.belief.scope, scope))
+      throw new InvalidInputError(`inserts[${i}].belief.scope`, 'must equal the commit scope');
+    return valid;
+  });
+  assertOneActivePerKey(inserts.map((i) => i.belief));
+  const updates = list(request.updates, 'updates').map((u, i) =>
+    validateUpdate(u, `updates[${i}]`, maxTextBytes),
+  );
+  const audit = list(request.audit, 'audit').map((a, i) => {
+    const event = validateAuditEvent(a, `audit[${i}]`);
+    if (!sameScope(event.scope, scope))
+      throw new InvalidInputError(`audit[${i}].scope`, 'must equal the commit scope');
+    return event;
+  });
+  let complete: ValidCommit['complete'] = null;
+  if (request.complete !== undefined) {
+    const c = request.complete as unknown;
+    if (c === null || typeof c !== 'object') throw new InvalidInputError('complete', 'must be an object');
+    const { claimId, entryIds } = c as { claimId?: unknown; entryIds?: unknown };
+    assertId(claimId, 'complete.claimId');
+    if (!Array.isArray(entryIds)) throw new InvalidInputError('complete.entryIds', 'must be an array');
+    entryIds.forEach((id, i) => {
+      assertId(id, `complete.entryIds[${i}]`);
+    });
+    complete = { claimId, entryIds: [...new Set(entryIds as string[])] };
+  }
+  return { scope, inserts, updates, audit, complete };
+}
+
+/**
+ * Checks the records of `importBeliefs`. A record whose id comes again later in the same batch is dropped (the
+ * first one counts, like an id already stored); no two active records share a scope and key.
+ */
+export function validateImport(records: unknown, maxTextBytes: number): ValidInsert[] {
+  if (!Array.isArray(records))
+    throw new InvalidInputError('records', `must be an array, got ${typeOf(records)}`);
+  const seen = new Set<string>();
+  const out: ValidInsert[] = [];
+  records.forEach((r, i) => {
+    const valid = validateInsert(r, `records[${i}]`, maxTextBytes);
+    if (seen.has(valid.belief.id)) return;
+    seen.add(valid.belief.id);
+    out.push(valid);
+  });
+  assertOneActivePerKey(out.map((r) => r.belief));
+  return out;
+}
+
+/** `forget` options, checked: when (`at`) and the version the caller read, if any. */
+export function validateForgetOptions(options: unknown): { at: string; expectedVersion: number | null } {
+  if (options === null || typeof options !== 'object')
+    throw new InvalidInputError('options', 'must be an object');
+  const { at, expectedVersion } = options as { at?: unknown; expectedVersion?: unknown };
+  assertTimestamp(at, 'at');
+  if (expectedVersion !== undefined) assertPositiveInteger(expectedVersion, 'expectedVersion');
+  return { at, expectedVersion: expectedVersion ?? null };
+}
+
+/** A belief's content-free tombstone: what `forget` leaves (see the `BeliefStore.forget` contract). */
+export function tombstoneOf(belief: Belief, at: string): Belief {
+  return {
+    ...belief,
+    subject: '',
+    attribute: '',
+    value: '',
+    statement: '',
+    evidence: [],
+    status: 'forgotten',
+    invalidatedAt: at,
+    updatedAt: at,
+    version: belief.version + 1,
+  };
+}
+
+/** Refuses two active beliefs of one scope on one subject + attribute among `beliefs`. */
+function assertOneActivePerKey(beliefs: readonly Belief[]): void {
+  const keys = new Set<string>();
+  for (const b of beliefs) {
+    if (b.status !== 'active') continue;
+    const s = normalizeScope(b.scope);
+    const key = JSON.stringify([s.userId, s.namespace, b.subject, b.attribute]);
+    if (keys.has(key)) throw new DuplicateActiveBeliefError(b.subject, b.attribute);
+    keys.add(key);
+  }
+}

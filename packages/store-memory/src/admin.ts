@@ -1,0 +1,53 @@
+/** Admin of the in-memory store: erasing a user, the scopes with their counts, the audit log. */
+
+import type { AuditEvent } from '@mem01/engine/store-kit';
+import * as kit from '@mem01/engine/store-kit';
+import { cloneScope, type Method } from './state.js';
+
+/** Deletes everything of a user, in every namespace: beliefs, audit, outbox entries and the user's sessions. */
+export const eraseUser: Method<'eraseUser'> = (state, userId) => {
+  kit.assertId(userId, 'userId');
+  let beliefs = 0;
+  let auditEvents = 0;
+  for (const [key, s] of state.scopes) {
+    if (s.scope.userId !== userId) continue;
+    for (const id of s.ids) state.rows.delete(id);
+    beliefs += s.ids.length;
+    auditEvents += s.audit.length;
+    state.scopes.delete(key);
+  }
+  const entries = state.entriesByUser.get(userId) ?? [];
+  for (const e of entries) {
+    state.entries.delete(e.id);
+    state.entriesByKey.delete(e.idempotencyKey);
+  }
+  state.entriesByUser.delete(userId);
+  state.liveByUser.delete(userId);
+  let transcriptItems = 0;
+  for (const [id, session] of state.sessions) {
+    if (session.owner.userId !== userId) continue;
+    transcriptItems += session.items.length;
+    state.sessions.delete(id);
+  }
+  return { beliefs, outboxEntries: entries.length, transcriptItems, auditEvents };
+};
+
+export const listScopes: Method<'listScopes'> = (state) => {
+  return kit.scopeSummaries(
+    [...state.scopes.values()]
+      .filter((s) => s.ids.length > 0)
+      .flatMap((s) => Object.entries(s.counts).map(([status, n]) => ({ ...s.scope, status, n }))),
+  );
+};
+
+export const auditLog: Method<'auditLog'> = (state, scope, options) => {
+  const s = state.scope(kit.normalizeScope(scope));
+  const { beliefId, limit } = kit.validateAuditOptions(options);
+  const out: AuditEvent[] = [];
+  for (const a of s?.audit ?? []) {
+    if (out.length >= limit) break;
+    if (beliefId !== null && a.beliefId !== beliefId) continue;
+    out.push({ ...a, scope: cloneScope(a.scope) });
+  }
+  return out;
+};

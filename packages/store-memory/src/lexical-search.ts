@@ -1,0 +1,24 @@
+/**
+ * Lexical search of the in-memory store: BM25 over each scope's inverted index (see `lexical-index.ts`), on the
+ * store kit's query terms.
+ */
+
+import type { LexicalHit } from '@mem01/engine/store-kit';
+import * as kit from '@mem01/engine/store-kit';
+import { cloneBelief, type Method } from './state.js';
+import { TopK } from './top-k.js';
+
+export const searchLexical: Method<'searchLexical'> = (state, scope, query, options) => {
+  const { scope: canonical, terms, limit, statuses } = kit.validateLexicalSearch(scope, query, options);
+  const s = state.scope(canonical);
+  if (!s || terms.length === 0) return [];
+  const wanted = new Set(statuses);
+  const top = new TopK<LexicalHit['belief']>(limit);
+  s.lexical.score(
+    terms,
+    limit,
+    (row) => wanted.has(row.belief.status),
+    (row, score) => top.offer(row.belief, score),
+  );
+  return top.sorted().map(({ item, score }) => ({ belief: cloneBelief(item), score }));
+};

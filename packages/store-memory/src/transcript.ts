@@ -1,0 +1,89 @@
+/**
+ * Transcripts of the in-memory store: each session keeps its owner (the scope of its first append) and its items
+ * as JSON text, so reads return fresh copies. The contract checks are the store kit's.
+ */
+
+import type { Belief } from '@mem01/engine/store-kit';
+import * as kit from '@mem01/engine/store-kit';
+import { acceptEntries } from './outbox.js';
+import { MAX_TEXT_BYTES, type MemoryState, type Method, push, type Session } from './state.js';
+
+export const appendItems: Method<'appendItems'> = (state, ...[owner, sessionId, items, options]) => {
+  const append = kit.validateAppend(owner, sessionId, items, options, MAX_TEXT_BYTES);
+  const session = state.sessions.get(append.sessionId);
+  if (session && !kit.mayUseSession(append.owner, session.owner)) throw kit.foreignSessionError();
+  if (append.operationId !== null) {
+    const done = session?.operations.get(append.operationId);
+    if (done) {
+      if (done.fingerprint !== append.fingerprint) throw kit.operationConflictError();
+      return { positions: [...done.positions], duplicate: true };
+    }
+  }
+  const current = session?.items ?? [];
+  let keep = current.length;
+  if (append.replaceSuffix !== null) {
+    const suffix = append.replaceSuffix;
+    keep = current.length - suffix.length;
+    if (keep < 0 || !kit.suffixMatches(current.slice(keep), suffix)) throw kit.suffixMismatchError();
+  }
+  const positions = append.items.map((_, i) => keep + i);
+  const turns = kit.appendTurns(append, positions);
+
+  // Valid: apply.
+  const target: Session = session ?? { owner: append.owner, items: [], operations: new Map() };
+  if (!session) state.sessions.set(append.sessionId, target);
+  target.items.length = keep;
+  target.items.push(...append.items);
+  if (append.operationId !== null)
+    target.operations.set(append.operationId, { fingerprint: append.fingerprint, positions });
+  acceptEntries(state, turns);
+  return { positions: [...positions], duplicate: false };
+};
+
+export const getItems: Method<'getItems'> = (state, owner, sessionId, limit) => {
+  const call = kit.validateSessionCall(owner, sessionId, limit);
+  const items = ownedSession(state, call)?.items ?? [];
+  const from = call.limit === null ? 0 : Math.max(0, items.length - call.limit);
+  return call.limit === 0 ? [] : items.slice(from).map(kit.decodeItem);
+};
+
+export const popItem: Method<'popItem'> = (state, owner, sessionId) => {
+  const last = ownedSession(state, kit.validateSessionCall(owner, sessionId))?.items.pop();
+  return last === undefined ? undefined : kit.decodeItem(last);
+};
+
+export const clearSession: Method<'clearSession'> = (state, owner, sessionId) => {
+  const session = ownedSession(state, kit.validateSessionCall(owner, sessionId));
+  if (!session) return;
+  session.items = [];
+  session.operations.clear();
+};
+
+/**
+ * The engine's forget policy for transcripts ({@link redactTranscriptItem}): evidence turns lose their text, the
+ * user's other items each occurrence of the belief's value and statement. Sessions of other users are never touched.
+ */
+export function redactTranscripts(state: MemoryState, userId: string, b: Belief): void {
+  const needles = kit.forgetNeedles(b);
+  const evidence = new Map<string, number[]>();
+  for (const e of b.evidence) push(evidence, e.sessionId, e.position);
+  for (const [id, session] of state.sessions) {
+    if (session.owner.userId !== userId) continue;
+    const whole = new Set(evidence.get(id) ?? []);
+    session.items = session.items.map((text, position) => {
+      const isEvidence = whole.has(position);
+      if (!isEvidence && !kit.mayContainNeedle(text, needles)) return text;
+      const next = kit.redactTranscriptItem(kit.decodeItem(text), { whole: isEvidence, needles });
+      return next === null ? text : JSON.stringify(next);
+    });
+  }
+}
+
+/** The session when the caller's scope owns it; undefined when it does not exist or is another scope's. */
+function ownedSession(
+  state: MemoryState,
+  call: { readonly owner: Parameters<typeof kit.mayUseSession>[0]; readonly sessionId: string },
+): Session | undefined {
+  const session = state.sessions.get(call.sessionId);
+  return session && kit.mayUseSession(call.owner, session.owner) ? session : undefined;
+}

@@ -1,0 +1,28 @@
+/** Vector search of the in-memory store: exact cosine over each scope's unit-length embeddings (`vector-index.ts`). */
+
+import type { VectorHit } from '@mem01/engine/store-kit';
+import * as kit from '@mem01/engine/store-kit';
+import { cloneBelief, type Method } from './state.js';
+import { TopK } from './top-k.js';
+
+export const searchVector: Method<'searchVector'> = (state, scope, vector, options) => {
+  const {
+    scope: canonical,
+    vector: query,
+    limit,
+    statuses,
+  } = kit.validateVectorSearch(scope, vector, options);
+  if (state.dimensions !== null && query.length !== state.dimensions) {
+    throw new kit.DimensionMismatchError(state.dimensions, query.length, 'query vector');
+  }
+  const s = state.scope(canonical);
+  if (!s?.vectors) return [];
+  const wanted = new Set(statuses);
+  const top = new TopK<VectorHit['belief']>(limit);
+  s.vectors.scan(
+    kit.normalizeVector(query),
+    (row) => wanted.has(row.belief.status),
+    (row, score) => top.offer(row.belief, Math.max(-1, Math.min(1, score))),
+  );
+  return top.sorted().map(({ item, score }) => ({ belief: cloneBelief(item), score }));
+};

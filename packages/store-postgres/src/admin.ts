@@ -1,0 +1,83 @@
+/** Admin of the PostgreSQL store: erasing a user, the scopes with their counts, the audit log, ANALYZE. */
+
+import type { AuditEvent } from '@mem01/engine/store-kit';
+import * as kit from '@mem01/engine/store-kit';
+import { type RawBuilder, sql } from 'kysely';
+import type { Method, PgConnection } from './connection.js';
+import { eraseSessions } from './transcript.js';
+
+/** Deletes everything of a user, in every namespace, in one transaction. */
+export const eraseUser: Method<'eraseUser'> = async (c, userId) => {
+  kit.assertId(userId, 'userId');
+  return c.run(
+    'eraseUser',
+    () =>
+      c.tx(async (trx) => {
+        const count = async (q: RawBuilder<unknown>) => Number((await q.execute(trx)).numAffectedRows ?? 0n);
+        const beliefs = await count(sql`delete from ${c.t('beliefs')} where user_id = ${userId}`);
+        const auditEvents = await count(sql`delete from ${c.t('audit')} where user_id = ${userId}`);
+        const outboxEntries = await count(sql`delete from ${c.t('outbox')} where user_id = ${userId}`);
+        const transcriptItems = await eraseSessions(c, trx, userId);
+        return { beliefs, outboxEntries, transcriptItems, auditEvents };
+      }),
+    { idempotent: true },
+  );
+};
+
+export const listScopes: Method<'listScopes'> = async (c) => {
+  return c.run(
+    'listScopes',
+    async () => {
+      const r = await sql<{ user_id: string; namespace: string; status: string; n: string }>`
+        select user_id, namespace, status, count(*) as n from ${c.t('beliefs')}
+        group by user_id, namespace, status`.execute(c.db);
+      return kit.scopeSummaries(
+        r.rows.map((row) => ({
+          userId: row.user_id,
+          namespace: row.namespace,
+          status: row.status,
+          n: Number(row.n),
+        })),
+      );
+    },
+    { idempotent: true },
+  );
+};
+
+export const auditLog: Method<'auditLog'> = async (c, scope, options) => {
+  const s = kit.normalizeScope(scope);
+  const { beliefId, limit } = kit.validateAuditOptions(options);
+  return c.run(
+    'auditLog',
+    async () => {
+      const r = await sql<{ at: string; belief_id: string | null; action: string; actor: string }>`
+        select at, belief_id, action, actor from ${c.t('audit')}
+        where user_id = ${s.userId} and namespace = ${s.namespace}
+          ${beliefId === null ? sql`` : sql`and belief_id = ${beliefId}`}
+        order by seq limit ${limit}`.execute(c.db);
+      return r.rows.map((row) => ({
+        at: row.at,
+        scope: { userId: s.userId, namespace: s.namespace },
+        beliefId: row.belief_id,
+        action: row.action as AuditEvent['action'],
+        actor: row.actor,
+      }));
+    },
+    { idempotent: true },
+  );
+};
+
+/**
+ * Runs ANALYZE on the beliefs table and re-reads the statistics the searches use (lexeme rarity, common words,
+ * each user's share of the rows) on the next search.
+ */
+export async function analyze(c: PgConnection): Promise<void> {
+  await c.run(
+    'analyze',
+    async () => {
+      await sql`analyze ${c.t('beliefs')}`.execute(c.db);
+    },
+    { idempotent: true },
+  );
+  c.stats = null;
+}

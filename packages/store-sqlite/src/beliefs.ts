@@ -1,0 +1,253 @@
+/**
+ * Beliefs of the SQLite store: the atomic commit (one `BEGIN IMMEDIATE` transaction), reads, history and import.
+ * The one-active-per-key rule is a partial unique index (`beliefs_one_active`); the FTS index follows the rows
+ * through triggers.
+ */
+
+import type { AuditEvent, Belief, Row, ValidInsert } from '@mem01/engine/store-kit';
+import * as kit from '@mem01/engine/store-kit';
+import type { AsyncMethod, Connection, Method } from './connection.js';
+import { sqliteCode } from './errors.js';
+import { placeholders } from './read-batch.js';
+import { writeEmbedding } from './vector-search.js';
+
+type CanonicalScope = { readonly userId: string; readonly namespace: string };
+
+export const commit: AsyncMethod<'commit'> = async (c, request) => {
+  const valid = kit.validateCommit(request, c.maxTextBytes);
+  checkEmbeddingLengths(c, valid.inserts, 'inserts');
+  const { scope, complete } = valid;
+  c.tx('commit', () => {
+    // SQLite checks the one-active-per-key index per statement, not at commit: retire before activating.
+    const ordered = [...valid.updates].sort(
+      (a, b) => Number(a.set.status === 'active') - Number(b.set.status === 'active'),
+    );
+    for (const u of ordered) {
+      const row = beliefRow(c, scope, u.id);
+      if (!row) throw new kit.NotFoundError(`belief ${u.id}`);
+      const version = Number(row.version);
+      if (version !== u.expectedVersion) throw new kit.VersionConflictError(u.id, u.expectedVersion, version);
+      applyPatch(c, row, u.set);
+    }
+    for (const ins of valid.inserts) insertBelief(c, ins);
+    for (const a of valid.audit) insertAudit(c, a);
+    if (complete) {
+      for (const id of complete.entryIds) {
+        const held = c.get(
+          "SELECT 1 AS x FROM outbox WHERE id = ? AND claim_id = ? AND status = 'claimed'",
+          id,
+          complete.claimId,
+        );
+        if (!held) throw new kit.LeaseLostError();
+      }
+      for (const id of complete.entryIds) {
+        c.run(
+          `UPDATE outbox SET status = 'done', text = '', claim_id = NULL, worker = NULL, lease_until = NULL,
+             last_error = NULL WHERE id = ?`,
+          id,
+        );
+      }
+    }
+  });
+};
+
+export const get: Method<'get'> = (c, scope, id) => {
+  const s = kit.normalizeScope(scope);
+  kit.assertId(id, 'id');
+  return c.op('get', () => {
+    const row = beliefRow(c, s, id);
+    return row ? kit.beliefFromRow(row) : null;
+  });
+};
+
+export const getEmbeddings: Method<'getEmbeddings'> = (c, scope, ids) => {
+  const s = kit.normalizeScope(scope);
+  const valid = kit.validateIds(ids);
+  return c.op('getEmbeddings', () => {
+    const out = new Map<string, Float32Array>();
+    for (const id of valid) {
+      const row = c.get(
+        `SELECT e.embedding AS embedding FROM belief_embeddings e JOIN beliefs b ON b.seq = e.belief_seq
+          WHERE b.id = ? AND b.user_id = ? AND b.namespace = ? AND b.status <> 'forgotten'`,
+        id,
+        s.userId,
+        s.namespace,
+      );
+      if (row) out.set(id, kit.bytesToVector(row.embedding as Uint8Array));
+    }
+    return out;
+  });
+};
+
+export const getActiveByKeys: Method<'getActiveByKeys'> = (c, scope, keys) => {
+  const s = kit.normalizeScope(scope);
+  const valid = kit.validateKeys(keys);
+  return c.op('getActiveByKeys', () => {
+    const out = new Map<string, Belief>();
+    for (const k of valid) {
+      const row = c.get(
+        `SELECT * FROM beliefs WHERE user_id = ? AND namespace = ? AND subject = ? AND attribute = ? AND status = 'active'`,
+        s.userId,
+        s.namespace,
+        k.subject,
+        k.attribute,
+      );
+      if (row && !out.has(String(row.id))) out.set(String(row.id), kit.beliefFromRow(row));
+    }
+    return [...out.values()];
+  });
+};
+
+export const list: Method<'list'> = (c, scope, options = {}) => {
+  const s = kit.normalizeScope(scope);
+  const { statuses, limit, before } = kit.validateListOptions(options);
+  return c.op('list', () => {
+    const rows = c.all(
+      `SELECT * FROM beliefs WHERE user_id = ? AND namespace = ? AND status IN (${placeholders(statuses.length)})
+         AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+      s.userId,
+      s.namespace,
+      ...statuses,
+      before,
+      before,
+      limit + 1,
+    );
+    return kit.listPage(rows.map(kit.beliefFromRow), limit);
+  });
+};
+
+export const history: Method<'history'> = (c, scope, options = {}) => {
+  const s = kit.normalizeScope(scope);
+  const start = kit.validateHistoryOptions(options);
+  return c.op('history', () => {
+    if (start === null) {
+      return c
+        .all(
+          'SELECT * FROM beliefs WHERE user_id = ? AND namespace = ? ORDER BY stored_at, id',
+          s.userId,
+          s.namespace,
+        )
+        .map(kit.beliefFromRow);
+    }
+    const chain = new Map<string, Belief>();
+    const pending = [start];
+    while (pending.length > 0) {
+      const id = pending.pop()!;
+      if (chain.has(id)) continue;
+      const row = beliefRow(c, s, id);
+      if (!row) continue;
+      const b = kit.beliefFromRow(row);
+      chain.set(id, b);
+      if (b.supersedes) pending.push(b.supersedes);
+      if (b.supersededBy) pending.push(b.supersededBy);
+      for (const r of c.all(
+        'SELECT id FROM beliefs WHERE supersedes = ? AND user_id = ? AND namespace = ?',
+        id,
+        s.userId,
+        s.namespace,
+      )) {
+        pending.push(String(r.id));
+      }
+    }
+    return [...chain.values()].sort(kit.historyOrder);
+  });
+};
+
+export const importBeliefs: Method<'importBeliefs'> = (c, records) => {
+  const valid = kit.validateImport(records, c.maxTextBytes);
+  checkEmbeddingLengths(c, valid, 'records');
+  return c.tx('importBeliefs', () => {
+    let inserted = 0;
+    for (const r of valid) {
+      if (c.get('SELECT 1 AS x FROM beliefs WHERE id = ?', r.belief.id)) continue;
+      insertBelief(c, r);
+      inserted++;
+    }
+    return { inserted, skipped: records.length - inserted };
+  });
+};
+
+/** The belief row with this id in this scope. */
+export function beliefRow(c: Connection, scope: CanonicalScope, id: string): Row | undefined {
+  return c.get(
+    'SELECT * FROM beliefs WHERE id = ? AND user_id = ? AND namespace = ?',
+    id,
+    scope.userId,
+    scope.namespace,
+  );
+}
+
+export function insertAudit(c: Connection, a: AuditEvent): void {
+  const s = kit.normalizeScope(a.scope);
+  c.run(
+    'INSERT INTO audit (at, user_id, namespace, belief_id, action, actor) VALUES (?, ?, ?, ?, ?, ?)',
+    a.at,
+    s.userId,
+    s.namespace,
+    a.beliefId,
+    a.action,
+    a.actor,
+  );
+}
+
+/** Refuses, before the transaction, embeddings whose length differs from a dimension the store already has. */
+function checkEmbeddingLengths(c: Connection, records: readonly ValidInsert[], field: string): void {
+  records.forEach((r, i) => {
+    if (r.embedding !== null && c.dimensions !== null && r.embedding.length !== c.dimensions) {
+      throw new kit.DimensionMismatchError(c.dimensions, r.embedding.length, `${field}[${i}].embedding`);
+    }
+  });
+}
+
+/** Inserts a checked belief and its embedding. */
+function insertBelief(c: Connection, insert: ValidInsert): void {
+  const b = insert.belief;
+  const scopeId = c.ensureScopeId(kit.normalizeScope(b.scope));
+  let seq: number;
+  try {
+    const result = c
+      .stmt(
+        `INSERT INTO beliefs (scope_id, ${kit.BELIEF_COLUMNS.join(', ')})
+         VALUES (?, ${placeholders(kit.BELIEF_COLUMNS.length)})`,
+      )
+      .run(scopeId, ...kit.beliefRowValues(b));
+    seq = Number(result.lastInsertRowid);
+  } catch (err) {
+    throw uniqueError(err, b.id, b.subject, b.attribute);
+  }
+  if (insert.embedding && b.status !== 'forgotten') writeEmbedding(c, seq, scopeId, insert.embedding);
+}
+
+function applyPatch(c: Connection, row: Row, set: kit.BeliefPatch): void {
+  const cols: string[] = [];
+  const vals: (string | number | null)[] = [];
+  const add = (col: string, v: string | number | null) => {
+    cols.push(`${col} = ?`);
+    vals.push(v);
+  };
+  if (set.status !== undefined) add('status', set.status);
+  if (set.supersededBy !== undefined) add('superseded_by', set.supersededBy);
+  if (set.invalidatedAt !== undefined) add('invalidated_at', set.invalidatedAt);
+  if (set.validTo !== undefined) add('valid_to', set.validTo);
+  if (set.confidence !== undefined) add('confidence', set.confidence);
+  if (set.evidence !== undefined) add('evidence', JSON.stringify(set.evidence));
+  add('updated_at', set.updatedAt);
+  try {
+    c.db
+      .prepare(`UPDATE beliefs SET ${cols.join(', ')}, version = version + 1 WHERE seq = ?`)
+      .run(...vals, Number(row.seq));
+  } catch (err) {
+    throw uniqueError(err, String(row.id), String(row.subject), String(row.attribute));
+  }
+}
+
+function uniqueError(err: unknown, id: string, subject: string, attribute: string): unknown {
+  const message = err instanceof Error ? err.message : '';
+  if (sqliteCode(err) === 2067 || /UNIQUE constraint failed/.test(message)) {
+    if (message.includes('beliefs.id'))
+      return new kit.StoreError(`belief ${id} already exists`, { cause: err });
+    if (message.includes('beliefs.subject'))
+      return new kit.DuplicateActiveBeliefError(subject, attribute, { cause: err });
+  }
+  return err;
+}

@@ -1,0 +1,172 @@
+/**
+ * Lexical search of the SQLite store: BM25 over FTS5 (`porter unicode61`). The query words are the store kit's
+ * (`queryTerms`); FTS5 stems them itself, and each is quoted, so nothing of the query is ever FTS5 syntax.
+ */
+
+import type { Row } from '@mem01/engine/store-kit';
+import * as kit from '@mem01/engine/store-kit';
+import type { AsyncMethod } from './connection.js';
+import { buildMatch, quoteTerm, readVarint } from './fts-query.js';
+import { type ReadBatch, type ReadStep, type SearchTarget, scopeFilter } from './read-batch.js';
+
+export const searchLexical: AsyncMethod<'searchLexical'> = async (c, scope, query, options) => {
+  const { scope: s, terms, limit, statuses } = kit.validateLexicalSearch(scope, query, options);
+  return c.search('searchLexical', async (exec) => {
+    const scopeId = c.scopeId(s);
+    if (scopeId === null || terms.length === 0) return [];
+    const rows = await searchLexicalRows(exec, { scopeId, ...s, limit, statuses }, terms, c.termStats);
+    return rows.map((row) => ({ belief: kit.beliefFromRow(row), score: Number(row.score) }));
+  });
+};
+
+/** Above this many FTS candidates the lexical search stops over-fetching and ranks every match. */
+const MAX_FTS_K = 16_384;
+/** Below this many indexed beliefs, term statistics are too thin to drop common words. */
+const MIN_STATS_DOCS = 1000;
+const TEXT_COLUMNS = '{statement value subject attribute}';
+/** Column weights: statement and value count fully, subject and attribute half, the scope token not at all. */
+const BM25 = 'bm25(belief_fts, 1.0, 1.0, 0.5, 0.5, 0.0)';
+
+/** Per-connection setup: term statistics over the FTS index and a scratch FTS table that stems query words. Temp
+ * objects live in the connection, never in the file. */
+export const SEARCH_SETUP_SQL = `
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_belief_vocab USING fts5vocab(main, belief_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms USING fts5(x, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem01_query_terms_vocab USING fts5vocab(temp, mem01_query_terms, 'instance');
+`;
+
+/**
+ * Document frequencies (of query words and of scope tokens) and the index size they were read at. fts5vocab counts
+ * a term's documents by walking its whole posting list, which costs milliseconds for a word in 100k beliefs, so each
+ * count is kept for a minute, or until the index has grown or shrunk by more than 2%. The counts only decide which
+ * words are too common to search for and how a scope is filtered, so a count that is a little stale is harmless.
+ */
+export class TermStatsCache {
+  readonly #entries = new Map<string, { readonly df: number; readonly at: number }>();
+  /** The index size the cached counts were read at. */
+  #since = 0;
+
+  constructor(
+    private readonly maxEntries = 10_000,
+    private readonly maxAgeMs = 60_000,
+  ) {}
+
+  /** The cached count, or undefined when it is missing or too old. */
+  get(key: string, now: number): number | undefined {
+    const e = this.#entries.get(key);
+    if (!e) return undefined;
+    if (now - e.at > this.maxAgeMs) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return e.df;
+  }
+
+  set(key: string, df: number, now: number): void {
+    if (this.#entries.size >= this.maxEntries) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    this.#entries.set(key, { df, at: now });
+  }
+
+  /** Records the index size of this search; forgets every count when it moved by more than 2%. */
+  observeTotal(total: number): void {
+    if (Math.abs(total - this.#since) > this.#since * 0.02) {
+      this.#entries.clear();
+      this.#since = total;
+    }
+  }
+}
+
+/**
+ * Lexical search: BM25 over FTS5, best first, ties by id descending, at most `limit` rows (`score` = -bm25).
+ *
+ * Words found in more than half of all indexed beliefs are dropped (BM25 gives them an IDF of about zero, so the
+ * ranking is unchanged, but matching them would make FTS5 score nearly every row). When the scope is a small part of
+ * the index, its token is AND-ed into the MATCH so FTS5 ranks only the scope's rows; otherwise the scope is enforced
+ * by the join alone. Either way FTS5 returns only its best `k` candidates (among equal scores, the most recently
+ * stored), and `k` grows until `limit` rows pass the scope and status filter or every match has been seen.
+ */
+async function searchLexicalRows(
+  exec: ReadBatch,
+  target: SearchTarget,
+  terms: readonly string[],
+  cache: TermStatsCache,
+  now: number = Date.now(),
+): Promise<Row[]> {
+  if (terms.length === 0) return [];
+  const scopeKey = `\u0000scope:${target.scopeId}`;
+  const missing = terms.filter((t) => cache.get(t, now) === undefined);
+  const scopeCached = cache.get(scopeKey, now);
+  const steps: ReadStep[] = [{ sql: 'SELECT block FROM belief_fts_data WHERE id = 1', params: [] }];
+  if (scopeCached === undefined) {
+    // Rows holding the scope token (in any column: text that happens to hold it only makes the count larger,
+    // which only steers the plan below, never the result).
+    steps.push({
+      sql: 'SELECT doc FROM temp.mem01_belief_vocab WHERE term = ?',
+      params: [`s${target.scopeId}`],
+    });
+  }
+  if (missing.length > 0) {
+    // Query words are stemmed by FTS5 itself (a scratch FTS table), then looked up in the index's vocabulary.
+    steps.push(
+      { sql: 'DELETE FROM temp.mem01_query_terms', params: [], mode: 'run' },
+      ...missing.map(
+        (term, i): ReadStep => ({
+          sql: 'INSERT INTO temp.mem01_query_terms (rowid, x) VALUES (?, ?)',
+          params: [i + 1, term],
+          mode: 'run',
+        }),
+      ),
+      {
+        sql: `SELECT q.doc AS i, max(coalesce(v.doc, 0)) AS df FROM temp.mem01_query_terms_vocab q
+                LEFT JOIN temp.mem01_belief_vocab v ON v.term = q.term GROUP BY q.doc`,
+        params: [],
+      },
+    );
+  }
+  const stats = await exec(steps);
+  const block = stats[0]?.[0]?.block;
+  const total = block instanceof Uint8Array ? (readVarint(block) ?? 0) : 0;
+  cache.observeTotal(total);
+  const scopeDocs = scopeCached ?? Number(stats[1]?.[0]?.doc ?? 0);
+  if (scopeCached === undefined) cache.set(scopeKey, scopeDocs, now);
+  if (missing.length > 0) {
+    const found = new Map<number, number>();
+    for (const r of stats[stats.length - 1] ?? []) found.set(Number(r.i), Number(r.df));
+    missing.forEach((term, i) => {
+      cache.set(term, found.get(i + 1) ?? 0, now);
+    });
+  }
+  if (total === 0 || scopeDocs === 0) return [];
+  const kept = total >= MIN_STATS_DOCS ? terms.filter((t) => (cache.get(t, now) ?? 0) <= total / 2) : terms;
+  const words = buildMatch(kept);
+  if (words === null) return [];
+  const narrow = scopeDocs * 3 < total;
+  const match = narrow
+    ? `scope : ${quoteTerm(`s${target.scopeId}`)} AND ${TEXT_COLUMNS} : (${words})`
+    : `${TEXT_COLUMNS} : (${words})`;
+  // Candidates needed for `limit` rows of this scope: the scope's share of the index when it is not in the MATCH.
+  const share = narrow ? 1 : total / Math.max(1, scopeDocs);
+  let k = Math.ceil((target.limit + Math.max(16, target.limit)) * share);
+  const filter = scopeFilter(target, 'b');
+  for (;;) {
+    if (k > MAX_FTS_K) k = -1; // rank every match
+    const [rows = []] = await exec([
+      {
+        sql: `WITH f AS MATERIALIZED (
+                SELECT rowid, -${BM25} AS score FROM belief_fts WHERE belief_fts MATCH ?
+                ORDER BY score DESC, rowid DESC LIMIT ?
+              )
+              SELECT f.score AS score, b.* FROM f LEFT JOIN beliefs b ON b.seq = f.rowid AND ${filter.sql}
+              ORDER BY f.score DESC, b.id DESC`,
+        params: [match, k, ...filter.params],
+      },
+    ]);
+    // Candidates of other scopes or statuses come back without a belief row.
+    const hits = rows.filter((r) => r.seq !== null && r.seq !== undefined);
+    if (k === -1 || rows.length < k || hits.length >= target.limit) return hits.slice(0, target.limit);
+    k *= 4;
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * The durable outbox of the SQLite store. Per user, entries are claimed strictly in acceptance order (`seq`), at
+ * most one claim in flight, across processes: each claim runs in one `BEGIN IMMEDIATE` transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Evidence, OutboxInput, Row } from '@mem01/engine/store-kit';
+import * as kit from '@mem01/engine/store-kit';
+import type { Connection, Method } from './connection.js';
+
+/** Shorter needles would erase turns that merely share a syllable with the forgotten text. */
+const MIN_ERASE_NEEDLE = 3;
+
+export const enqueue: Method<'enqueue'> = (c, entries) => {
+  const valid = kit.validateEnqueue(entries, c.maxTextBytes);
+  if (valid.length === 0) return { accepted: 0, duplicates: 0 };
+  return c.tx('enqueue', () => {
+    const acceptedAt = kit.isoNow();
+    let accepted = 0;
+    for (const e of valid) if (enqueueOne(c, e, acceptedAt)) accepted++;
+    return { accepted, duplicates: valid.length - accepted };
+  });
+};
+
+/** Inserts one checked turn (inside a write transaction); false when its idempotency key exists already. */
+export function enqueueOne(c: Connection, e: OutboxInput, acceptedAt: string): boolean {
+  const s = kit.normalizeScope(e.scope);
+  const changes = c.run(
+    `INSERT INTO outbox (id, user_id, namespace, session_id, position, role, text, at, ref, idempotency_key,
+       accepted_at, available_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '') ON CONFLICT (idempotency_key) DO NOTHING`,
+    kit.newId(),
+    s.userId,
+    s.namespace,
+    e.sessionId,
+    e.position,
+    e.role,
+    e.text,
+    e.at,
+    e.ref ?? null,
+    kit.idempotencyKey(e.sessionId, e.position, e.text),
+    acceptedAt,
+  );
+  return changes > 0;
+}
+
+export const claim: Method<'claim'> = (c, options) => {
+  const o = kit.validateClaimOptions(options);
+  const now = o.now.iso;
+  return c.tx('claim', () => {
+    const heads =
+      o.userId === null
+        ? c.all(
+            `SELECT user_id, min(seq) AS head FROM outbox WHERE status IN ('queued', 'claimed')
+              GROUP BY user_id ORDER BY head`,
+          )
+        : c.all(
+            `SELECT user_id, min(seq) AS head FROM outbox WHERE status IN ('queued', 'claimed') AND user_id = ?
+              GROUP BY user_id`,
+            o.userId,
+          );
+    const waiting = (r: Row) => r.status === 'queued' && String(r.available_at) > now;
+    for (const h of heads) {
+      const userId = String(h.user_id);
+      if (
+        c.get(
+          "SELECT 1 AS x FROM outbox WHERE user_id = ? AND status = 'claimed' AND lease_until > ? LIMIT 1",
+          userId,
+          now,
+        )
+      ) {
+        continue;
+      }
+      const rows = c.all(
+        `SELECT * FROM outbox WHERE user_id = ? AND status IN ('queued', 'claimed') ORDER BY seq LIMIT ?`,
+        userId,
+        o.maxEntries,
+      );
+      const head = rows[0];
+      if (!head || waiting(head)) continue;
+      const taken = kit
+        .claimBatch(
+          rows.map((r) => ({ r, namespace: String(r.namespace), text: String(r.text) })),
+          o,
+          ({ r }) => !waiting(r),
+        )
+        .map(({ r }) => r);
+      const claimId = randomUUID();
+      for (const r of taken) {
+        c.run(
+          "UPDATE outbox SET status = 'claimed', claim_id = ?, worker = ?, lease_until = ? WHERE seq = ?",
+          claimId,
+          o.worker,
+          o.leaseUntil.iso,
+          Number(r.seq),
+        );
+      }
+      return {
+        claimId,
+        worker: o.worker,
+        scope: { userId, namespace: String(head.namespace) },
+        entries: taken.map((r) => kit.outboxEntryFromRow({ ...r, status: 'claimed' })),
+        leaseUntil: o.leaseUntil.iso,
+      };
+    }
+    return null;
+  });
+};
+
+export const fail: Method<'fail'> = (c, held, error, options) => {
+  const f = kit.validateFail(held, error, options);
+  c.tx('fail', () => {
+    c.run(
+      `UPDATE outbox SET attempts = attempts + 1, last_error = ?, claim_id = NULL, worker = NULL, lease_until = NULL,
+         status = CASE WHEN attempts + 1 >= ? THEN 'dead' ELSE 'queued' END, available_at = ?
+       WHERE claim_id = ? AND status = 'claimed'`,
+      f.lastError,
+      f.maxAttempts,
+      f.retryAt?.iso ?? '',
+      f.claimId,
+    );
+  });
+};
+
+export const release: Method<'release'> = (c, held, options) => {
+  const r = kit.validateRelease(held, options);
+  c.tx('release', () => {
+    c.run(
+      `UPDATE outbox SET status = 'queued', claim_id = NULL, worker = NULL, lease_until = NULL, available_at = ?,
+         last_error = ? WHERE claim_id = ? AND status = 'claimed'`,
+      r.retryAt.iso,
+      r.reason,
+      r.claimId,
+    );
+  });
+};
+
+export const backlog: Method<'backlog'> = (c, options) => {
+  const o = kit.validateBacklogOptions(options);
+  const now = o.now.iso;
+  return c.op('backlog', () => {
+    const row = c.get(
+      `SELECT
+         coalesce(sum(status = 'queued'), 0) AS queued,
+         coalesce(sum(status = 'claimed'), 0) AS claimed,
+         coalesce(sum(status = 'dead'), 0) AS dead,
+         coalesce(sum(status = 'claimed' AND lease_until <= ?), 0) AS stale,
+         min(CASE WHEN status = 'claimed' AND lease_until > ? THEN lease_until
+                  WHEN status = 'queued' AND available_at > ? THEN available_at END) AS next
+       FROM outbox WHERE status <> 'done' AND (? IS NULL OR user_id = ?)`,
+      now,
+      now,
+      now,
+      o.userId,
+      o.userId,
+    )!;
+    return {
+      queued: Number(row.queued),
+      claimed: Number(row.claimed),
+      dead: Number(row.dead),
+      staleLeases: Number(row.stale),
+      nextClaimableAt: row.next === null || row.next === undefined ? null : String(row.next),
+    };
+  });
+};
+
+/**
+ * Erases (inside the forget transaction) the text of the user's turns named by `evidence`, and of those containing
+ * one of `needles` (the forgotten statement and value).
+ */
+export function eraseTurnText(
+  c: Connection,
+  userId: string,
+  evidence: readonly Evidence[],
+  needles: readonly string[],
+): void {
+  const erase = `UPDATE outbox SET text = ''`;
+  for (const ev of evidence) {
+    c.run(
+      `${erase} WHERE user_id = ? AND session_id = ? AND position = ? AND text <> ''`,
+      userId,
+      ev.sessionId,
+      ev.position,
+    );
+  }
+  for (const needle of needles) {
+    if (needle.trim().length < MIN_ERASE_NEEDLE) continue;
+    c.run(`${erase} WHERE user_id = ? AND text <> '' AND instr(text, ?) > 0`, userId, needle);
+  }
+}
