@@ -1,4 +1,4 @@
-import type { FullStore } from '@mem01/engine';
+import type { FullStore } from '@mem01/engine/store-kit';
 import { afterEach, describe, it } from 'vitest';
 import { eraseTests, importTests } from './areas/admin.js';
 import { commitTests } from './areas/commit.js';
@@ -6,6 +6,7 @@ import { concurrencyTests } from './areas/concurrency.js';
 import { isolationTests } from './areas/isolation.js';
 import { forgetTests, historyTests } from './areas/lifecycle.js';
 import { outboxTests } from './areas/outbox.js';
+import { parityTests } from './areas/parity.js';
 import { pipelineTests } from './areas/pipeline.js';
 import { readTests } from './areas/reads.js';
 import { lexicalTests, vectorTests } from './areas/search.js';
@@ -18,6 +19,7 @@ const AREAS: readonly [string, (ctx: SuiteContext) => void][] = [
   ['BeliefStore reads: get, getActiveByKeys, list', readTests],
   ['BeliefStore.searchLexical', lexicalTests],
   ['BeliefStore.searchVector', vectorTests],
+  ['lexical parity across stores', parityTests],
   ['BeliefStore.history', historyTests],
   ['BeliefStore.forget', forgetTests],
   ['BeliefStore.importBeliefs', importTests],
