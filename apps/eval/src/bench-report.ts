@@ -570,7 +570,12 @@ export function renderSummary(
     ),
     '',
   ];
-  const locomo = files.filter(isLocomo);
+  // The stores `pnpm bench` runs, in that order, then any other LoCoMo report.
+  const rank = (f: BenchFile) => {
+    const i = (LOCOMO_STORES as readonly string[]).indexOf(f.name.slice('locomo-'.length));
+    return i < 0 ? LOCOMO_STORES.length : i;
+  };
+  const locomo = files.filter(isLocomo).sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
   if (locomo.length > 0) {
     lines.push(
       '## LoCoMo retrieval (recall@k and block recall, %)',
