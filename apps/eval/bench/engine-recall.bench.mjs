@@ -456,13 +456,15 @@ async function episodesBench() {
   const queries = Array.from({ length: QUERIES + WARMUP }, userQuestion);
   const dir = mkdtempSync(join(tmpdir(), 'mem01-bench-'));
   try {
-    for (const kind of ['memory', 'sqlite']) {
+    // BENCH_STORES (e.g. `memory`) picks stores; BENCH_ENGINE (JSON engine settings) measures a variant, not the default.
+    for (const kind of (process.env.BENCH_STORES ?? 'memory,sqlite').split(',')) {
       const store =
         kind === 'memory'
           ? createMemoryStore({ dimensions: embedder.dimensions })
           : openSqliteStore({ path: join(dir, 'bench.db'), dimensions: embedder.dimensions });
       for (let i = 0; i < inserts.length; i += 2000) await store.importBeliefs(inserts.slice(i, i + 2000));
-      const runtime = await openMemoryRuntime({ store, env: {} });
+      const variant = process.env.BENCH_ENGINE ? { engine: JSON.parse(process.env.BENCH_ENGINE) } : {};
+      const runtime = await openMemoryRuntime({ store, env: {}, ...variant });
       const { engine } = runtime;
       if (!engine.config.episodic)
         console.warn('note: the runtime default has episodes off; they are not recalled');

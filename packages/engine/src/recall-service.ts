@@ -63,8 +63,11 @@ export async function recallBeliefs(
       terms.length > 0
         ? core.store.searchLexical(scope, terms.join(' '), { limit: candidateLimit })
         : Promise.resolve([]);
+    // A lexical-fuzzy embedder's similarity repeats what the lexical index matched (on LoCoMo, recall@10 73.1
+    // without it, 73.0 with it), and a match in its vectors alone is not relevance (`vectorAlone`): recall does not
+    // scan every vector of the user for it. A semantic embedder searches the vectors for matches in other words.
     const vectorP =
-      core.vectors && options.vector !== false
+      core.vectors && options.vector !== false && core.embedder?.kind !== 'lexical'
         ? core
             .embedQuery(query, scope, options.signal)
             .then((v) => core.store.searchVector(scope, v, { limit: candidateLimit }))

@@ -60,20 +60,25 @@ export const get: Method<'get'> = (c, scope, id) => {
   });
 };
 
+/** Ids per statement of `getEmbeddings`. */
+const EMBEDDING_CHUNK = 500;
+
 export const getEmbeddings: Method<'getEmbeddings'> = (c, scope, ids) => {
   const s = kit.normalizeScope(scope);
   const valid = kit.validateIds(ids);
   return c.op('getEmbeddings', () => {
     const out = new Map<string, Float32Array>();
-    for (const id of valid) {
-      const row = c.get(
-        `SELECT e.embedding AS embedding FROM belief_embeddings e JOIN beliefs b ON b.seq = e.belief_seq
-          WHERE b.id = ? AND b.user_id = ? AND b.namespace = ? AND b.status <> 'forgotten'`,
-        id,
+    // One statement per chunk, not one per id: recall re-scores hundreds of candidates with these.
+    for (let i = 0; i < valid.length; i += EMBEDDING_CHUNK) {
+      const rows = c.all(
+        `SELECT b.id AS id, e.embedding AS embedding FROM belief_embeddings e JOIN beliefs b ON b.seq = e.belief_seq
+          WHERE b.id IN (SELECT value FROM json_each(?)) AND b.user_id = ? AND b.namespace = ?
+            AND b.status <> 'forgotten'`,
+        JSON.stringify(valid.slice(i, i + EMBEDDING_CHUNK)),
         s.userId,
         s.namespace,
       );
-      if (row) out.set(id, kit.bytesToVector(row.embedding as Uint8Array));
+      for (const row of rows) out.set(String(row.id), kit.bytesToVector(row.embedding as Uint8Array));
     }
     return out;
   });
