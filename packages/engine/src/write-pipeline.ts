@@ -299,7 +299,9 @@ export class WritePipeline {
       const until = backlog.nextClaimableAt;
       if (!held || until === null) {
         // Nobody holds them: this process's own attempt failed (recorded already), or they wait for a retry time.
-        if (until !== null) this.reportPending(st, pending, until, 'waiting for a retry');
+        // The failure that set the retry time (a spent budget, a provider's retry-after) already says why.
+        if (until !== null && st.lastError === null)
+          this.reportPending(st, pending, until, 'waiting for a retry');
         break;
       }
       const left = deadline - performance.now();

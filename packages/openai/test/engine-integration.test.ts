@@ -120,7 +120,10 @@ describe('quotingResponder (for smoke runs)', () => {
       ]);
       await engine.flush(scope);
       const page = await engine.list(scope, {});
-      expect(page.items.map((b) => b.attribute).sort()).toEqual(['sister', 'work']);
+      const beliefs = page.items.filter((b) => b.kind !== 'episode');
+      expect(beliefs.map((b) => b.attribute).sort()).toEqual(['sister', 'work']);
+      // Beside them, the two user turns as episodes (assistant turns never are).
+      expect(page.items.filter((b) => b.kind === 'episode')).toHaveLength(2);
       for (const b of page.items) expect(b.evidence[0]?.role).toBe('user');
       await engine.close();
     } finally {

@@ -10,7 +10,9 @@ import {
   type FullStore,
   MemoryEngine,
   type MemoryEngineOptions,
+  PendingWritesError,
   type Scope,
+  StoreError,
   VersionConflictError,
 } from '@mem01/engine';
 import { KeyValueExtractor, scriptedExtractor, WordHashEmbedder } from '@mem01/engine/testing';
@@ -39,6 +41,53 @@ function turnInput(
   role: 'user' | 'assistant' = 'user',
 ) {
   return { scope, sessionId, position, role, text, at: AT };
+}
+
+/** The store, except that its first `failures` claims fail as a busy or unreachable database does. */
+function failingClaims(store: EngineStore, failures: number): EngineStore & { failuresLeft(): number } {
+  let left = failures;
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'failuresLeft') return () => left;
+      if (prop === 'claim') {
+        return async (options: Parameters<EngineStore['claim']>[0]) => {
+          if (left > 0) {
+            left--;
+            throw new StoreError(
+              'database is locked (injected) at postgres://app:hunter2-secret@db.internal/app',
+            );
+          }
+          return target.claim(options);
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  }) as EngineStore & { failuresLeft(): number };
+}
+
+/** Runs `fn` and fails if any promise rejection went unobserved meanwhile (as one would crash a Node process). */
+async function noUnhandledRejections(fn: () => Promise<void>): Promise<void> {
+  const unhandled: unknown[] = [];
+  const hook = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', hook);
+  try {
+    await fn();
+    // Let a stray rejection of the last step surface before judging.
+    await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    process.off('unhandledRejection', hook);
+  }
+  expect(unhandled).toEqual([]);
+}
+
+/** Polls `check` (without touching the engine, so without its read barrier) until it holds or time runs out. */
+async function eventually(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 async function activeValues(store: FullStore, scope: Scope, attribute: string): Promise<string[]> {
@@ -222,6 +271,53 @@ export function pipelineTests(ctx: SuiteContext): void {
     },
   );
 
+  ctx.test(
+    'pipeline: a store whose claims fail never crashes the process; reads go on, retries back off, it recovers',
+    async () => {
+      await noUnhandledRejections(async () => {
+        const store = await ctx.open(DIMS);
+        const faulty = failingClaims(store, 3);
+        const e = engine(faulty);
+        const scope = { userId: unique('claimfail-') };
+        await e.accept([turnInput(scope, 's', 0, 'city=Rome')]);
+        // The claim fails in the background; failure-open reads go on and say why.
+        await expect(e.recall(scope, 'city')).resolves.toEqual([]);
+        expect(e.lastError(scope)).toMatch(/database is locked/);
+        expect(e.lastError(scope)).not.toContain('hunter2');
+        // A user's later operation is not stuck on the old failure: it retries, and fails or succeeds afresh.
+        await expect(e.list(scope)).resolves.toMatchObject({ items: [] });
+        // Retries with backoff, with nobody calling: once the store heals, the turn is extracted.
+        await eventually(async () => (await activeValues(store as FullStore, scope, 'city')).length > 0);
+        expect(faulty.failuresLeft()).toBe(0);
+        expect(await activeValues(store as FullStore, scope, 'city')).toEqual(['Rome']);
+        await eventually(async () => e.lastError(scope) === null);
+        // Fully recovered: new turns go through at once.
+        await e.accept([turnInput(scope, 's', 1, 'pet=cat')]);
+        expect((await e.recall(scope, 'pet')).map((h) => h.belief.value)).toEqual(['cat']);
+        await e.close();
+      });
+    },
+  );
+
+  ctx.test(
+    'pipeline: strict mode raises a failed claim at the user’s next operation, sanitised, once, then recovers',
+    async () => {
+      await noUnhandledRejections(async () => {
+        const store = await ctx.open(DIMS);
+        const e = engine(failingClaims(store, 1), { config: { strict: true } });
+        const scope = { userId: unique('claimstrict-') };
+        await e.accept([turnInput(scope, 's', 0, 'city=Rome')]);
+        const err = await e.recall(scope, 'city').catch((x: unknown) => x);
+        expect(err).toBeInstanceOf(StoreError);
+        const { inspect } = await import('node:util');
+        expect(inspect(err, { depth: 10 })).not.toContain('hunter2');
+        // Raised once; the next operation retries against the healed store.
+        expect((await e.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['Rome']);
+        await e.close();
+      });
+    },
+  );
+
   ctx.test('pipeline: strict mode raises the failure at the next barrier of that user, once', async () => {
     const store = await ctx.open(DIMS);
     const e = engine(store, {
@@ -303,7 +399,11 @@ export function pipelineTests(ctx: SuiteContext): void {
     'pipeline: correct, forget, pending approve/reject and retract follow the engine rules',
     async () => {
       const store = await ctx.open(DIMS);
-      const e = engine(store, { extractor: new KeyValueExtractor({ confidence: 0.3 }) });
+      // The rules of beliefs alone (episodes, kept beside them by default, have tests of their own).
+      const e = engine(store, {
+        extractor: new KeyValueExtractor({ confidence: 0.3 }),
+        config: { episodic: false },
+      });
       const scope = { userId: unique('ops-') };
       const city = await e.remember(scope, { kind: 'fact', attribute: 'city', value: 'NYC' });
       const corrected = await e.correct(scope, city.id, 'Brooklyn');
@@ -337,6 +437,153 @@ export function pipelineTests(ctx: SuiteContext): void {
       await e.retract(scope, pet.id);
       expect(await e.recall(scope, 'pet cat')).toEqual([]);
       await e.close();
+    },
+  );
+
+  ctx.test(
+    'pipeline: a correction retires the replaced belief like any supersession (validTo set)',
+    async () => {
+      const store = await ctx.open(DIMS);
+      const e = engine(store);
+      const scope = { userId: unique('corr-') };
+      const city = await e.remember(scope, { kind: 'fact', attribute: 'city', value: 'NYC' });
+      const sf = await e.correct(scope, city.id, 'SF');
+      const [old, now] = await e.history(scope, { id: city.id });
+      expect(old).toMatchObject({ id: city.id, status: 'superseded', supersededBy: sf.id });
+      expect(old!.validTo).not.toBeNull();
+      expect(old!.invalidatedAt).not.toBeNull();
+      expect(now).toMatchObject({ id: sf.id, status: 'active', source: 'correction', confidence: 1 });
+      // Correcting to the value it already has confirms it: no new belief.
+      const same = await e.correct(scope, sf.id, 'SF');
+      expect(same.id).toBe(sf.id);
+      expect((await e.history(scope)).filter((b) => b.attribute === 'city')).toHaveLength(2);
+      await e.close();
+    },
+  );
+
+  ctx.test(
+    'pipeline: correct, approve, reject and retract re-plan after losing a race to another writer',
+    async () => {
+      const store = await ctx.open(DIMS);
+      const scope = { userId: unique('race-ops-') };
+      // Every lifecycle commit first loses once: another writer changed what it read (as a racing engine would).
+      let lose = 0;
+      const racy = new Proxy(store, {
+        get(target, prop) {
+          if (prop === 'commit') {
+            return async (request: Parameters<EngineStore['commit']>[0]) => {
+              if (lose > 0) {
+                lose--;
+                throw new VersionConflictError('racing', 1, 2);
+              }
+              return target.commit(request);
+            };
+          }
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      }) as EngineStore;
+      const e = engine(racy, { extractor: new KeyValueExtractor({ confidence: 0.3 }) });
+      const city = await e.remember(scope, { kind: 'fact', attribute: 'city', value: 'NYC' });
+      lose = 1;
+      expect((await e.correct(scope, city.id, 'SF')).value).toBe('SF');
+      await e.accept([turnInput(scope, 's', 0, 'city=Rome'), turnInput(scope, 's', 1, 'pet=cat')]);
+      const pending = (await e.list(scope, { statuses: ['pending'] })).items;
+      const rome = pending.find((b) => b.value === 'Rome')!;
+      const cat = pending.find((b) => b.value === 'cat')!;
+      lose = 1;
+      expect((await e.approve(scope, rome.id)).status).toBe('active');
+      lose = 1;
+      expect((await e.reject(scope, cat.id)).status).toBe('retracted');
+      lose = 1;
+      expect((await e.retract(scope, rome.id)).status).toBe('retracted');
+      expect(lose).toBe(0);
+      await e.close();
+    },
+  );
+
+  ctx.test('pipeline: strict mode raises a failure with its whole cause chain sanitised', async () => {
+    const store = await ctx.open(DIMS);
+    const key = 'sk-proj-AAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+    const e = engine(store, {
+      extractor: scriptedExtractor(() => {
+        throw new Error(`upstream refused key ${key}`, {
+          cause: new Error(`Authorization: Bearer ${key}`, { cause: new Error(`postgres://u:${key}@h/db`) }),
+        });
+      }),
+      config: { strict: true },
+    });
+    const scope = { userId: unique('leak-') };
+    await e.accept([turnInput(scope, 's', 0, 'x=1')]);
+    const err = await e.recall(scope, 'x').catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(Error);
+    const { inspect } = await import('node:util');
+    const shown = inspect(err, { depth: 20 });
+    expect(shown).toMatch(/upstream refused key/);
+    expect(shown).not.toContain('AAAAAAAAAAAA');
+    expect(String((err as Error).stack)).not.toContain('AAAAAAAAAAAA');
+    await e.close();
+  });
+
+  ctx.test(
+    "pipeline: turns held by a crashed worker's lease are taken over when it expires, without another call",
+    async () => {
+      const store = await ctx.open(DIMS);
+      const scope = { userId: unique('lease-') };
+      const leaseMs = 400;
+      // A process accepted a turn, claimed it, and died holding the lease.
+      await store.enqueue([turnInput(scope, 's', 0, 'city=Rome')]);
+      const dead = await store.claim({
+        worker: 'crashed',
+        leaseMs,
+        now: new Date().toISOString(),
+        userId: scope.userId,
+      });
+      expect(dead).not.toBeNull();
+      const e = engine(store, { config: { leaseMs } });
+      // This process accepts the user's next turn: it cannot run before the held one, so it waits for the lease.
+      await e.accept([turnInput(scope, 's', 1, 'pet=cat')]);
+      // Nobody calls the engine again; its own retry takes both turns once the dead lease expires, in order.
+      await eventually(async () => (await activeValues(store, scope, 'pet')).length > 0);
+      expect(await activeValues(store, scope, 'city')).toEqual(['Rome']);
+      await e.close();
+    },
+  );
+
+  ctx.test(
+    "pipeline: flush waits for turns another worker's lease holds, up to a bound, then reports them",
+    async () => {
+      const store = await ctx.open(DIMS);
+      const scope = { userId: unique('flushlease-') };
+      await store.enqueue([turnInput(scope, 's', 0, 'city=Rome')]);
+      const now = () => new Date().toISOString();
+      // A short lease: flush waits it out and the turn is processed.
+      expect(
+        await store.claim({ worker: 'crashed', leaseMs: 300, now: now(), userId: scope.userId }),
+      ).not.toBeNull();
+      const e = engine(store);
+      await e.flush(scope);
+      expect(await activeValues(store, scope, 'city')).toEqual(['Rome']);
+      expect(e.lastError(scope)).toBeNull();
+      // A lease longer than the flush timeout: failure-open flush says so; strict flush raises a typed error.
+      await store.enqueue([turnInput(scope, 's', 1, 'pet=cat')]);
+      const held = await store.claim({
+        worker: 'crashed',
+        leaseMs: 600_000,
+        now: now(),
+        userId: scope.userId,
+      });
+      expect(held).not.toBeNull();
+      await e.flush(scope, { timeoutMs: 50 });
+      expect(e.lastError(scope)).toMatch(
+        /1 accepted turn is not extracted yet: held by another worker's lease until/,
+      );
+      const strict = engine(store, { config: { strict: true } });
+      const err = await strict.flush(scope, { timeoutMs: 50 }).catch((x: unknown) => x);
+      expect(err).toBeInstanceOf(PendingWritesError);
+      expect(err).toMatchObject({ code: 'timeout', pending: 1, until: held!.leaseUntil });
+      await e.close();
+      await strict.close();
     },
   );
 
