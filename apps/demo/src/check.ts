@@ -5,6 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
+import { DEFAULT_EMBEDDING_MODEL, DEFAULT_LLM_MODEL } from '@mem01/openai';
+import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
 import { REPO_ROOT } from './fixture.js';
 
 export interface CheckResult {
@@ -96,7 +98,6 @@ export function check(env: Record<string, string | undefined>, cwd = process.cwd
   const openai = checkOpenAIKey(env.OPENAI_API_KEY);
   const database = checkDatabaseUrl(env.DATABASE_URL);
   const useOpenAI = openai.set && openai.valid;
-  const home = env.MEM01_HOME ?? join(env.HOME ?? '~', '.mem01');
   return {
     ok: openai.valid && database.valid,
     envFiles,
@@ -104,15 +105,15 @@ export function check(env: Record<string, string | undefined>, cwd = process.cwd
     database,
     wouldRun: {
       extractor: useOpenAI
-        ? `@mem01/openai (${env.MEM01_LLM_MODEL ?? 'gpt-5.6-sol'})`
+        ? `@mem01/openai (${env.MEM01_LLM_MODEL ?? DEFAULT_LLM_MODEL})`
         : '@mem01/local (offline)',
       embedder: useOpenAI
-        ? `@mem01/openai (${env.MEM01_EMBEDDING_MODEL ?? 'text-embedding-3-small'})`
+        ? `@mem01/openai (${env.MEM01_EMBEDDING_MODEL ?? DEFAULT_EMBEDDING_MODEL})`
         : '@mem01/local (384-d feature hashing)',
       store:
         database.set && database.valid
           ? `postgres (${database.shown})`
-          : `sqlite (${join(home, 'memory.db')})`,
+          : `sqlite (${defaultSqlitePath(env as NodeJS.ProcessEnv)})`,
     },
   };
 }

@@ -4,10 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ConfigError, type FullStore } from '@mem01/engine';
 import { createOpenAIEmbedder, createOpenAIExtractor } from '@mem01/openai';
+import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
 import { checkDatabaseUrl, checkOpenAIKey } from './check.js';
 import { quietLogger } from './scaling.js';
 import { runStory, type StoryStep } from './story.js';
@@ -41,7 +41,7 @@ export async function runLive(env: Record<string, string | undefined>): Promise<
     });
     storeLabel = `postgres (${db.shown})`;
   } else {
-    const home = env.MEM01_HOME ?? join(homedir(), '.mem01');
+    const home = dirname(defaultSqlitePath(env as NodeJS.ProcessEnv));
     mkdirSync(home, { recursive: true, mode: 0o700 });
     const { openSqliteStore } = await import('@mem01/store-sqlite');
     // A file of its own: the embedding dimension is fixed per database, and OpenAI's differs from the offline one.

@@ -6,7 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MEMORY_BLOCK_OPEN, utf8Length } from '@mem01/engine';
+import { DEFAULT_CONFIG, MEMORY_BLOCK_OPEN } from '@mem01/engine';
+import { utf8Length } from '@mem01/engine/store-kit';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import { Agent, MemorySession, Runner } from '@openai/agents';
@@ -17,7 +18,7 @@ import { itemText, type PreparedInput, RecordingModel } from './recording-model.
 export const STRATEGIES = ['fresh_stock', 'reused_stock', 'memsession'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 export const CHECKPOINTS = [1, 10, 40] as const;
-export const BUDGET_BYTES = 800;
+export const BUDGET_BYTES = DEFAULT_CONFIG.budgetBytes;
 export const INSTRUCTIONS = 'You are a helpful personal assistant.';
 
 export interface StrategyResult {

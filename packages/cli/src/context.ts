@@ -2,9 +2,8 @@
 import { existsSync } from 'node:fs';
 import {
   type Embedder,
-  type Extractor,
   type FullStore,
-  MemoryEngine,
+  MemoryAdmin,
   normalizeScope,
   type Scope,
   sanitize,
@@ -32,19 +31,11 @@ export interface CliContext {
   /** Printable description of the target, without secrets. */
   readonly where: string;
   readonly store: FullStore;
-  readonly engine: MemoryEngine;
+  readonly engine: MemoryAdmin;
   readonly embedder: Embedder | null;
   /** The scope of `--user` in `--namespace`. */
   scope(userId: string): Scope;
 }
-
-/** The CLI never extracts: turns queued by agents stay queued for their workers. */
-const INERT_EXTRACTOR: Extractor = {
-  name: 'mem01-cli-inert',
-  async extract() {
-    throw new Error('the mem01 CLI does not run extraction');
-  },
-};
 
 export type EmbedderChoice = 'local' | 'none';
 
@@ -181,7 +172,8 @@ export async function withContext<T>(
     await store.close().catch(() => {});
     throw err;
   }
-  const engine = new MemoryEngine({ store, extractor: INERT_EXTRACTOR, embedder, workerId: 'mem01-cli' });
+  // The CLI never extracts (turns queued by agents stay queued for their workers): the admin facade, no pipeline.
+  const engine = new MemoryAdmin({ store, embedder });
   const ctx: CliContext = {
     io,
     json: opts.json === true,

@@ -4,18 +4,20 @@ import { Mem01Error, sanitize } from '@mem01/engine';
 /** Process exit codes of `mem01`. */
 export const EXIT = { ok: 0, runtime: 1, usage: 2 } as const;
 
-/** Wrong or missing arguments: exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
+/** Wrong or missing arguments: exit code 2. Code `usage`. */
+export class UsageError extends Mem01Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('usage', message, options);
+  }
 }
 
-/** A runtime failure of the CLI itself (a bad export file, a refused operation): exit code 1. */
-export class CliError extends Error {
-  override readonly name = 'CliError';
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.code = code;
+/**
+ * A runtime failure of the CLI itself (a bad export file, a refused operation): exit code 1. Its code names the
+ * failure (`not_found`, `missing_dependency`, `dimension_mismatch`, ...).
+ */
+export class CliError extends Mem01Error {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
   }
 }
 
@@ -23,7 +25,7 @@ export class CliError extends Error {
 export function describeForCli(err: unknown): { line: string; exitCode: number } {
   if (err instanceof UsageError) return { line: `error: ${sanitize(err.message)}`, exitCode: EXIT.usage };
   if (err instanceof CliError)
-    return { line: `error [${err.code}]: ${sanitize(err.message)}`, exitCode: EXIT.runtime };
+    return { line: `error [${err.code}]: ${oneLine(sanitize(err.message))}`, exitCode: EXIT.runtime };
   if (err instanceof Mem01Error) {
     return {
       line: `error [${err.code}]: ${oneLine(sanitize(err.message))}`,

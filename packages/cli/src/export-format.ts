@@ -12,11 +12,10 @@ import {
   BELIEF_SOURCES,
   BELIEF_STATUSES,
   type Belief,
-  type BeliefInsert,
-  bytesToVector,
   type Evidence,
-  vectorToBytes,
+  Mem01Error,
 } from '@mem01/engine';
+import { type BeliefInsert, bytesToVector, vectorToBytes } from '@mem01/engine/store-kit';
 
 export const EXPORT_FORMAT = 'mem01-export';
 export const EXPORT_VERSION = 1;
@@ -46,12 +45,11 @@ export interface ExportLine {
   readonly embedding: string | null;
 }
 
-/** A validation failure at one line of an export file. */
-export class ExportFormatError extends Error {
-  override readonly name = 'ExportFormatError';
+/** A validation failure at one line of an export file. Code `export_format`. */
+export class ExportFormatError extends Mem01Error {
   readonly line: number;
   constructor(line: number, message: string) {
-    super(`line ${line}: ${message}`);
+    super('export_format', `line ${line}: ${message}`);
     this.line = line;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * `@mem01/cli`: the `mem01` command line and the local memory inspector.
  *
- * The CLI holds no policy of its own: every lifecycle operation goes through `MemoryEngine`.
+ * The CLI holds no policy of its own: every lifecycle operation goes through the engine's `MemoryAdmin` (no extractor: the CLI never extracts).
  *
  * @packageDocumentation
  */
@@ -18,7 +18,6 @@ export {
   parseBeliefLine,
   parseHeader,
 } from './export-format.js';
-export { esc as escapeHtml } from './inspect/html.js';
 export { type Inspector, type InspectorOptions, startInspector } from './inspect/server.js';
 export { type CliIo, type CliOutput, processIo } from './io.js';
 export { CLI_VERSION, createProgram, run } from './program.js';

@@ -122,7 +122,8 @@ describe('mem01 inspect in Chromium', () => {
       httpOnly: true,
       sameSite: 'Strict',
     });
-    await expect(page.locator('table.grid')).toBeDefined();
+    // The users grid is on the page (a locator object is always defined: count what it finds).
+    expect(await page.locator('table.grid').count()).toBe(1);
     expect(await page.locator('td a', { hasText: 'other-user' }).count()).toBe(1);
 
     await page.click(`td a:text-is("${USER}")`);
@@ -134,16 +135,19 @@ describe('mem01 inspect in Chromium', () => {
     expect(await page.locator('a.statement', { hasText: XSS }).count()).toBe(1);
     expect(await page.locator('main script').count()).toBe(0);
 
-    // Live search in the page.
+    // Live search in the page: the belief, and the turn it came from (kept as an episode).
     await page.fill('#q', 'portland');
     const visible = page.locator('#beliefs tbody tr:visible');
-    await expect.poll(() => visible.count()).toBe(1);
-    expect(await visible.first().innerText()).toMatch(/The user lives in Portland\./);
-    expect(await page.locator('#shown').innerText()).toBe('1');
+    await expect.poll(() => visible.count()).toBe(2);
+    expect(
+      await page.locator('#beliefs tbody tr:visible', { hasText: 'The user lives in Portland.' }).count(),
+    ).toBe(1);
+    expect(await page.locator('#beliefs tbody tr:visible', { hasText: 'episode' }).count()).toBe(1);
+    expect(await page.locator('#shown').innerText()).toBe('2');
     // Server-side search too (submitting the form).
     await page.press('#q', 'Enter');
     await page.waitForURL(/q=portland/);
-    expect(await page.locator('#beliefs tbody tr').count()).toBe(1);
+    expect(await page.locator('#beliefs tbody tr').count()).toBe(2);
 
     // The timeline: evidence quotes with their session, and what it superseded.
     await page.click('a.statement:text("The user lives in Portland.")');
@@ -158,7 +162,7 @@ describe('mem01 inspect in Chromium', () => {
     expect(await seattle.locator('.badge').innerText()).toBe('superseded');
     await page.screenshot({ path: join(dir, 'timeline.png') });
 
-    // Forget it from the page: it disappears from the list and from the store.
+    // Forget it from the page: it disappears from the list and from the store, with the turn it came from.
     const id = (await active()).find((b) => b.statement === 'The user lives in Portland.')!.id;
     await page.click('section.edit button[data-action="forget"]');
     await page.waitForURL(/\/user\?/);
@@ -166,7 +170,7 @@ describe('mem01 inspect in Chromium', () => {
     expect(await page.locator(`#beliefs tr[data-id="${id}"]`).count()).toBe(0);
     expect(await page.locator('#beliefs').innerText()).not.toMatch(/Portland/);
     expect((await store.get({ userId: USER }, id))?.status).toBe('forgotten');
-    expect(await page.locator('#beliefs tbody tr').count()).toBe(total - 1);
+    expect(await page.locator('#beliefs tbody tr').count()).toBe(total - 2);
     expect(dialogs).toEqual([]);
   });
 

@@ -2,7 +2,7 @@
 import { InvalidInputError } from './errors.js';
 import type { Embedder } from './ports.js';
 import { DEFAULT_RANKING, LEXICAL_EMBEDDER_WEIGHTS, type RankingConfig, SEMANTIC_WEIGHTS } from './recall.js';
-import { MIN_BUDGET_BYTES } from './render.js';
+import { DEFAULT_BUDGET_BYTES, MIN_BUDGET_BYTES } from './render.js';
 
 export interface EngineConfig {
   /** Raise pipeline failures at the next enqueue or read barrier of the same user. Default false (failure-open). */
@@ -64,7 +64,7 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking'> = {
   maxAttempts: 5,
   concurrency: 4,
   maxBatchTurns: 8,
-  budgetBytes: 800,
+  budgetBytes: DEFAULT_BUDGET_BYTES,
   recallLimit: 8,
   candidateLimit: 200,
   candidatesForExtraction: 20,

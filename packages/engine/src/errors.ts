@@ -3,7 +3,8 @@
  * as `cause`. Messages never contain secrets: build them with {@link sanitize} when they include foreign text.
  */
 
-export type Mem01ErrorCode =
+/** The codes the engine's own errors carry. */
+export type Mem01KnownErrorCode =
   | 'invalid_input'
   | 'not_found'
   | 'version_conflict'
@@ -24,6 +25,12 @@ export type Mem01ErrorCode =
   | 'aborted'
   | 'unsupported_runtime'
   | 'pipeline_error';
+
+/**
+ * A stable, machine-readable error code: one of the engine's, or one a package adds for its own errors (the CLI's
+ * `usage`, say), in snake_case.
+ */
+export type Mem01ErrorCode = Mem01KnownErrorCode | (string & {});
 
 export class Mem01Error extends Error {
   readonly code: Mem01ErrorCode;

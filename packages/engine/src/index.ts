@@ -1,21 +1,92 @@
-export * from './belief.js';
-export * from './config.js';
-export * from './engine.js';
+/**
+ * `@mem01/engine`: the belief engine. This root is the consumer API: the engine and its admin facade, the belief
+ * model, configuration, the context block, errors, and the ports a store, extractor or embedder is passed as.
+ * Store authors: `@mem01/engine/store-kit` (port contracts, input checks, codecs). Test doubles:
+ * `@mem01/engine/testing`.
+ * @packageDocumentation
+ */
+
+export { canonicalKey, createBelief } from './belief.js';
+export {
+  DEFAULT_CONFIG,
+  type EngineConfig,
+  type EngineConfigInput,
+  MAX_QUERY_CHARS,
+  resolveConfig,
+} from './config.js';
+export { MemoryEngine, type MemoryEngineOptions } from './engine.js';
 export type { EngineCoreOptions, EngineEvent, EngineStats } from './engine-core.js';
-export * from './errors.js';
+export {
+  AbortedError,
+  BudgetExceededError,
+  CapabilityError,
+  ClosedError,
+  ConfigError,
+  CorruptStoreError,
+  DimensionMismatchError,
+  DuplicateActiveBeliefError,
+  describeError,
+  ExtractionError,
+  InvalidInputError,
+  LeaseLostError,
+  Mem01Error,
+  type Mem01ErrorCode,
+  NotFoundError,
+  PendingWritesError,
+  ProviderError,
+  SchemaTooNewError,
+  StoreError,
+  sanitize,
+  sanitizeError,
+  UnsupportedRuntimeError,
+  VersionConflictError,
+} from './errors.js';
 export type { RememberInput, VersionedOptions } from './lifecycle.js';
-export * from './memory-admin.js';
-export type * from './ports.js';
-export * from './recall.js';
+export { MemoryAdmin, type MemoryAdminOptions } from './memory-admin.js';
+export type {
+  CandidateBelief,
+  Embedder,
+  EngineStore,
+  ExtractionOperation,
+  ExtractionRequest,
+  ExtractionResult,
+  ExtractionTurn,
+  Extractor,
+  FullStore,
+  ListOptions,
+  Logger,
+  OutboxInput,
+  TranscriptStore,
+} from './ports.js';
+export type { RankingConfig } from './recall.js';
 export type { RecallOptions } from './recall-service.js';
-export * from './reconcile.js';
-export * from './redact.js';
-export * from './render.js';
-// Store-author helpers are in `@mem01/engine/store-kit`; the position bound is also a consumer's concern.
+export {
+  AUTHORITY_POLICY,
+  type ContextBlock,
+  MEMORY_BLOCK_CLOSE,
+  MEMORY_BLOCK_OPEN,
+  neutralise,
+  renderContextBlock,
+} from './render.js';
 export { MAX_POSITION } from './store-kit/validate.js';
-export * from './text.js';
-export * from './types.js';
-export * from './util.js';
+export {
+  type AuditEvent,
+  BELIEF_KINDS,
+  BELIEF_SOURCES,
+  BELIEF_STATUSES,
+  type Belief,
+  type BeliefKind,
+  type BeliefSource,
+  type BeliefStatus,
+  type Evidence,
+  type Page,
+  type RecallSignals,
+  type Scope,
+  type ScoredBelief,
+  type TurnRole,
+  type Usage,
+} from './types.js';
+export { normalizeScope } from './util.js';
 export {
   type AppendTranscriptOptions,
   type AppendTranscriptResult,

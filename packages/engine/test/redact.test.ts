@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FORGOTTEN_MARKER, forgetNeedles, mayContainNeedle, redactTranscriptItem } from '../src/index.js';
+import { FORGOTTEN_MARKER, forgetNeedles, mayContainNeedle, redactTranscriptItem } from '../src/redact.js';
 
 const userTurn = (text: string) => ({ role: 'user', content: text });
 const assistantTurn = (text: string) => ({

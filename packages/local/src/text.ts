@@ -2,7 +2,7 @@
  * Text plumbing for the rule-based extractor: sentence and clause segmentation with exact offsets into the
  * turn text, lead-in/hedge detection, injection markers, value clean-up and canonical keys.
  */
-import { canonicalValue } from '@mem01/engine';
+import { canonicalValue } from '@mem01/engine/store-kit';
 import nlp from 'compromise';
 import { CITY_ALIASES, HEDGES, KEY_STOP_WORDS, LEAD_INS } from './lexicon.js';
 

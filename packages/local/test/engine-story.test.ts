@@ -14,10 +14,12 @@ let position = 0;
 
 function start(): MemoryEngine {
   position = 0;
+  // What the offline extractor draws from the turns: the beliefs alone (episodes, on by default, are the turns).
   engine = new MemoryEngine({
     store: createMemoryStore(),
     extractor: createLocalExtractor(),
     embedder: createLocalEmbedder(),
+    config: { episodic: false },
   });
   return engine;
 }

@@ -9,6 +9,7 @@ import {
   type BeliefStatus,
   InvalidInputError,
   MAX_POSITION,
+  MAX_QUERY_CHARS,
   NotFoundError,
   neutralise,
 } from '@mem01/engine';
@@ -23,7 +24,9 @@ import type { ServedScope } from './user-access.js';
 /** Longest text a client may remember or correct with, in characters (the engine also caps UTF-8 bytes). */
 export const MAX_TEXT_CHARS = 16_000;
 /** Longest recall query, in characters. */
-export const MAX_QUERY_CHARS = 4_000;
+/** The longest query recall takes (the engine's). */
+export { MAX_QUERY_CHARS };
+
 const MAX_ID_CHARS = 256;
 
 const scopeFields = {

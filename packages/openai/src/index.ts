@@ -25,6 +25,6 @@ export {
   type OpenAIExtractorOptions,
 } from './openai-extractor.js';
 export { buildPrompt, EXTRACTABLE_KINDS, type ExtractionOutput, ExtractionOutputSchema } from './prompt.js';
-export { AbortedError, OpenAIProviderError, retryAfterFromHeaders } from './retry.js';
+export { OpenAIAbortedError, OpenAIProviderError, retryAfterFromHeaders } from './retry.js';
 export type { UsageEvent, UsageListener } from './usage.js';
-export { type DroppedOperation, type DropReason, groundQuote } from './validate.js';
+export { type DropReason, groundQuote, type RejectedOperation } from './validate.js';

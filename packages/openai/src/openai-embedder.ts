@@ -1,6 +1,5 @@
 import { inspect } from 'node:util';
 import {
-  contentHash,
   DimensionMismatchError,
   type Embedder,
   InvalidInputError,
@@ -9,6 +8,7 @@ import {
   type Scope,
   type Usage,
 } from '@mem01/engine';
+import { contentHash } from '@mem01/engine/store-kit';
 import { BudgetLedger } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
 import { type EmbeddingCache, LruCache } from './lru-cache.js';

@@ -18,7 +18,7 @@ import { compactSchema } from './compact-schema.js';
 import { buildPrompt, EXTRACTION_INSTRUCTIONS, ExtractionOutputSchema, SCHEMA_NAME } from './prompt.js';
 import { MalformedResponseError, type RetryPolicy, withRetries } from './retry.js';
 import { emitUsage, type UsageListener } from './usage.js';
-import { type DroppedOperation, validateOperations } from './validate.js';
+import { type RejectedOperation, validateOperations } from './validate.js';
 
 /** Default extraction model, unless `MEM01_LLM_MODEL` or `model` says otherwise. */
 export const DEFAULT_LLM_MODEL = 'gpt-5.6-sol';
@@ -58,7 +58,7 @@ export interface OpenAIExtractorOptions extends OpenAIClientOptions {
 /** The extraction result, plus the operations validation dropped (content-free). */
 export interface OpenAIExtractionResult extends ExtractionResult {
   readonly usage: Usage;
-  readonly dropped: readonly DroppedOperation[];
+  readonly dropped: readonly RejectedOperation[];
 }
 
 /** An `Extractor` backed by one Responses API call with Structured Outputs per batch. */

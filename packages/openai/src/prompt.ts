@@ -2,17 +2,11 @@
  * The extraction prompt and its Structured Outputs schema. Changes here change model behaviour and cost:
  * they show in review through the snapshot in `prompt.test.ts`.
  */
-import { BELIEF_KINDS, type CandidateBelief, type ExtractionTurn } from '@mem01/engine';
+import { type CandidateBelief, EXTRACTABLE_KINDS, type ExtractionTurn } from '@mem01/engine';
 import { z } from 'zod';
 
-/** Kinds the model may produce. `episode` is the engine's own (raw turns), never extracted. */
-export const EXTRACTABLE_KINDS = BELIEF_KINDS.filter((k) => k !== 'episode') as readonly Exclude<
-  (typeof BELIEF_KINDS)[number],
-  'episode'
->[] as [
-  Exclude<(typeof BELIEF_KINDS)[number], 'episode'>,
-  ...Exclude<(typeof BELIEF_KINDS)[number], 'episode'>[],
-];
+/** Kinds the model may produce: the engine's extractable kinds (`episode` is the engine's own, never extracted). */
+export { EXTRACTABLE_KINDS };
 
 const evidence = z
   .array(

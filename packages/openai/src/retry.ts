@@ -1,9 +1,9 @@
 /** Retries with exponential backoff and jitter, honouring Retry-After; error mapping to the engine's typed errors. */
-import { AbortedError as EngineAbortedError, Mem01Error, ProviderError } from '@mem01/engine';
+import { AbortedError, Mem01Error, ProviderError } from '@mem01/engine';
 import OpenAI from 'openai';
 
 /** The call was cancelled through its `AbortSignal`. Nothing was written. */
-export class AbortedError extends EngineAbortedError {
+export class OpenAIAbortedError extends AbortedError {
   constructor(options?: { cause?: unknown }) {
     super('the OpenAI call was cancelled', options);
   }
@@ -150,7 +150,7 @@ export function backoffDelay(n: number, policy: RetryPolicy): number {
 
 /**
  * Runs `attempt` until it succeeds, fails with a non-retryable error, or `maxAttempts` is reached.
- * Errors are mapped to `AbortedError` or `OpenAIProviderError`, with messages passed through `redact`.
+ * Errors are mapped to `OpenAIAbortedError` (an engine `AbortedError`) or `OpenAIProviderError`, with messages passed through `redact`.
  * `what` names the call in messages (e.g. `responses` on host `api.openai.com`).
  */
 export async function withRetries<T>(
@@ -162,12 +162,13 @@ export async function withRetries<T>(
 ): Promise<T> {
   const maxAttempts = Math.max(1, Math.floor(policy.maxAttempts));
   for (let n = 1; ; n++) {
-    if (signal?.aborted) throw new AbortedError({ cause: signal.reason });
+    if (signal?.aborted) throw new OpenAIAbortedError({ cause: signal.reason });
     try {
       return await attempt(n);
     } catch (err) {
       if (err instanceof Mem01Error) throw err;
-      if (isAbort(err, signal)) throw new AbortedError({ cause: signal?.reason ?? safeCause(err, redact) });
+      if (isAbort(err, signal))
+        throw new OpenAIAbortedError({ cause: signal?.reason ?? safeCause(err, redact) });
       const c = classify(err);
       const detail = describe(err, redact);
       const tooLong = c.retryAfterMs !== null && c.retryAfterMs > (policy.maxRetryAfterMs ?? 60_000);
@@ -188,7 +189,7 @@ export async function withRetries<T>(
       try {
         await sleep(delayMs, signal);
       } catch {
-        throw new AbortedError({ cause: signal?.reason });
+        throw new OpenAIAbortedError({ cause: signal?.reason });
       }
     }
   }

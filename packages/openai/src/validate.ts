@@ -1,5 +1,6 @@
 /** Validation of model output against the batch: grounding, ids, ranges. Pure; no I/O. */
-import { canonicalKey, type ExtractionOperation, type OperationEvidence } from '@mem01/engine';
+import { canonicalKey, type ExtractionOperation } from '@mem01/engine';
+import type { OperationEvidence } from '@mem01/engine/store-kit';
 import type { ExtractionOutput, PromptAliases } from './prompt.js';
 
 /** Why an operation was dropped. No content, so it can be logged. */
@@ -12,7 +13,7 @@ export type DropReason =
   | 'duplicate_target'
   | 'no_evidence';
 
-export interface DroppedOperation {
+export interface RejectedOperation {
   readonly op: ExtractionOperation['op'];
   readonly index: number;
   readonly reason: DropReason;
@@ -66,9 +67,9 @@ function cleanDate(value: string | null): string | null {
 export function validateOperations(
   output: ExtractionOutput,
   aliases: PromptAliases,
-): { operations: ExtractionOperation[]; dropped: DroppedOperation[] } {
+): { operations: ExtractionOperation[]; dropped: RejectedOperation[] } {
   const operations: ExtractionOperation[] = [];
-  const dropped: DroppedOperation[] = [];
+  const dropped: RejectedOperation[] = [];
   const targeted = new Set<string>();
 
   output.operations.forEach((raw, index) => {

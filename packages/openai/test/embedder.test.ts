@@ -1,6 +1,11 @@
 import { BudgetExceededError, DimensionMismatchError, InvalidInputError } from '@mem01/engine';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { AbortedError, createOpenAIEmbedder, OpenAIProviderError, type UsageEvent } from '../src/index.js';
+import {
+  createOpenAIEmbedder,
+  OpenAIAbortedError,
+  OpenAIProviderError,
+  type UsageEvent,
+} from '../src/index.js';
 import { type FakeOpenAI, fakeEmbedding, startFakeOpenAI } from '../src/testing/index.js';
 import { API_KEY, FAST_RETRY } from './helpers.js';
 
@@ -133,6 +138,6 @@ describe('OpenAI embedder over HTTP', () => {
     setTimeout(() => controller.abort(), 100);
     await expect(
       embedder({ dimensions: 8 }).embed(['slow three'], { signal: controller.signal }),
-    ).rejects.toThrow(AbortedError);
+    ).rejects.toThrow(OpenAIAbortedError);
   });
 });

@@ -3,8 +3,8 @@ import { ProviderError } from '@mem01/engine';
 import OpenAI from 'openai';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  AbortedError,
   createOpenAIExtractor,
+  OpenAIAbortedError,
   OpenAIProviderError,
   retryAfterFromHeaders,
 } from '../src/index.js';
@@ -191,7 +191,7 @@ describe('cancellation', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const t0 = performance.now();
-    await expect(run(extractor(), controller.signal)).rejects.toThrow(AbortedError);
+    await expect(run(extractor(), controller.signal)).rejects.toThrow(OpenAIAbortedError);
     expect(performance.now() - t0).toBeLessThan(2000);
     expect(fake.requests).toHaveLength(1);
   });
@@ -206,7 +206,7 @@ describe('cancellation', () => {
 
   it('makes no request when already aborted, and refunds the token budget', async () => {
     const ex = extractor({ budgets: { inputTokensPerUser: 100_000, llmCallsPerUser: 5 } });
-    await expect(run(ex, AbortSignal.abort())).rejects.toThrow(AbortedError);
+    await expect(run(ex, AbortSignal.abort())).rejects.toThrow(OpenAIAbortedError);
     expect(fake.requests).toHaveLength(0);
     expect(ex.budgetUsed('u1')['input token']).toBe(0);
     expect(ex.budgetUsed('u1')['LLM call']).toBe(0);

@@ -3,9 +3,7 @@
  * helpers, and saving a turn by hand.
  */
 import {
-  type AppendEnqueue,
   AUTHORITY_POLICY,
-  assertId,
   type Belief,
   ClosedError,
   type ContextBlock,
@@ -15,6 +13,7 @@ import {
   type Scope,
   type ScoredBelief,
 } from '@mem01/engine';
+import { type AppendEnqueue, assertId } from '@mem01/engine/store-kit';
 import type { Agent, AgentOutputType, RunContext } from '@openai/agents';
 import { turnOf } from './items.js';
 import type { MemSession } from './mem-session.js';

@@ -4,9 +4,6 @@
  */
 import { createHash } from 'node:crypto';
 import {
-  type AppendEnqueue,
-  assertId,
-  assertText,
   type Belief,
   ClosedError,
   describeError,
@@ -14,8 +11,8 @@ import {
   normalizeScope,
   type OutboxInput,
   type Scope,
-  stableJson,
 } from '@mem01/engine';
+import { type AppendEnqueue, assertId, assertText, stableJson } from '@mem01/engine/store-kit';
 import type {
   AgentInputItem,
   SessionHistoryTransaction,

@@ -3,10 +3,11 @@
  * to the model as a short string; nothing is thrown into the run.
  */
 import {
-  BELIEF_KINDS,
   type Belief,
   canonicalKey,
   describeError,
+  EXTRACTABLE_KINDS,
+  MAX_QUERY_CHARS,
   neutralise,
   normalizeScope,
 } from '@mem01/engine';
@@ -20,7 +21,7 @@ export interface MemoryToolsOptions extends MemoryHelperOptions {
   readonly readOnly?: boolean | undefined;
 }
 
-const KINDS = BELIEF_KINDS.filter((k) => k !== 'episode') as unknown as [string, ...string[]];
+const KINDS = EXTRACTABLE_KINDS;
 
 function line(b: Belief): string {
   return `${b.id} [${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}] ${neutralise(b.statement)}`;
@@ -55,7 +56,9 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
     execute: ({ query, limit }) =>
       safely(async () => {
         const { runtime, scope } = await helperRuntime(options);
-        const hits = await runtime.engine.recall(scope, query.slice(0, 4000), { limit: limit ?? 8 });
+        const hits = await runtime.engine.recall(scope, query.slice(0, MAX_QUERY_CHARS), {
+          limit: limit ?? 8,
+        });
         return hits.length === 0 ? 'no matching memories' : hits.map((h) => line(h.belief)).join('\n');
       }),
   });

@@ -2,12 +2,12 @@
  * One recall rendered as the memory block, inside a custom span of the SDK trace. The span carries counts,
  * bytes and timing, never belief text or the query.
  */
-import type { Belief, Scope } from '@mem01/engine';
+import { type Belief, MAX_QUERY_CHARS, type Scope } from '@mem01/engine';
 import { type CustomSpanData, getCurrentTrace, type Span, withCustomSpan } from '@openai/agents';
 import type { Runtime } from './resolve-runtime.js';
 
-/** Longest query sent to recall; longer user messages are cut (the head carries the question). */
-export const MAX_QUERY_CHARS = 4000;
+/** Longest query sent to recall (the engine's); longer user messages are cut (the head carries the question). */
+export { MAX_QUERY_CHARS };
 
 export interface RecalledBlock {
   /** The rendered block (always present; it says so when nothing was recalled). */

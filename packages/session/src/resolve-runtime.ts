@@ -3,8 +3,6 @@
  * session runs on, and the fingerprint sessions with identical settings share a runtime by.
  */
 import { createHash } from 'node:crypto';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import {
   ConfigError,
   DEFAULT_CONFIG,
@@ -16,9 +14,10 @@ import {
   type Logger,
   MemoryEngine,
   resolveConfig,
-  stableJson,
   type TranscriptStore,
 } from '@mem01/engine';
+import { stableJson } from '@mem01/engine/store-kit';
+import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
 import { InjectedBlocks } from './items.js';
 
 /** Options that choose the runtime (store, extractor, embedder, engine settings). */
@@ -219,10 +218,8 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
     );
   }
   const credential = apiKey ? `openai:${fingerprint(`${baseURL ?? ''}\u0000${apiKey}`)}` : 'local';
-  // The same rule as store-sqlite's defaultSqlitePath(), computed here without loading the driver.
-  const sqlitePath = databaseUrl
-    ? null
-    : join(nonEmpty(env.MEM01_HOME)?.trim() ?? join(homedir(), '.mem01'), 'memory.db');
+  // The one rule for the default file (store-sqlite's `./paths` loads no driver).
+  const sqlitePath = databaseUrl ? null : defaultSqlitePath(env as NodeJS.ProcessEnv);
   const key = fingerprint(
     JSON.stringify({
       store: options.store

@@ -1,4 +1,5 @@
-import { cosineSimilarity, createBelief } from '@mem01/engine';
+import { createBelief } from '@mem01/engine';
+import { cosineSimilarity } from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreFactory, TARGETS, usesHnsw } from './helpers.js';

@@ -5,13 +5,11 @@ import { DatabaseSync } from 'node:sqlite';
 import {
   CapabilityError,
   CorruptStoreError,
-  FORGOTTEN_MARKER,
   InvalidInputError,
-  normalizeVector,
   SchemaTooNewError,
   StoreError,
-  vectorToBytes,
 } from '@mem01/engine';
+import { FORGOTTEN_MARKER, normalizeVector, vectorToBytes } from '@mem01/engine/store-kit';
 import { describe, expect, it } from 'vitest';
 import { defaultSqlitePath, MIGRATIONS, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/index.js';
 import { migrate } from '../src/migrations.js';

@@ -1,7 +1,8 @@
 /** `mem01 export` and `mem01 import`: versioned JSON Lines, lossless, idempotent, all-or-nothing. */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Belief, BeliefInsert, Embedder, FullStore, Scope } from '@mem01/engine';
+import type { Belief, Embedder, FullStore, Scope } from '@mem01/engine';
+import type { BeliefInsert } from '@mem01/engine/store-kit';
 import cliProgress from 'cli-progress';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

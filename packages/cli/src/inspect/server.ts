@@ -6,7 +6,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type FullStore, Mem01Error, type MemoryEngine, normalizeScope, sanitize } from '@mem01/engine';
+import { type FullStore, Mem01Error, type MemoryAdmin, normalizeScope, sanitize } from '@mem01/engine';
 import { APP_CSS, APP_JS } from './assets.js';
 import {
   beliefPage,
@@ -20,7 +20,7 @@ import {
 } from './html.js';
 
 export interface InspectorOptions {
-  readonly engine: MemoryEngine;
+  readonly engine: MemoryAdmin;
   readonly store: FullStore;
   /** Default 0: a random free port. */
   readonly port?: number | undefined;
@@ -226,7 +226,7 @@ function pageScope(p: URLSearchParams): PageScope {
 }
 
 async function listAll(
-  engine: MemoryEngine,
+  engine: MemoryAdmin,
   scope: { userId: string; namespace: string },
   status: 'active' | 'pending',
 ) {

@@ -12,6 +12,7 @@
  * @packageDocumentation
  */
 
+export { canonicalKey, canonicalValue, createBelief } from '../belief.js';
 export {
   CapabilityError,
   ClosedError,
@@ -64,6 +65,7 @@ export {
   sameScope,
   stableJson,
   typeOf,
+  utf8Length,
   vectorToBytes,
 } from '../util.js';
 export * from './methods.js';

@@ -24,12 +24,17 @@ import { unique } from '../fixtures.js';
 const DIMS = 16;
 const AT = '2026-01-01T00:00:00.000Z';
 
+/**
+ * An engine on the store under test. Beliefs only unless a test asks for episodes: the pipeline's rules are the
+ * same either way, and with episodes a recall may answer with the turn instead of the belief drawn from it.
+ */
 function engine(store: EngineStore, options: Partial<MemoryEngineOptions> = {}): MemoryEngine {
   return new MemoryEngine({
     store,
     extractor: options.extractor ?? new KeyValueExtractor(),
     embedder: options.embedder === undefined ? new WordHashEmbedder(DIMS) : options.embedder,
     ...options,
+    config: { episodic: false, ...options.config },
   });
 }
 
