@@ -74,12 +74,30 @@ export function schemaVersion(c: Connection): number {
 
 /** Writes the WAL back into the database file and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`). */
 export function checkpoint(c: Connection): void {
-  c.op('checkpoint', () => {
-    const row = c.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy?: unknown } | undefined;
-    if (row && Number(row.busy) !== 0) {
-      throw new kit.StoreError(
-        `${c.path}: checkpoint could not complete because another connection is using the file`,
-      );
+  if (!tryCheckpoint(c)) {
+    throw new kit.StoreError(
+      `${c.path}: checkpoint could not complete because another connection is reading the file`,
+    );
+  }
+}
+
+/**
+ * Tries a TRUNCATE checkpoint without waiting: a read transaction on another connection keeps the WAL frames it may
+ * still need, and TRUNCATE would otherwise block this thread for the whole busy timeout. True when the WAL was
+ * written back and emptied.
+ */
+export function tryCheckpoint(c: Connection): boolean {
+  return c.op('checkpoint', () => {
+    const timeout = (c.db.prepare('PRAGMA busy_timeout').get() as { timeout?: unknown } | undefined)?.timeout;
+    c.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      const row = c.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy?: unknown } | undefined;
+      return !row || Number(row.busy) === 0;
+    } catch (err) {
+      if (/SQLITE_BUSY|database is locked/i.test(String((err as Error)?.message))) return false;
+      throw err;
+    } finally {
+      c.db.exec(`PRAGMA busy_timeout = ${Number(timeout ?? 5000)}`);
     }
   });
 }

@@ -6,7 +6,7 @@
 
 import type { Evidence, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
-import { checkpoint } from './admin.js';
+import { tryCheckpoint } from './admin.js';
 import { beliefRow } from './beliefs.js';
 import type { Connection, Method } from './connection.js';
 import { eraseTurnText } from './outbox.js';
@@ -30,17 +30,116 @@ export const forget: Method<'forget'> = (c, scope, id, options) => {
     scrubbed = true;
     return kit.beliefFromRow(beliefRow(c, s, id)!);
   });
-  // The WAL still holds the old pages until a checkpoint; forgetting is rare, so checkpoint now (best effort:
-  // a reader on another connection can keep frames alive until its next checkpoint).
-  if (scrubbed) {
-    try {
-      checkpoint(c);
-    } catch (err) {
-      c.logger.warn(`mem01 sqlite: checkpoint after forget deferred: ${kit.describeError(err)}`);
-    }
-  }
+  // The WAL still holds the old pages until a checkpoint; forgetting is rare, so checkpoint now. A read transaction
+  // on another connection that began before the forget keeps those frames until it ends: then the checkpoint is
+  // retried in the background until it succeeds (see `scrubPending`).
+  if (scrubbed) scrubWal(c);
   return tombstone;
 };
+
+/** First retry of a checkpoint a reader blocked, and the longest wait between retries. */
+const SCRUB_RETRY_MS = 50;
+const SCRUB_RETRY_MAX_MS = 1000;
+
+interface Scrub {
+  timer: ReturnType<typeof setTimeout> | null;
+  delay: number;
+  waiters: Array<() => void>;
+}
+
+/** Connections whose forgotten text may still be in the WAL. */
+const pending = new WeakMap<Connection, Scrub>();
+
+/** Checkpoints now, or keeps retrying in the background until no reader holds the old frames. */
+export function scrubWal(c: Connection): void {
+  if (tryScrub(c)) return;
+  let scrub = pending.get(c);
+  if (!scrub) {
+    scrub = { timer: null, delay: SCRUB_RETRY_MS, waiters: [] };
+    pending.set(c, scrub);
+    c.logger.warn(
+      `mem01 sqlite: ${c.path}: another connection is reading; forgotten text leaves the WAL once it is done (retrying)`,
+    );
+  }
+  schedule(c, scrub);
+}
+
+function schedule(c: Connection, scrub: Scrub): void {
+  if (scrub.timer || c.closed) return;
+  scrub.timer = setTimeout(() => {
+    scrub.timer = null;
+    if (c.closed) return;
+    if (tryScrub(c)) return;
+    scrub.delay = Math.min(SCRUB_RETRY_MAX_MS, scrub.delay * 2);
+    schedule(c, scrub);
+  }, scrub.delay);
+  // A retry must not keep the process alive; `close()` makes a last attempt.
+  scrub.timer.unref?.();
+}
+
+function tryScrub(c: Connection): boolean {
+  let done = false;
+  try {
+    done = tryCheckpoint(c);
+  } catch (err) {
+    c.logger.warn(`mem01 sqlite: checkpoint after forget failed: ${kit.describeError(err)}`);
+  }
+  if (done) {
+    const scrub = pending.get(c);
+    if (scrub) {
+      if (scrub.timer) clearTimeout(scrub.timer);
+      pending.delete(c);
+      for (const w of scrub.waiters) w();
+    }
+  }
+  return done;
+}
+
+/** Whether forgotten text may still be in the WAL (a reader blocked the checkpoint after a forget). */
+export function scrubPending(c: Connection): boolean {
+  return pending.has(c);
+}
+
+/**
+ * Resolves once no forgotten text is left in the WAL; rejects with `StoreError` when a reader still blocks the
+ * checkpoint after `timeoutMs`.
+ */
+export function flushForgotten(c: Connection, timeoutMs: number): Promise<void> {
+  const scrub = pending.get(c);
+  if (!scrub || tryScrub(c)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      scrub.waiters = scrub.waiters.filter((w) => w !== done);
+      reject(
+        new kit.StoreError(
+          `${c.path}: forgotten text is still in the WAL after ${timeoutMs} ms: another connection keeps reading`,
+        ),
+      );
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    scrub.waiters.push(done);
+    // Look again soon rather than at the back-off's pace.
+    if (scrub.timer) clearTimeout(scrub.timer);
+    scrub.timer = null;
+    scrub.delay = SCRUB_RETRY_MS;
+    schedule(c, scrub);
+  });
+}
+
+/** At close: one last attempt, and no timer left behind. */
+export function finishScrub(c: Connection): void {
+  const scrub = pending.get(c);
+  if (!scrub) return;
+  if (scrub.timer) clearTimeout(scrub.timer);
+  scrub.timer = null;
+  if (!tryScrub(c)) {
+    c.logger.warn(`mem01 sqlite: ${c.path}: closed while a reader kept forgotten text in the WAL`);
+    pending.delete(c);
+  }
+}
 
 /**
  * Makes the belief of `row` a tombstone and removes its text from the embedding tables, the outbox turns it came

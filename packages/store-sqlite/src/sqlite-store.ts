@@ -10,7 +10,7 @@ import * as kit from '@mem01/engine/store-kit';
 import * as admin from './admin.js';
 import * as beliefs from './beliefs.js';
 import { Connection, type ConnectionInit, STORE_NAME } from './connection.js';
-import { forget } from './forget.js';
+import { finishScrub, flushForgotten, forget, scrubPending } from './forget.js';
 import { searchLexical } from './lexical-search.js';
 import * as outbox from './outbox.js';
 import * as transcript from './transcript.js';
@@ -65,13 +65,35 @@ export class SqliteStore extends kit.storeClass<Connection>(ROLES) implements Fu
     };
   }
 
-  /** Writes the WAL back into the database file and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`). After a
-   * forget, this is what makes the forgotten bytes leave the WAL file. Throws when another connection blocks it. */
+  /** Writes the WAL back into the database file and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`), without
+   * waiting. Throws `StoreError` when another connection's read transaction blocks it. */
   checkpoint(): void {
     admin.checkpoint(this.#c);
   }
 
+  /**
+   * True while text forgotten on this connection may still be in the WAL file: `forget` checkpoints at once, but a
+   * read transaction on another connection (another process, say) that began before the forget keeps those WAL
+   * frames until it ends. The store then retries the checkpoint in the background (every 50 ms to 1 s) until it
+   * succeeds, and once more at `close()`.
+   */
+  get scrubPending(): boolean {
+    return scrubPending(this.#c);
+  }
+
+  /**
+   * Resolves once no forgotten text is left in the WAL (at once when nothing is pending). Rejects with `StoreError`
+   * when another connection still reads the old frames after `timeoutMs` (default 30 s).
+   */
+  flushForgotten(options: { readonly timeoutMs?: number | undefined } = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 0)
+      throw new kit.InvalidInputError('timeoutMs', 'must be a non-negative integer');
+    return flushForgotten(this.#c, timeoutMs);
+  }
+
   async close(): Promise<void> {
+    if (!this.#c.closed) finishScrub(this.#c);
     await this.#c.close();
   }
 }
