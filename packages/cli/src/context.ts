@@ -10,7 +10,7 @@ import {
 } from '@mem01/engine';
 import { CliError, UsageError } from './errors.js';
 import type { CliIo } from './io.js';
-import { describeTarget, resolveStoreTarget, type StoreTarget } from './store-target.js';
+import { describeTarget, redactUrl, resolveStoreTarget, type StoreTarget } from './store-target.js';
 
 /** Options every command shares (commander's global options). */
 export interface GlobalOptions {
@@ -67,7 +67,13 @@ function quietLogger(io: CliIo | undefined) {
 /** Opens a store for a target. Each adapter is imported only when used. */
 export async function openStore(
   target: StoreTarget,
-  options: { dimensions?: number | undefined; schema?: string | undefined; io?: CliIo | undefined } = {},
+  options: {
+    dimensions?: number | undefined;
+    schema?: string | undefined;
+    io?: CliIo | undefined;
+    /** May create or migrate the schema (`mem01 migrate`, `mem01 import`). */
+    create?: boolean | undefined;
+  } = {},
 ): Promise<FullStore> {
   if (target.kind === 'sqlite') {
     const { openSqliteStore } = await import('@mem01/store-sqlite');
@@ -79,12 +85,33 @@ export async function openStore(
   }
   const { openPostgresStore } = await loadPostgresStore();
   const io = options.io;
-  return openPostgresStore({
-    connectionString: target.connectionString,
-    schema: options.schema,
-    dimensions: options.dimensions,
-    logger: quietLogger(io),
-  });
+  const schema = options.schema ?? 'mem01';
+  try {
+    return await openPostgresStore({
+      connectionString: target.connectionString,
+      schema,
+      dimensions: options.dimensions,
+      logger: quietLogger(io),
+      // Only `migrate` and `import` may create or upgrade the schema: reading a mistyped one creates nothing.
+      migrate: options.create === true,
+      // A server restarting is waited for briefly; a wrong address should fail fast at a prompt.
+      openRetryMs: 2000,
+    });
+  } catch (err) {
+    if (options.create !== true && /is not migrated/.test(String((err as Error)?.message))) {
+      throw new CliError(
+        'not_found',
+        `no mem01 schema "${schema}" in ${redactUrl(target.connectionString)} (check --pg-schema, or create it with mem01 migrate)`,
+      );
+    }
+    if (options.create !== true && /older than/.test(String((err as Error)?.message))) {
+      throw new CliError(
+        'schema_outdated',
+        `the mem01 schema "${schema}" is from an older version: upgrade it with mem01 migrate`,
+      );
+    }
+    throw err;
+  }
 }
 
 type PostgresModule = typeof import('@mem01/store-postgres');
@@ -155,7 +182,12 @@ export async function withContext<T>(
     target.kind === 'sqlite' && !target.path ? await defaultSqlitePath(io.env) : '',
   );
   // The store first: a wrong path or an unreachable server fails before the embedder is loaded.
-  const store = await openStore(target, { dimensions: extra.dimensions, schema: opts.pgSchema, io });
+  const store = await openStore(target, {
+    dimensions: extra.dimensions,
+    schema: opts.pgSchema,
+    io,
+    create: extra.create,
+  });
   let embedder: Embedder | null = null;
   try {
     embedder = extra.needsEmbedder === false ? null : await loadEmbedder(choice);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Belief } from '@mem01/engine';
 import { openPostgresStore } from '@mem01/store-postgres';
 import { openSqliteStore, SQLITE_SCHEMA_VERSION as V } from '@mem01/store-sqlite';
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, copyDb, runBin, runInProcess, seedFixture, seedStore, tempDir, USER, XSS } from './helpers.js';
 
@@ -461,6 +462,33 @@ describe('on PostgreSQL', () => {
   });
 });
 
+describe('read-only commands create nothing', () => {
+  it('a mistyped --pg-schema is reported, and no schema is created', async () => {
+    const url = process.env.MEM01_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const typo = `mem01_typo_${Date.now().toString(36)}`;
+    for (const args of [
+      ['users'],
+      ['beliefs', '--user', USER],
+      ['recall', '--user', USER, 'city'],
+      ['doctor'],
+    ]) {
+      const r = await runInProcess(['--db', url, '--pg-schema', typo, ...args]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`no mem01 schema "${typo}"`));
+    }
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const found = await client.query('select 1 from information_schema.schemata where schema_name = $1', [
+        typo,
+      ]);
+      expect(found.rowCount).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+});
+
 describe('migrate, usage and errors', () => {
   it('migrate creates a file at the current schema and then reports it up to date', async () => {
     const db = join(dir, 'new.db');
@@ -503,7 +531,8 @@ describe('migrate, usage and errors', () => {
       env: { DATABASE_URL: 'postgres://mem01:hunter2-secret@127.0.0.1:1/test?connect_timeout=2' },
     });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error \[store_error\]/);
+    // Warnings while it retries briefly, then one error line.
+    expect(r.stderr).toMatch(/^error \[store_error\]/m);
     expect(r.stdout + r.stderr).not.toContain('hunter2-secret');
   });
 });

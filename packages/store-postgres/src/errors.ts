@@ -52,6 +52,17 @@ export function isRetryableConflict(err: unknown): boolean {
   return code !== undefined && RETRY_CODES.has(code);
 }
 
+/**
+ * The server could not be reached or is not ready yet: worth retrying an open (connection refused, terminated,
+ * "the database system is starting up" 57P03, too many connections 53300). Looks through a mem01 error's cause.
+ */
+export function isTransientOpenFailure(err: unknown): boolean {
+  const inner = err instanceof kit.Mem01Error && err.cause !== undefined ? err.cause : err;
+  if (inner instanceof kit.Mem01Error) return false;
+  const code = sqlState(inner);
+  return code === '53300' || isConnectionLoss(inner) || isPoolTimeout(inner);
+}
+
 export function isPoolTimeout(err: unknown): boolean {
   return /timeout exceeded when trying to connect/i.test(messageOf(err));
 }

@@ -43,6 +43,12 @@ export interface PostgresStoreOptions {
    * would visit other users' vectors to find this one's. Default 5000.
    */
   readonly smallScopeRows?: number | undefined;
+  /**
+   * How long opening keeps retrying, with a growing pause, while the server cannot be reached or is restarting
+   * (connection refused or terminated, "the database system is starting up", too many connections). Default
+   * 10 000 ms; 0 never retries. Other errors (bad credentials, a newer schema) fail at once.
+   */
+  readonly openRetryMs?: number | undefined;
 }
 
 export interface ResolvedOptions {
@@ -54,6 +60,7 @@ export interface ResolvedOptions {
   readonly logger: Logger;
   readonly migrate: boolean;
   readonly smallScopeRows: number;
+  readonly openRetryMs: number;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -99,9 +106,17 @@ export function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
     connectionTimeoutMs: options.connectionTimeoutMs ?? (options.pool || options.db ? null : 10_000),
     logger: options.logger ?? defaultLogger,
     migrate: options.migrate ?? true,
+    openRetryMs:
+      options.openRetryMs === undefined ? 10_000 : nonNegativeInt(options.openRetryMs, 'openRetryMs'),
     smallScopeRows:
       options.smallScopeRows === undefined
         ? SMALL_SCOPE_ROWS
         : positiveInt(options.smallScopeRows, 'smallScopeRows'),
   };
+}
+
+function nonNegativeInt(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    throw new kit.InvalidInputError(field, `must be a non-negative integer, got ${String(value)}`);
+  return value;
 }

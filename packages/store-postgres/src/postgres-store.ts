@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import * as admin from './admin.js';
 import * as beliefs from './beliefs.js';
 import { PgConnection, STORE_NAME } from './connection.js';
+import { isTransientOpenFailure } from './errors.js';
 import { forget } from './forget.js';
 import { searchLexical } from './lexical-search.js';
 import type { PostgresStoreOptions, ResolvedOptions } from './options.js';
@@ -29,14 +30,24 @@ export { POSTGRES_SCHEMA_VERSION } from './migrations.js';
  */
 export async function openPostgresStore(options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const store = new PostgresStore(options);
-  try {
-    if (store.options.migrate) await store.migrate();
-    else await store.load();
-  } catch (err) {
-    await store.close();
-    throw err;
+  const deadline = Date.now() + store.options.openRetryMs;
+  // A server that is restarting refuses or drops connections for a while: every process starting then would fail.
+  for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
+    try {
+      if (store.options.migrate) await store.migrate();
+      else await store.load();
+      return store;
+    } catch (err) {
+      if (!isTransientOpenFailure(err) || Date.now() + pause > deadline) {
+        await store.close();
+        throw err;
+      }
+      store.options.logger.warn(
+        `mem01 postgres: cannot open yet (${kit.describeError(err)}); retrying in ${pause} ms`,
+      );
+      await new Promise((r) => setTimeout(r, pause));
+    }
   }
-  return store;
 }
 
 /** The port methods, from the role modules. */

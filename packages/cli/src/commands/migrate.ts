@@ -54,6 +54,7 @@ export async function migrateCommand(io: CliIo, opts: GlobalOptions): Promise<vo
   const store = await openStore(path !== null ? { kind: 'sqlite', path } : target, {
     schema: opts.pgSchema,
     io,
+    create: true,
   });
   let after: number;
   try {
