@@ -40,7 +40,7 @@ import { validateOperations } from './reconcile.js';
 import { assertPosition } from './store-input.js';
 import { clip } from './text.js';
 import type { Scope, Usage } from './types.js';
-import { assertId, assertText, normalizeScope } from './util.js';
+import { assertId, assertText, contentHash, normalizeScope } from './util.js';
 
 /** Kinds the extractor may confirm, supersede or retract (episodes are the engine's own). */
 export const EXTRACTABLE_KINDS = [
@@ -55,6 +55,10 @@ export const EXTRACTABLE_KINDS = [
 
 /** The longest wait between retries of a user whose store calls fail. */
 const MAX_STORE_BACKOFF_MS = 30_000;
+/** A user turn repeating the conversation's previous one within this window is the same message saved twice. */
+const REPEAT_WINDOW_MS = 10 * 60_000;
+/** Conversations whose latest user turn is remembered for that check. */
+const MAX_REMEMBERED_CONVERSATIONS = 10_000;
 /** How often `flush` looks again at turns another worker holds. */
 const FLUSH_POLL_MS = 100;
 /** The longest wait before retrying a failed extraction in this process. */
@@ -186,6 +190,28 @@ export class WritePipeline {
         this.record(s, err, 1);
       }
     }
+    // One message saved twice (through the session and through `saveTurn`, say) is accepted once: a user turn that
+    // repeats the conversation's previous user turn within minutes is stored in the transcript, not extracted again.
+    const conversation = `${s.userId}\u0000${s.namespace}\u0000${sessionId}`;
+    let previous = this.lastUserTurns.get(conversation);
+    const fresh: AppendEnqueue[] = [];
+    let repeated = 0;
+    for (const t of turns) {
+      if (t.role !== 'user') {
+        fresh.push(t);
+        continue;
+      }
+      const hash = contentHash(t.text);
+      const at = Date.parse(t.at);
+      if (previous && previous.hash === hash && Math.abs(at - previous.at) <= REPEAT_WINDOW_MS) {
+        repeated++;
+        continue;
+      }
+      fresh.push(t);
+      previous = { hash, at };
+    }
+    turns.splice(0, turns.length, ...fresh);
+    this.core.stats.duplicatesSkipped += repeated;
     const atomic = (transcript as unknown) === (this.core.store as unknown);
     const result = await this.accepting([s.userId], async () => {
       const appended = await transcript.appendItems(s, sessionId, items, {
@@ -208,6 +234,7 @@ export class WritePipeline {
       return { ...appended, accepted: enq.accepted };
     });
     this.core.stats.accepted += result.accepted;
+    if (previous && !result.duplicate) this.rememberUserTurn(conversation, previous);
     if (result.accepted > 0) this.defer(s.userId);
     return { positions: result.positions, duplicate: result.duplicate, accepted: result.accepted };
   }
@@ -246,6 +273,18 @@ export class WritePipeline {
       st.retry = null;
     }
     this.schedule(userId);
+  }
+
+  /** The latest user turn accepted per conversation, newest conversations last (bounded). */
+  private readonly lastUserTurns = new Map<string, { hash: string; at: number }>();
+
+  private rememberUserTurn(conversation: string, turn: { hash: string; at: number }): void {
+    this.lastUserTurns.delete(conversation);
+    this.lastUserTurns.set(conversation, turn);
+    if (this.lastUserTurns.size > MAX_REMEMBERED_CONVERSATIONS) {
+      const oldest = this.lastUserTurns.keys().next().value;
+      if (oldest !== undefined) this.lastUserTurns.delete(oldest);
+    }
   }
 
   // ---------------------------------------------------------------- the barrier

@@ -261,3 +261,33 @@ describe('long turns', () => {
     await engine.close();
   });
 });
+
+describe('one extraction per message', () => {
+  it('a user message saved twice in a conversation (session and saveTurn) is extracted once; said again after a change, it counts', async () => {
+    const store = createMemoryStore();
+    const { engine, extractor } = engineOn(store);
+    const save = (text: string) =>
+      engine.appendTranscript(scope, 'conv', [{ role: 'user', content: text }], {
+        turns: [{ index: 0, role: 'user', text, at: new Date().toISOString() }],
+      });
+    expect((await save('colour=red')).accepted).toBe(1);
+    expect((await save('colour=red')).accepted).toBe(0);
+    expect(await store.getItems(scope, 'conv')).toHaveLength(2);
+    expect((await save('colour=green')).accepted).toBe(1);
+    // Back to red after green: a new message, not a repeat.
+    expect((await save('colour=red')).accepted).toBe(1);
+    expect((await engine.recall(scope, 'colour', { kinds: ['fact'] })).map((h) => h.belief.value)).toEqual([
+      'red',
+    ]);
+    expect(extractor.seen).toHaveLength(3);
+    // Another conversation says the same words: a different message.
+    expect(
+      (
+        await engine.appendTranscript(scope, 'conv-2', [{ role: 'user', content: 'colour=red' }], {
+          turns: [{ index: 0, role: 'user', text: 'colour=red', at: new Date().toISOString() }],
+        })
+      ).accepted,
+    ).toBe(1);
+    await engine.close();
+  });
+});

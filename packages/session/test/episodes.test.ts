@@ -12,9 +12,10 @@ import {
   type MemSessionOptions,
   memSession,
   openMemoryRuntime,
+  saveTurn,
   searchMemories,
 } from '../src/index.js';
-import { agentWith, echoModel, inputText, runner } from './harness.js';
+import { agentWith, echoModel, inputText, RecordingExtractor, runner } from './harness.js';
 
 afterEach(() => closeSharedRuntimes());
 
@@ -169,5 +170,19 @@ describe('strict mode and turns that cannot be accepted', () => {
     expect(new TextEncoder().encode(pasted).byteLength).toBeGreaterThan(16_384);
     await say(options, 'c1', pasted);
     expect(await say(options, 'c2', 'What is the budget for the Oslo office?')).toContain('40,000 euros');
+  });
+});
+
+describe('one extraction per message', () => {
+  it('the same user message saved through the session and through saveTurn is extracted once', async () => {
+    const extractor = new RecordingExtractor();
+    const options = { userId: 'once', store: createMemoryStore(), extractor, embedder: null, env: {} };
+    const session = memSession('conv', options);
+    await runner().run(agentWith(echoModel()), 'pet=parrot', { session, ...session.runConfig() });
+    await saveTurn({ ...options, session, sessionId: 'conv', user: 'pet=parrot', assistant: 'Noted.' });
+    await session.flushMemory();
+    expect(extractor.texts.filter((t) => t === 'pet=parrot')).toHaveLength(1);
+    expect(await session.getItems()).toHaveLength(4);
+    await session.close();
   });
 });
