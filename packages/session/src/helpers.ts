@@ -12,6 +12,7 @@ import {
   renderContextBlock,
   type Scope,
   type ScoredBelief,
+  sanitizeError,
 } from '@mem01/engine';
 import { type AppendEnqueue, assertId } from '@mem01/engine/store-kit';
 import type { Agent, AgentOutputType, RunContext } from '@openai/agents';
@@ -35,6 +36,23 @@ export interface MemoryHelperOptions extends MemoryRuntimeOptions {
   readonly userId?: string | undefined;
   readonly namespace?: string | undefined;
   readonly session?: MemSession | undefined;
+  /**
+   * Called with the (sanitised) error whenever memory degrades (a recall that fails and falls back, a tool call
+   * that fails). Beside the logger; an exception thrown by the callback is ignored.
+   */
+  readonly onError?: ((error: Error) => void) | undefined;
+}
+
+/** @internal Reports a degradation to `onError`, never letting the callback's own failure escape. */
+export function reportError(
+  options: { readonly onError?: ((error: Error) => void) | undefined },
+  err: unknown,
+): void {
+  try {
+    options.onError?.(sanitizeError(err));
+  } catch {
+    // The callback's failure must not break the run it reports on.
+  }
 }
 
 /** @internal */
@@ -145,21 +163,27 @@ export async function saveTurn(
 }
 
 /** Options of {@link memoryInstructions}. */
-export interface MemoryInstructionsOptions extends MemoryHelperOptions {
+export interface MemoryInstructionsOptions extends Omit<MemoryHelperOptions, 'userId'> {
   /**
-   * `profile`: the newest active beliefs; `query`: recall for the run's input; `full`: both. The query is
-   * `query(runContext)` when given, else the latest user text of `session`'s current run, else
+   * `profile` (default): the newest active beliefs; `query`: recall for the run's input; `full`: both. The query
+   * is `query(runContext)` when given, else the latest user text of `session`'s current run, else
    * `runContext.context` when it is a string or has a string `input`/`query` field; otherwise a profile.
    */
-  readonly mode: 'profile' | 'query' | 'full';
+  readonly mode?: 'profile' | 'query' | 'full' | undefined;
+  /**
+   * Whose memory: a user id, or a function of the run context resolved on every run, for an app that serves many
+   * users with one agent (e.g. `(ctx) => ctx.context.userId`).
+   */
+  readonly userId?: string | ((runContext: RunContext<unknown>) => string) | undefined;
   readonly query?: ((runContext: RunContext<unknown>) => string | undefined) | undefined;
   readonly budgetBytes?: number | undefined;
 }
 
-type Instructions<TContext> = (
-  runContext: RunContext<TContext>,
-  agent: Agent<TContext, AgentOutputType>,
-) => Promise<string>;
+/**
+ * Dynamic instructions for an agent of any output type: the agent parameter is taken as `unknown` so the function
+ * is assignable to `Agent<TContext, TOutput>['instructions']` whatever `TOutput` is.
+ */
+type Instructions<TContext> = (runContext: RunContext<TContext>, agent: unknown) => Promise<string>;
 
 /**
  * Dynamic agent instructions: `base` followed by the recalled memory block and the authority policy.
@@ -174,15 +198,22 @@ export function memoryInstructions<TContext = unknown>(
       ) => string | Promise<string>),
   options: MemoryInstructionsOptions,
 ): Instructions<TContext> {
-  if (!options || !['profile', 'query', 'full'].includes(options.mode)) {
+  if (!options || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
+  const mode = options.mode ?? 'profile';
+  if (!['profile', 'query', 'full'].includes(mode)) {
     throw new InvalidInputError('mode', 'must be profile, query or full');
   }
-  if (!options.session) normalizeScope({ userId: options.userId, namespace: options.namespace });
+  const perRun = typeof options.userId === 'function' ? options.userId : null;
+  if (!options.session && !perRun) normalizeScope({ userId: options.userId, namespace: options.namespace });
   return async (runContext, agent) => {
-    const baseText = typeof base === 'function' ? await base(runContext, agent) : base;
+    const baseText =
+      typeof base === 'function' ? await base(runContext, agent as Agent<TContext, AgentOutputType>) : base;
     let runtime: Runtime | undefined;
     try {
-      const resolved = await helperRuntime(options);
+      const userId = perRun
+        ? perRun(runContext as RunContext<unknown>)
+        : (options.userId as string | undefined);
+      const resolved = await helperRuntime({ ...options, userId });
       runtime = resolved.runtime;
       const budget = options.budgetBytes ?? runtime.budgetBytes;
       const beliefs: Belief[] = [];
@@ -195,21 +226,22 @@ export function memoryInstructions<TContext = unknown>(
           }
         }
       };
-      const query = options.mode === 'profile' ? '' : queryOf(options, runContext as RunContext<unknown>);
+      const query = mode === 'profile' ? '' : queryOf(options, runContext as RunContext<unknown>);
       const recall = async (q: string, purpose: string) =>
         add(
           (await recallBlock(runtime as Runtime, resolved.scope, q, { budgetBytes: budget, purpose }))
             .beliefs,
         );
       if (query) await recall(query, 'instructions');
-      if (options.mode !== 'query' || !query) await recall('', 'profile');
+      if (mode !== 'query' || !query) await recall('', 'profile');
       if (beliefs.length === 0) return baseText;
-      const block = renderContextBlock(beliefs, budget);
+      const block = renderContextBlock(beliefs, budget, { query });
       return `${baseText}\n\n${block.text}\n\n${AUTHORITY_POLICY}`;
     } catch (err) {
       runtime?.logger?.warn(
         `mem01: memory instructions fell back to the base instructions: ${String((err as Error)?.message ?? err)}`,
       );
+      reportError(options, err);
       return baseText;
     }
   };

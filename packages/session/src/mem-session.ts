@@ -5,12 +5,15 @@
 import { createHash } from 'node:crypto';
 import {
   type Belief,
+  type BeliefKind,
   ClosedError,
   describeError,
   InvalidInputError,
+  Mem01Error,
   normalizeScope,
   type OutboxInput,
   type Scope,
+  sanitizeError,
 } from '@mem01/engine';
 import { type AppendEnqueue, assertId, assertText, stableJson } from '@mem01/engine/store-kit';
 import type {
@@ -36,6 +39,17 @@ export interface MemSessionOptions extends MemoryRuntimeOptions {
   readonly userId: string;
   /** Optional partition of the user's memory (a project or an agent). */
   readonly namespace?: string | undefined;
+  /**
+   * `false`: the session keeps its transcript in the shared store but never reads or feeds long-term memory (no
+   * recall into runs, nothing accepted for extraction). Default true.
+   */
+  readonly longTerm?: boolean | undefined;
+  /**
+   * Called with the (sanitised) error whenever long-term memory degrades: a failed recall or enqueue, a failed
+   * barrier, and an extraction failure, reported at this session's next operation. Beside `lastMemoryError` and
+   * the logger; an exception thrown by the callback is ignored.
+   */
+  readonly onError?: ((error: Error) => void) | undefined;
 }
 
 /** Options of {@link MemSession.memoryHistory}. */
@@ -44,6 +58,10 @@ export interface MemoryHistoryOptions {
   readonly includeInvalidated?: boolean | undefined;
   /** At most this many, the newest. Default all. */
   readonly limit?: number | undefined;
+  /** Only beliefs with evidence from this conversation (for example what one conversation taught). */
+  readonly sessionId?: string | undefined;
+  /** Only these kinds (`['episode']`: what the user said, turn by turn). */
+  readonly kinds?: readonly BeliefKind[] | undefined;
 }
 
 /**
@@ -75,6 +93,10 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
   private localError: string | null = null;
   private lastQuery = '';
   private opened: Runtime | null = null;
+  private readonly longTerm: boolean;
+  private readonly onError: ((error: Error) => void) | undefined;
+  /** The pipeline failure last reported to `onError`, so each one is reported once. */
+  private reportedPipelineError: string | null = null;
 
   constructor(sessionId: string, options: MemSessionOptions) {
     assertId(sessionId, 'sessionId');
@@ -82,6 +104,14 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     this.sessionId = sessionId;
     this.scope = normalizeScope({ userId: options.userId, namespace: options.namespace });
     this.strict = options.strict ?? false;
+    if (options.longTerm !== undefined && typeof options.longTerm !== 'boolean') {
+      throw new InvalidInputError('longTerm', 'must be a boolean');
+    }
+    if (options.onError !== undefined && typeof options.onError !== 'function') {
+      throw new InvalidInputError('onError', 'must be a function');
+    }
+    this.longTerm = options.longTerm ?? true;
+    this.onError = options.onError;
     this.given = checkGivenRuntime(options);
     this.spec = this.given ? null : resolveRuntime(options);
   }
@@ -98,7 +128,29 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     }
     this.opened = runtime;
     if (runtime.engine.isClosed) throw new ClosedError('mem01session runtime');
+    this.reportPipelineError(runtime);
     return runtime;
+  }
+
+  /** An extraction failure recorded since the last operation goes to `onError`, once. */
+  private reportPipelineError(runtime: Runtime): void {
+    if (!this.onError || !this.longTerm) return;
+    const current = runtime.engine.lastError(this.scope);
+    if (current === null) {
+      this.reportedPipelineError = null;
+      return;
+    }
+    if (current === this.reportedPipelineError) return;
+    this.reportedPipelineError = current;
+    this.notify(new Mem01Error('pipeline_error', `memory pipeline failure: ${current}`));
+  }
+
+  private notify(error: Error): void {
+    try {
+      this.onError?.(error);
+    } catch {
+      // A failing callback must not break the run it reports on.
+    }
   }
 
   // ---------------------------------------------------------------- Session
@@ -179,10 +231,12 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     if (kept.length === 0 && !always) return;
     const at = new Date().toISOString();
     const turns: AppendEnqueue[] = [];
-    kept.forEach((item, index) => {
-      const turn = turnOf(item);
-      if (turn) turns.push({ index, role: turn.role, text: turn.text, at });
-    });
+    if (this.longTerm) {
+      kept.forEach((item, index) => {
+        const turn = turnOf(item);
+        if (turn) turns.push({ index, role: turn.role, text: turn.text, at });
+      });
+    }
     // The engine stores the items and accepts the turns in one transaction, and its read barrier knows about them:
     // the user's next recall, in this run or the next, waits for their extraction. An unacceptable turn fails the
     // call in strict mode before anything is written, and is recorded (its item still stored) otherwise.
@@ -197,6 +251,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
    */
   runConfig(): MemoryRunConfig {
     if (this.closed) throw new ClosedError(`memSession ${this.sessionId}`);
+    if (!this.longTerm) return passThroughRunConfig();
     return createRunConfig({
       scope: this.scope,
       strict: this.strict,
@@ -224,11 +279,19 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
       throw new InvalidInputError('limit', 'must be a positive integer');
     }
+    if (options.sessionId !== undefined) assertId(options.sessionId, 'sessionId');
+    if (options.kinds !== undefined && !Array.isArray(options.kinds)) {
+      throw new InvalidInputError('kinds', 'must be an array of belief kinds');
+    }
     const rt = await this.runtime();
     const all = await rt.engine.history(this.scope);
-    const kept = options.includeInvalidated
-      ? all
-      : all.filter((b) => b.status === 'active' || b.status === 'pending');
+    const kinds = options.kinds ? new Set(options.kinds) : null;
+    const kept = all.filter(
+      (b) =>
+        (options.includeInvalidated || b.status === 'active' || b.status === 'pending') &&
+        (kinds === null || kinds.has(b.kind)) &&
+        (options.sessionId === undefined || b.evidence.some((e) => e.sessionId === options.sessionId)),
+    );
     return limit === undefined ? kept : kept.slice(-limit);
   }
 
@@ -258,21 +321,27 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
   }
 
   /**
-   * Forgets every active and pending belief of this user and namespace (content-free tombstones stay).
-   * Returns how many were forgotten. Transcripts are not touched (see {@link clearSession}).
+   * Erases the content of every belief of this user and namespace, in every status (superseded and retracted ones
+   * too, with their text and embeddings, and the episodes), after the user's accepted writes. Returns how many were
+   * erased. Content-free tombstones stay (ids, versions, times; no text), so a writer racing the erase finds a
+   * record to conflict with rather than recreating one. Transcripts are not touched (see {@link clearSession}).
    */
   async clearMemory(): Promise<number> {
     const rt = await this.runtime();
     await rt.engine.flush(this.scope);
     let count = 0;
-    for (;;) {
-      const page = await rt.engine.list(this.scope, { statuses: ['active', 'pending'], limit: 500 });
-      if (page.items.length === 0) return count;
-      for (const b of page.items) {
-        await rt.engine.forget(this.scope, b.id);
+    for (const b of await rt.engine.history(this.scope)) {
+      if (b.status === 'forgotten') continue;
+      const current = await rt.engine.get(this.scope, b.id);
+      // A belief's episodes are forgotten with it: they may be gone by the time the loop reaches them.
+      if (!current || current.status === 'forgotten') {
         count++;
+        continue;
       }
+      await rt.engine.forget(this.scope, b.id);
+      count++;
     }
+    return count;
   }
 
   /** The latest memory failure for this user (recall here, or extraction in the pipeline), sanitized; else null. */
@@ -287,6 +356,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     const message = describeError(err);
     this.localError = message;
     this.opened?.logger?.warn(`mem01: ${message}`);
+    this.notify(sanitizeError(err));
   }
 
   /** Releases this session's share of the runtime; the last one drains accepted writes and closes it. Idempotent. */
@@ -302,6 +372,11 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     return this.closed;
   }
 
+  /** `await using session = memSession(...)`: closes it at the end of the block. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   /** Shows ids and scope only: no stores, keys or connection strings. */
   toJSON(): Record<string, unknown> {
     return { type: 'MemSession', sessionId: this.sessionId, scope: this.scope, strict: this.strict };
@@ -310,6 +385,14 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `MemSession ${JSON.stringify(this.toJSON())}`;
   }
+}
+
+/** Hooks that leave the run as the SDK would run it without memory (`longTerm: false`). */
+function passThroughRunConfig(): MemoryRunConfig {
+  return {
+    sessionInputCallback: (history, newItems) => [...history, ...newItems],
+    callModelInputFilter: ({ modelData }) => modelData,
+  };
 }
 
 function checkTransaction(args: SessionHistoryTransactionArgs): {

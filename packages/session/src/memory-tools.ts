@@ -13,7 +13,7 @@ import {
 } from '@mem01/engine';
 import { type FunctionTool, tool } from '@openai/agents';
 import { z } from 'zod';
-import { helperRuntime, type MemoryHelperOptions } from './helpers.js';
+import { helperRuntime, type MemoryHelperOptions, reportError } from './helpers.js';
 
 /** Options of {@link createMemoryTools}. */
 export interface MemoryToolsOptions extends MemoryHelperOptions {
@@ -27,10 +27,11 @@ function line(b: Belief): string {
   return `${b.id} [${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}] ${neutralise(b.statement)}`;
 }
 
-async function safely(fn: () => Promise<string>): Promise<string> {
+async function safely(options: MemoryToolsOptions, fn: () => Promise<string>): Promise<string> {
   try {
     return await fn();
   } catch (err) {
+    reportError(options, err);
     return `memory error: ${describeError(err).slice(0, 200)}`;
   }
 }
@@ -54,7 +55,7 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
       limit: z.number().int().min(1).max(50).nullable().describe('Most notes to return (default 8)'),
     }),
     execute: ({ query, limit }) =>
-      safely(async () => {
+      safely(options, async () => {
         const { runtime, scope } = await helperRuntime(options);
         const hits = await runtime.engine.recall(scope, query.slice(0, MAX_QUERY_CHARS), {
           limit: limit ?? 8,
@@ -69,7 +70,7 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
       limit: z.number().int().min(1).max(100).nullable().describe('Most notes to return (default 20)'),
     }),
     execute: ({ limit }) =>
-      safely(async () => {
+      safely(options, async () => {
         const { runtime, scope } = await helperRuntime(options);
         const page = await runtime.engine.list(scope, {
           statuses: ['active', 'pending'],
@@ -98,7 +99,7 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
         .describe('One sentence, e.g. "The user lives in San Francisco."'),
     }),
     execute: ({ kind, attribute, value, statement }) =>
-      safely(async () => {
+      safely(options, async () => {
         const { runtime, scope } = await helperRuntime(options);
         const b = await runtime.engine.remember(scope, {
           kind: kind as Belief['kind'],
@@ -118,7 +119,7 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
       text: z.string().min(1).max(2000).describe('The corrected note'),
     }),
     execute: ({ id, text }) =>
-      safely(async () => {
+      safely(options, async () => {
         const { runtime, scope } = await helperRuntime(options);
         const b = await runtime.engine.correct(scope, id, text);
         return `updated: ${id} is replaced by ${b.id}`;
@@ -129,7 +130,7 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
     description: 'Forget a remembered note by id (from search or list). Its content is erased.',
     parameters: z.object({ id: z.string().min(1).max(100) }),
     execute: ({ id }) =>
-      safely(async () => {
+      safely(options, async () => {
         const { runtime, scope } = await helperRuntime(options);
         await runtime.engine.forget(scope, id);
         return `forgotten ${id}`;

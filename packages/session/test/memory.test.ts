@@ -378,8 +378,12 @@ describe('lifecycle and memory management', () => {
     await session.clearSession();
     expect(await session.getItems()).toEqual([]);
     expect((await session.memoryHistory()).map((b) => b.value)).toEqual(['San Francisco']);
-    expect(await session.clearMemory()).toBe(1);
+    // The active San Francisco and the superseded New York, whose text is erased too.
+    expect(await session.clearMemory()).toBe(2);
     expect(await session.memoryHistory()).toEqual([]);
+    expect(JSON.stringify(await session.memoryHistory({ includeInvalidated: true }))).not.toMatch(
+      /NYC|San Francisco/,
+    );
     await expect(session.memoryHistory({ limit: 0 })).rejects.toMatchObject({ code: 'invalid_input' });
     await session.close();
   });
