@@ -113,6 +113,11 @@ const ADDS: [string, Expected[]][] = [
   ['My goal is to learn Spanish', [['goal', 'user', 'goal:learn_spanish', 'learn Spanish']]],
   ["I'm planning to visit Japan", [['goal', 'user', 'goal:visit_japan', 'visit Japan']]],
   ["I'd love to write a novel", [['goal', 'user', 'goal:write_novel', 'write a novel']]],
+  ['I am working on a novel', [['goal', 'user', 'goal:work_on_novel', 'work on a novel']]],
+  [
+    "I'm currently working on the Q3 budget report",
+    [['goal', 'user', 'goal:work_on_q3_budget_report', 'work on the Q3 budget report']],
+  ],
   ['I decided to buy a Tesla', [['decision', 'user', 'decision:buy_tesla', 'buy a Tesla']]],
   ["I've chosen the blue sofa", [['decision', 'user', 'decision:blue_sofa', 'the blue sofa']]],
   // family

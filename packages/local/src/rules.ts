@@ -850,6 +850,16 @@ export const RULES: readonly Rule[] = [
     },
   },
   {
+    // "I'm working on a novel": an ongoing project, kept as a goal in progress (`goal:work_on_novel`).
+    name: 'working-on',
+    patterns: ['^(i|we) am (currently|still|now)? (working on|busy with) [<v>.+]'],
+    build: (g, ctx) => {
+      const v = text(g, 'v', ctx);
+      if (/^(it|this|that|something|stuff|things)\b/i.test(v)) return null;
+      return goal(`work on ${v}`, ctx);
+    },
+  },
+  {
     name: 'decision',
     patterns: [
       '^(i|we) (have|finally)? (decided|chose|opted|elected|committed|resolved) to [<v>.+]',
