@@ -5,7 +5,7 @@
  */
 import { WordHashEmbedder } from '@mem01/engine/testing';
 import { createMemoryStore } from '@mem01/store-memory';
-import { Agent, RunContext } from '@openai/agents';
+import { Agent, RunContext, Runner, setTraceProcessors } from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -46,6 +46,26 @@ describe('back-to-back runs and every read path see the previous run, with no fl
       const { session } = await afterOneRun();
       const model = echoModel();
       await runner().run(agentWith(model), 'which home city do I have?', { session, ...session.runConfig() });
+      expect(inputText(model.inputs[0]!)).toContain('Lisbon');
+      await session.close();
+    }
+  });
+
+  it('the run hook inside a trace (recall starts as the run prepares its input): 5 of 5', async () => {
+    // Tracing on, exporting nowhere: the SDK then opens a trace per run, and recall starts right away.
+    setTraceProcessors([]);
+    const traced = new Runner();
+    for (let trial = 0; trial < 5; trial++) {
+      const extractor = new RecordingExtractor();
+      const session = memSession('traced', {
+        userId: `traced-${trial}`,
+        store: createMemoryStore(),
+        extractor,
+        embedder: new WordHashEmbedder(),
+      });
+      await traced.run(agentWith(echoModel()), 'home_city=Lisbon', { session, ...session.runConfig() });
+      const model = echoModel();
+      await traced.run(agentWith(model), 'which home city do I have?', { session, ...session.runConfig() });
       expect(inputText(model.inputs[0]!)).toContain('Lisbon');
       await session.close();
     }
