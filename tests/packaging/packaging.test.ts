@@ -252,6 +252,19 @@ describe("the root README's memSession, installed as the README says", () => {
     typecheck(project, 'readme-snippet.ts');
   });
 
+  it("the session README's offline example runs as written: the second conversation recalls the first", () => {
+    const session = readFileSync(join(ROOT, 'packages/session/README.md'), 'utf8');
+    const snippet = codeBlocks(session, 'ts').find((c) => c.includes('ScriptedModel'));
+    assert.ok(snippet, 'the session README has an offline ScriptedModel example');
+    writeFileSync(join(project, 'offline-example.mts'), snippet);
+    const r = spawn(process.execPath, ['offline-example.mts'], {
+      cwd: project,
+      env: userEnv({ MEM01_HOME: join(work, 'offline-example-home') }, process.execPath),
+    });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /Lisbon/);
+  });
+
   it('SQLite (the default): a fact told in the first conversation reaches the model in the second', () => {
     const home = join(work, 'mem01-home');
     const result = conversations(process.execPath, project, 'user-sqlite', { MEM01_HOME: home });
@@ -656,7 +669,9 @@ async function activeStatements(url: string, userId: string): Promise<string[]> 
   const client = await pgClient(url);
   try {
     const { rows } = await client.query(
-      `SELECT statement FROM mem01.beliefs WHERE user_id = $1 AND status = 'active' ORDER BY statement`,
+      // The beliefs drawn from what was said (the turns themselves are kept beside them, as episodes).
+      `SELECT statement FROM mem01.beliefs WHERE user_id = $1 AND status = 'active' AND kind <> 'episode'
+        ORDER BY statement`,
       [userId],
     );
     return rows.map((r) => String(r.statement));
