@@ -86,7 +86,8 @@ export function writeEmbedding(
 export function deleteEmbedding(c: Connection, beliefSeq: number): void {
   const n = c.run('DELETE FROM belief_embeddings WHERE belief_seq = ?', beliefSeq);
   if (c.vectorMode === 'sqlite-vec') {
-    c.run(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, BigInt(beliefSeq));
+    // A file that has never held an embedding has no vec0 table (it is created with the first one's dimension).
+    if (vecTableExists(c)) c.run(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, BigInt(beliefSeq));
   } else if (n > 0 && vecTableExists(c)) {
     markVecStale(c.db);
   }
