@@ -45,11 +45,18 @@ export class TermStatsCache {
   readonly #entries = new Map<string, { readonly df: number; readonly at: number }>();
   /** The index size the cached counts were read at. */
   #since = 0;
+  /** The index size the last search read, if any. */
+  #total: number | undefined;
 
   constructor(
     private readonly maxEntries = 10_000,
     private readonly maxAgeMs = 60_000,
   ) {}
+
+  /** The index size the last search read (a guess for the next one, which checks it), or undefined. */
+  get total(): number | undefined {
+    return this.#total;
+  }
 
   /** The cached count, or undefined when it is missing or too old. */
   get(key: string, now: number): number | undefined {
@@ -72,12 +79,22 @@ export class TermStatsCache {
 
   /** Records the index size of this search; forgets every count when it moved by more than 2%. */
   observeTotal(total: number): void {
+    this.#total = total;
     if (Math.abs(total - this.#since) > this.#since * 0.02) {
       this.#entries.clear();
       this.#since = total;
     }
   }
 }
+
+/** What one FTS5 query asks: its MATCH expression and how many candidates it ranks (-1: every match). */
+interface FtsQuery {
+  readonly match: string;
+  readonly k: number;
+}
+
+/** The first varint of the FTS5 averages record is the number of indexed rows. */
+const TOTAL_STEP: ReadStep = { sql: 'SELECT block FROM belief_fts_data WHERE id = 1', params: [] };
 
 /**
  * Lexical search: BM25 over FTS5, best first, ties by id descending, at most `limit` rows (`score` = -bm25).
@@ -87,6 +104,10 @@ export class TermStatsCache {
  * the index, its token is AND-ed into the MATCH so FTS5 ranks only the scope's rows; otherwise the scope is enforced
  * by the join alone. Either way FTS5 returns only its best `k` candidates (among equal scores, the most recently
  * stored), and `k` grows until `limit` rows pass the scope and status filter or every match has been seen.
+ *
+ * When every count the plan needs is cached, the index size is read in the same batch as the FTS5 query (one read
+ * transaction, one round trip to a search worker) and the plan is checked against it; a plan the new size would
+ * change is thrown away and the search runs again from fresh counts.
  */
 async function searchLexicalRows(
   exec: ReadBatch,
@@ -97,9 +118,40 @@ async function searchLexicalRows(
 ): Promise<Row[]> {
   if (terms.length === 0) return [];
   const scopeKey = `\u0000scope:${target.scopeId}`;
+  const guessTotal = cache.total;
+  if (guessTotal !== undefined) {
+    const guess = planQuery(target, terms, cache, guessTotal, scopeKey, now);
+    if (guess !== undefined) {
+      const [block, rows] = await exec(guess === null ? [TOTAL_STEP] : [TOTAL_STEP, rankStep(target, guess)]);
+      cache.observeTotal(totalOf(block));
+      const actual = planQuery(target, terms, cache, totalOf(block), scopeKey, now);
+      if (actual === null && guess === null) return [];
+      if (actual && guess && actual.match === guess.match && actual.k === guess.k) {
+        return rankRows(exec, target, guess, rows ?? []);
+      }
+    }
+  }
+  let counts = await readCounts(exec, target, terms, cache, scopeKey, now);
+  // The index size moved by more than 2%, so the counts read before are gone: read them at this size.
+  if (terms.some((t) => cache.get(t, now) === undefined)) {
+    counts = await readCounts(exec, target, terms, cache, scopeKey, now);
+  }
+  const query = plan(target, terms, (t) => cache.get(t, now) ?? 0, counts.total, counts.scopeDocs);
+  return query === null ? [] : rankRows(exec, target, query);
+}
+
+/** Reads the index size and the counts the cache lacks (the scope's and the query words'), and caches them. */
+async function readCounts(
+  exec: ReadBatch,
+  target: SearchTarget,
+  terms: readonly string[],
+  cache: TermStatsCache,
+  scopeKey: string,
+  now: number,
+): Promise<{ total: number; scopeDocs: number }> {
   const missing = terms.filter((t) => cache.get(t, now) === undefined);
   const scopeCached = cache.get(scopeKey, now);
-  const steps: ReadStep[] = [{ sql: 'SELECT block FROM belief_fts_data WHERE id = 1', params: [] }];
+  const steps: ReadStep[] = [TOTAL_STEP];
   if (scopeCached === undefined) {
     // Rows holding the scope token (in any column: text that happens to hold it only makes the count larger,
     // which only steers the plan below, never the result).
@@ -127,8 +179,7 @@ async function searchLexicalRows(
     );
   }
   const stats = await exec(steps);
-  const block = stats[0]?.[0]?.block;
-  const total = block instanceof Uint8Array ? (readVarint(block) ?? 0) : 0;
+  const total = totalOf(stats[0]);
   cache.observeTotal(total);
   const scopeDocs = scopeCached ?? Number(stats[1]?.[0]?.doc ?? 0);
   if (scopeCached === undefined) cache.set(scopeKey, scopeDocs, now);
@@ -139,34 +190,91 @@ async function searchLexicalRows(
       cache.set(term, found.get(i + 1) ?? 0, now);
     });
   }
-  if (total === 0 || scopeDocs === 0) return [];
-  const kept = total >= MIN_STATS_DOCS ? terms.filter((t) => (cache.get(t, now) ?? 0) <= total / 2) : terms;
+  return { total, scopeDocs };
+}
+
+function totalOf(rows: readonly Row[] | undefined): number {
+  const block = rows?.[0]?.block;
+  return block instanceof Uint8Array ? (readVarint(block) ?? 0) : 0;
+}
+
+/** The plan from cached counts only: undefined when one is missing, null when the search finds nothing. */
+function planQuery(
+  target: SearchTarget,
+  terms: readonly string[],
+  cache: TermStatsCache,
+  total: number,
+  scopeKey: string,
+  now: number,
+): FtsQuery | null | undefined {
+  const scopeDocs = cache.get(scopeKey, now);
+  if (scopeDocs === undefined || terms.some((t) => cache.get(t, now) === undefined)) return undefined;
+  return plan(target, terms, (t) => cache.get(t, now) ?? 0, total, scopeDocs);
+}
+
+/** The FTS5 query for these counts, or null when nothing can match. */
+function plan(
+  target: SearchTarget,
+  terms: readonly string[],
+  df: (term: string) => number,
+  total: number,
+  scopeDocs: number,
+): FtsQuery | null {
+  if (total === 0 || scopeDocs === 0) return null;
+  const kept = total >= MIN_STATS_DOCS ? terms.filter((t) => df(t) <= total / 2) : terms;
   const words = buildMatch(kept);
-  if (words === null) return [];
+  if (words === null) return null;
   const narrow = scopeDocs * 3 < total;
   const match = narrow
     ? `scope : ${quoteTerm(`s${target.scopeId}`)} AND ${TEXT_COLUMNS} : (${words})`
     : `${TEXT_COLUMNS} : (${words})`;
   // Candidates needed for `limit` rows of this scope: the scope's share of the index when it is not in the MATCH.
   const share = narrow ? 1 : total / Math.max(1, scopeDocs);
-  let k = Math.ceil((target.limit + Math.max(16, target.limit)) * share);
+  const k = Math.ceil((target.limit + Math.max(16, target.limit)) * share);
+  return { match, k: k > MAX_FTS_K ? -1 : k };
+}
+
+/**
+ * One FTS5 query: its best `k` candidates (ties by rowid descending), then, of those in the scope with an allowed
+ * status, the best `limit` by score and id descending. Only those are read from the beliefs table. Every row also
+ * carries `candidates`, how many candidates FTS5 returned; when none passes, one row with no belief carries it.
+ */
+function rankStep(target: SearchTarget, query: FtsQuery): ReadStep {
   const filter = scopeFilter(target, 'b');
+  return {
+    sql: `WITH f AS MATERIALIZED (
+            SELECT rowid, -${BM25} AS score FROM belief_fts WHERE belief_fts MATCH ?
+            ORDER BY score DESC, rowid DESC LIMIT ?
+          ), h AS MATERIALIZED (
+            SELECT f.rowid AS seq, f.score AS score, b.id AS id FROM f CROSS JOIN beliefs b
+              ON b.seq = f.rowid AND ${filter.sql}
+            ORDER BY f.score DESC, b.id DESC LIMIT ?
+          )
+          SELECT c.n AS candidates, h.score AS score, b.* FROM (SELECT count(*) AS n FROM f) c
+            LEFT JOIN h LEFT JOIN beliefs b ON b.seq = h.seq
+          ORDER BY h.score DESC, b.id DESC`,
+    params: [query.match, query.k, ...filter.params, target.limit],
+  };
+}
+
+/** Ranks with `query` (its first batch's rows may be given), asking for 4 times the candidates until `limit` rows
+ * pass the filter or every match has been seen. */
+async function rankRows(
+  exec: ReadBatch,
+  target: SearchTarget,
+  query: FtsQuery,
+  first?: readonly Row[],
+): Promise<Row[]> {
+  let k = query.k;
+  let rows = first;
   for (;;) {
-    if (k > MAX_FTS_K) k = -1; // rank every match
-    const [rows = []] = await exec([
-      {
-        sql: `WITH f AS MATERIALIZED (
-                SELECT rowid, -${BM25} AS score FROM belief_fts WHERE belief_fts MATCH ?
-                ORDER BY score DESC, rowid DESC LIMIT ?
-              )
-              SELECT f.score AS score, b.* FROM f LEFT JOIN beliefs b ON b.seq = f.rowid AND ${filter.sql}
-              ORDER BY f.score DESC, b.id DESC`,
-        params: [match, k, ...filter.params],
-      },
-    ]);
-    // Candidates of other scopes or statuses come back without a belief row.
+    if (rows === undefined) [rows = []] = await exec([rankStep(target, { match: query.match, k })]);
+    // With no candidate passing the filter, the one row carries no belief.
     const hits = rows.filter((r) => r.seq !== null && r.seq !== undefined);
-    if (k === -1 || rows.length < k || hits.length >= target.limit) return hits.slice(0, target.limit);
+    const candidates = Number(rows[0]?.candidates ?? 0);
+    if (k === -1 || candidates < k || hits.length >= target.limit) return hits;
     k *= 4;
+    if (k > MAX_FTS_K) k = -1; // rank every match
+    rows = undefined;
   }
 }
