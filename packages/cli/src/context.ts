@@ -205,7 +205,8 @@ export async function withContext<T>(
     throw err;
   }
   // The CLI never extracts (turns queued by agents stay queued for their workers): the admin facade, no pipeline.
-  const engine = new MemoryAdmin({ store, embedder });
+  // An operator's look at memory is not an agent's recall: it counts no accesses (and so writes nothing).
+  const engine = new MemoryAdmin({ store, embedder, config: { accessCounts: false } });
   const ctx: CliContext = {
     io,
     json: opts.json === true,

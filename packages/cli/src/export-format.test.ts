@@ -74,6 +74,17 @@ describe('export format', () => {
     expect(parseBeliefLine(beliefLine(belief, null).trim(), 2, header).embedding).toBeNull();
   });
 
+  it('round-trips host metadata, origin and access counts (the store checks them on import)', () => {
+    const tagged: Belief = {
+      ...belief,
+      metadata: { crm: { id: 7 }, tags: ['vip'] },
+      origin: { label: 'crm', ref: 'T-1' },
+      accessCount: 3,
+      lastAccessedAt: '2026-01-03T00:00:00.000Z',
+    };
+    expect(parseBeliefLine(beliefLine(tagged, null).trimEnd(), 2, header).belief).toEqual(tagged);
+  });
+
   it('rejects foreign, unversioned and newer files at line 1', () => {
     expectLineError(() => parseHeader('{"format":"other","version":1}'), 1, /not a mem01 export/);
     expectLineError(

@@ -106,6 +106,11 @@ const BELIEF_KEYS = [
   'invalidatedAt',
   'evidence',
   'source',
+  // Optional (schema 5 / Postgres 2 on): host metadata and origin, access counts. The store checks them on import.
+  'metadata',
+  'origin',
+  'accessCount',
+  'lastAccessedAt',
 ] as const;
 
 /** Parses and checks the header (line 1). */

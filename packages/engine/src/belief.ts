@@ -3,6 +3,8 @@ import {
   BELIEF_KINDS,
   type Belief,
   type BeliefKind,
+  type BeliefMetadata,
+  type BeliefOrigin,
   type BeliefSource,
   type Evidence,
   type Scope,
@@ -25,6 +27,10 @@ export interface NewBeliefInput {
   readonly validTo?: string | null;
   readonly at: string;
   readonly id?: string;
+  /** Host metadata, checked by the caller (`validateMetadata`). */
+  readonly metadata?: BeliefMetadata | undefined;
+  /** The host's source label and reference, checked by the caller (`validateOrigin`). */
+  readonly origin?: BeliefOrigin | undefined;
 }
 
 /** Canonical form of a subject or attribute key: trimmed, lower case, inner whitespace and dashes as `_`. */
@@ -87,5 +93,7 @@ export function createBelief(input: NewBeliefInput, maxTextBytes = 8192): Belief
     invalidatedAt: null,
     evidence: input.evidence ? [...input.evidence] : [],
     source: input.source,
+    ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+    ...(input.origin === undefined ? {} : { origin: input.origin }),
   };
 }

@@ -4,10 +4,18 @@
  */
 import type { EngineCore } from './engine-core.js';
 import { episodeKeysOf } from './episodes.js';
-import { DuplicateActiveBeliefError, VersionConflictError } from './errors.js';
-import type { ExtractionTurn } from './ports.js';
-import { beliefKey, operationRefs, type PlanOperation, type ReconcilePlan, reconcile } from './reconcile.js';
-import type { Belief, BeliefSource, Scope } from './types.js';
+import { DuplicateActiveBeliefError, InvalidInputError, VersionConflictError } from './errors.js';
+import type { CapturePolicy, ExtractionTurn, OperationRecord } from './ports.js';
+import {
+  beliefKey,
+  operationRefs,
+  type PlanOperation,
+  type ReconcileOptions,
+  type ReconcilePlan,
+  reconcile,
+} from './reconcile.js';
+import { CAPTURE_DECISIONS } from './store-kit/validate.js';
+import type { Belief, BeliefSource, CaptureDecision, Scope } from './types.js';
 
 /** Attempts of one plan-and-commit before a lost race is reported. */
 const RACE_RETRIES = 8;
@@ -23,6 +31,19 @@ export interface ApplyOptions {
    * checks the caller's `expectedVersion` and the belief's status here, so a retried attempt re-checks them.
    */
   readonly check?: ((byId: ReadonlyMap<string, Belief>) => void) | undefined;
+  /** A capture policy to run on the beliefs the plan would insert (extraction only). */
+  readonly policy?: CapturePolicy | undefined;
+  /** A host's decision for every belief the plan would insert (`remember`'s `state: 'pending'`). */
+  readonly decision?: CaptureDecision | undefined;
+  /** Host metadata and origin of the beliefs the plan inserts; a function of the records read, for each attempt. */
+  readonly stamp?:
+    | ReconcileOptions['stamp']
+    | ((byId: ReadonlyMap<string, Belief>) => ReconcileOptions['stamp'])
+    | undefined;
+  /**
+   * The operation key to record with the commit: its record, given the plan (the result's belief ids and outcome).
+   */
+  readonly journal?: ((plan: ReconcilePlan) => OperationRecord) | undefined;
 }
 
 /** Reconciles `operations` against the current state of `scope` and commits the plan atomically. */
@@ -57,20 +78,19 @@ export async function applyOperations(
             await core.store.getActiveByKeys(scope, dedupeKeys(episodeKeysOf(evidence, core.episodeParts)))
           ).filter((b) => b.kind === 'episode')
         : [];
-    const plan = reconcile(
-      operations,
-      turns,
-      { byId, activeByKey, episodes },
-      {
-        scope,
-        now: core.now(),
-        pendingBelow: core.config.pendingBelow,
-        source: options.source,
-        actor: options.actor,
-        maxTextBytes: core.config.maxTextBytes,
-        requireGrounding: options.source === 'extracted',
-      },
-    );
+    const state = { byId, activeByKey, episodes };
+    const reconcileOptions: ReconcileOptions = {
+      scope,
+      now: core.now(),
+      pendingBelow: core.config.pendingBelow,
+      source: options.source,
+      actor: options.actor,
+      maxTextBytes: core.config.maxTextBytes,
+      requireGrounding: options.source === 'extracted',
+      stamp: typeof options.stamp === 'function' ? options.stamp(byId) : options.stamp,
+    };
+    const decide = await decisions(reconcileOptions, options, (o) => reconcile(operations, turns, state, o));
+    const plan = reconcile(operations, turns, state, { ...reconcileOptions, decide });
     const inserts = await core.embedAll(plan.inserts);
     try {
       await core.store.commit({
@@ -79,6 +99,7 @@ export async function applyOperations(
         updates: plan.updates,
         audit: plan.audit,
         complete: options.complete,
+        ...(options.journal ? { operation: options.journal(plan) } : {}),
       });
     } catch (err) {
       // The store refused the commit because a racing writer changed what this attempt read: read again.
@@ -92,6 +113,39 @@ export async function applyOperations(
     core.stats.operationsDropped += plan.dropped.length;
     return plan;
   }
+}
+
+/**
+ * The decisions for the beliefs a plan would insert: the host's one decision for all, or the capture policy's for each
+ * candidate of a draft plan on the same state (the plan that is committed is made again with them, by the one planner).
+ */
+async function decisions(
+  reconcileOptions: ReconcileOptions,
+  options: ApplyOptions,
+  draft: (o: ReconcileOptions) => ReconcilePlan,
+): Promise<ReconcileOptions['decide']> {
+  const fixed = options.decision;
+  if (fixed !== undefined) return () => ({ decision: fixed, revision: null });
+  const policy = options.policy;
+  if (!policy) return undefined;
+  const byIndex = new Map<number, { decision: CaptureDecision; revision: string }>();
+  for (const c of draft(reconcileOptions).candidates) {
+    const decision = await policy.decide(c.belief, {
+      scope: reconcileOptions.scope,
+      supersedes: c.supersedes,
+      confidence: c.belief.confidence,
+      evidence: c.belief.evidence,
+      proposed: c.proposed,
+    });
+    if (typeof decision !== 'string' || !CAPTURE_DECISIONS.has(decision)) {
+      throw new InvalidInputError(
+        'capturePolicy',
+        `decide() returned ${JSON.stringify(decision) ?? 'undefined'}, not accept, pending or reject`,
+      );
+    }
+    byIndex.set(c.index, { decision, revision: policy.revision });
+  }
+  return (index) => byIndex.get(index);
 }
 
 function dedupeKeys(keys: readonly { subject: string; attribute: string }[]) {

@@ -48,14 +48,68 @@ export interface EngineConfig {
    * them until its lease expires) before it reports them. Default 30 s.
    */
   readonly flushTimeoutMs: number;
+  /**
+   * Refuse a mutation (`correct`, `forget`, `approve`, `reject`, `retract`) that does not give `expectedVersion`, with
+   * `InvalidInputError`. Default false: the version is checked when given, and simple apps may leave it out.
+   */
+  readonly requireVersion: boolean;
+  /**
+   * Capture (`accept`, `appendTranscript` with turns, `remember`) only for a user + namespace with a valid capture
+   * grant (`grantCapture`); otherwise `CaptureNotAuthorizedError`, and nothing is written. Default false. Needs a
+   * store with capture grants (every mem01 store).
+   */
+  readonly requireCaptureGrant: boolean;
+  /** Per-user budgets kept in the store, so that every worker sharing it respects one budget. Default: none. */
+  readonly budgets: EngineBudgets;
+  /**
+   * Count how often recall returns each belief (`accessCount`, `lastAccessedAt`). Counted in memory, never on
+   * recall's path, and written in one batch per scope at most every `accessFlushMs`, at `flush()` and at `close()`.
+   * Default true (with a store that keeps counts; every mem01 store does).
+   */
+  readonly accessCounts: boolean;
+  /** The longest a counted access waits in memory before it is written. Default 5 s. */
+  readonly accessFlushMs: number;
   readonly ranking: RankingConfig;
 }
 
-export type EngineConfigInput = Partial<Omit<EngineConfig, 'ranking'>> & {
+/**
+ * Per-user budgets, in fixed windows of `periodMs` aligned to the Unix epoch (every process computes the same
+ * window), counted in the store. An extraction batch starts only while every counter of the user is under its limit;
+ * what it used is added after the call, so one batch may go over a limit (the next waits for the window). A spent
+ * budget leaves the turns queued until the window ends (`BudgetExceededError.resetAt`). Null: no limit.
+ */
+export interface EngineBudgets {
+  /** Window length. Default one hour. */
+  readonly periodMs: number;
+  /** Extractor (LLM) calls per user per window, as the extractor reports them in `usage.llmCalls`. */
+  readonly llmCallsPerUser: number | null;
+  /** Input tokens per user per window (`usage.inputTokens`). */
+  readonly inputTokensPerUser: number | null;
+  /** Output tokens per user per window (`usage.outputTokens`). */
+  readonly outputTokensPerUser: number | null;
+  /**
+   * Result capacity: the most active beliefs a user may hold, across namespaces, episodes left out (they are the
+   * user's own turns, retired with the beliefs drawn from them). At the cap, extraction waits (retried after
+   * `budgetRetryMs`) and `remember` fails with `BudgetExceededError`, until beliefs are retired, forgotten or erased.
+   */
+  readonly maxActiveBeliefsPerUser: number | null;
+}
+
+export type EngineConfigInput = Partial<Omit<EngineConfig, 'ranking' | 'budgets'>> & {
   readonly ranking?: Partial<RankingConfig> | undefined;
+  readonly budgets?: Partial<EngineBudgets> | undefined;
 };
 
-export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking'> = {
+/** No budget: every limit null. */
+export const NO_BUDGETS: EngineBudgets = {
+  periodMs: 3_600_000,
+  llmCallsPerUser: null,
+  inputTokensPerUser: null,
+  outputTokensPerUser: null,
+  maxActiveBeliefsPerUser: null,
+};
+
+export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
   strict: false,
   pendingBelow: 0.5,
   maxTextBytes: 16_384,
@@ -71,6 +125,10 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking'> = {
   episodic: true,
   budgetRetryMs: 60_000,
   flushTimeoutMs: 30_000,
+  requireVersion: false,
+  requireCaptureGrant: false,
+  accessCounts: true,
+  accessFlushMs: 5_000,
 };
 
 /** Longest query text recall uses; a longer user message is cut (its head carries the question). */
@@ -108,6 +166,11 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   int('candidatesForExtraction', 1, 1000);
   int('budgetRetryMs', 0, 86_400_000);
   int('flushTimeoutMs', 0, 86_400_000);
+  int('accessFlushMs', 1, 86_400_000);
+  for (const flag of ['requireVersion', 'requireCaptureGrant', 'accessCounts'] as const) {
+    if (typeof merged[flag] !== 'boolean') throw new InvalidInputError(`config.${flag}`, 'must be a boolean');
+  }
+  const budgets = resolveBudgets(input?.budgets);
   if (typeof merged.pendingBelow !== 'number' || !(merged.pendingBelow >= 0 && merged.pendingBelow <= 1)) {
     throw new InvalidInputError('config.pendingBelow', 'must be a number between 0 and 1');
   }
@@ -127,7 +190,29 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   if (typeof halfLifeDays !== 'number' || !(halfLifeDays > 0 && Number.isFinite(halfLifeDays))) {
     throw new InvalidInputError('config.ranking.halfLifeDays', 'must be a positive number');
   }
-  return { ...merged, ranking };
+  return { ...merged, ranking, budgets };
+}
+
+function resolveBudgets(input: Partial<EngineBudgets> | undefined): EngineBudgets {
+  if (input !== undefined && (input === null || typeof input !== 'object'))
+    throw new InvalidInputError('config.budgets', 'must be an object');
+  const b = { ...NO_BUDGETS, ...dropUndefined(input ?? {}) };
+  if (!Number.isInteger(b.periodMs) || b.periodMs < 1000 || b.periodMs > 31_622_400_000)
+    throw new InvalidInputError(
+      'config.budgets.periodMs',
+      'must be an integer from 1000 to 31622400000 (a year)',
+    );
+  for (const name of [
+    'llmCallsPerUser',
+    'inputTokensPerUser',
+    'outputTokensPerUser',
+    'maxActiveBeliefsPerUser',
+  ] as const) {
+    const v = b[name];
+    if (v !== null && (!Number.isSafeInteger(v) || v < 1))
+      throw new InvalidInputError(`config.budgets.${name}`, 'must be a positive integer or null');
+  }
+  return b;
 }
 
 function dropUndefined<T extends object>(o: T): Partial<T> {

@@ -2,6 +2,9 @@
  * What every part of the engine shares: the store, the embedder, the resolved configuration, the clock, the
  * logger, counters and event listeners. The write pipeline, recall and lifecycle operations each take one.
  */
+import { AccessCounter } from './access.js';
+import { checkBudgetCapability } from './budgets.js';
+import { grantsOf } from './capture.js';
 import { type EngineConfig, type EngineConfigInput, resolveConfig } from './config.js';
 import { ClosedError, InvalidInputError } from './errors.js';
 import type { BeliefInsert, Embedder, EngineStore, Logger } from './ports.js';
@@ -75,6 +78,8 @@ export class EngineCore {
   };
   /** Aborted at close: cancels extractor and embedder calls still running. */
   readonly abort = new AbortController();
+  /** Access counts of recalled beliefs, gathered in memory; null when off or the store keeps none. */
+  readonly access: AccessCounter | null;
   private readonly listeners = new Set<(event: EngineEvent) => void>();
   private closedFlag = false;
   /** What `ClosedError` names. */
@@ -89,6 +94,12 @@ export class EngineCore {
     this.clock = options.clock ?? (() => new Date());
     this.logger = options.logger;
     this.what = what;
+    // Settings a store cannot honour fail here, loudly, naming the store.
+    if (this.config.requireCaptureGrant) grantsOf(this);
+    checkBudgetCapability(this);
+    this.access = this.config.accessCounts
+      ? AccessCounter.for(this.store, this.config.accessFlushMs, this.clock, this.logger)
+      : null;
   }
 
   get closed(): boolean {

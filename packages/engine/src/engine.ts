@@ -3,12 +3,21 @@
  * its read barrier. A thin facade: the pipeline lives in `write-pipeline.ts`, recall in `recall-service.ts`, the
  * lifecycle operations in `lifecycle.ts`.
  */
+import { assertCaptureAllowed } from './capture.js';
 import type { EngineCoreOptions } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
+import type { RememberInput, RememberOptions } from './lifecycle.js';
 import { MemoryAdmin } from './memory-admin.js';
-import type { Extractor, OutboxInput, TranscriptStore } from './ports.js';
-import type { Scope } from './types.js';
-import { newId, normalizeScope } from './util.js';
+import { assertKey } from './operations.js';
+import type { CapturePolicy, Extractor, OutboxInput, TranscriptStore } from './ports.js';
+import {
+  checkRememberText,
+  type RememberTextOptions,
+  type RememberTextResult,
+  rememberText,
+} from './remember-text.js';
+import type { Belief, Scope } from './types.js';
+import { assertId, newId, normalizeScope } from './util.js';
 import {
   type AppendTranscriptOptions,
   type AppendTranscriptResult,
@@ -24,6 +33,11 @@ export interface MemoryEngineOptions extends EngineCoreOptions {
   readonly transcript?: TranscriptStore | undefined;
   /** Name of this worker in outbox claims. Default a random id. */
   readonly workerId?: string | undefined;
+  /**
+   * The host's capture policy: run by the planner on every belief (and episode) extraction would insert, before the
+   * commit; its revision is recorded with each decision in the audit log. Without one, the engine's own rules decide.
+   */
+  readonly capturePolicy?: CapturePolicy | undefined;
 }
 
 /** The mem01 engine. One per process and store is typical; it is safe to share between sessions. */
@@ -44,7 +58,47 @@ export class MemoryEngine extends MemoryAdmin {
     this.transcript =
       options.transcript ??
       (isTranscriptStore(options.store) ? (options.store as unknown as TranscriptStore) : null);
-    this.pipeline = new WritePipeline(this.core, this.extractor, this.transcript, this.workerId);
+    const policy = options.capturePolicy;
+    if (policy !== undefined) {
+      if (!policy || typeof policy !== 'object' || typeof policy.decide !== 'function')
+        throw new InvalidInputError('capturePolicy', 'must be { revision, decide(candidate, review) }');
+      assertId(policy.revision, 'capturePolicy.revision');
+    }
+    this.pipeline = new WritePipeline(
+      this.core,
+      this.extractor,
+      this.transcript,
+      this.workerId,
+      policy ?? null,
+    );
+  }
+
+  /**
+   * Remembers for `scope`, outside a conversation.
+   *
+   * - Structured (`{ kind, attribute, value, ... }`): that belief, as in {@link MemoryAdmin.remember}.
+   * - Free text: the extractor turns it into beliefs, planned like extraction (a same value confirms, a new value
+   *   supersedes); when it draws none, the text is kept as written, as a belief of kind `note`. `stored` says which.
+   *   `source` (a label of the host's, with `sourceRef`) is kept as the new beliefs' `origin`; `state: 'pending'`
+   *   holds them for review; `key` makes the call idempotent. Budgets apply (`config.budgets`).
+   *
+   * Both are a capture: with `config.requireCaptureGrant`, refused with `CaptureNotAuthorizedError` (nothing written)
+   * unless the scope holds a valid grant. Waits for the user's accepted writes first.
+   */
+  override remember(scope: Scope, input: RememberInput, options?: RememberOptions): Promise<Belief>;
+  override remember(scope: Scope, text: string, options?: RememberTextOptions): Promise<RememberTextResult>;
+  override async remember(
+    scope: Scope,
+    input: RememberInput | string,
+    options?: RememberOptions | RememberTextOptions,
+  ): Promise<Belief | RememberTextResult> {
+    if (typeof input !== 'string') return super.remember(scope, input, options as RememberOptions);
+    const s = this.open(scope);
+    const checked = checkRememberText(this.core, input, options);
+    assertKey(checked.options.key);
+    await assertCaptureAllowed(this.core, [s]);
+    await this.beforeUserOperation(s.userId);
+    return rememberText(this.core, this.extractor, s, checked.text, checked.options, checked.origin);
   }
 
   protected override beforeUserOperation(userId: string): Promise<void> {
@@ -107,8 +161,13 @@ export class MemoryEngine extends MemoryAdmin {
    * turns still unprocessed then are reported in `lastError`. In strict mode, raises a failure recorded for the
    * user (`PendingWritesError` for turns left unprocessed).
    */
-  flush(scope?: Scope, options: { readonly timeoutMs?: number | undefined } = {}): Promise<void> {
-    return this.pipeline.flush(scope, options);
+  async flush(scope?: Scope, options: { readonly timeoutMs?: number | undefined } = {}): Promise<void> {
+    try {
+      await this.pipeline.flush(scope, options);
+    } finally {
+      // Access counts gathered in memory are written too (of every scope: one small batch each).
+      await this.core.access?.flush();
+    }
   }
 
   /** The last pipeline failure for a user, sanitized; null when the last attempt succeeded. */

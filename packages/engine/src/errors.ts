@@ -24,7 +24,10 @@ export type Mem01KnownErrorCode =
   | 'timeout'
   | 'aborted'
   | 'unsupported_runtime'
-  | 'pipeline_error';
+  | 'pipeline_error'
+  | 'operation_conflict'
+  | 'duplicate_operation'
+  | 'capture_not_authorized';
 
 /**
  * A stable, machine-readable error code: one of the engine's, or one a package adds for its own errors (the CLI's
@@ -108,6 +111,52 @@ export class SchemaTooNewError extends Mem01Error {
 export class CorruptStoreError extends Mem01Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super('corrupt_store', message, options);
+  }
+}
+
+/**
+ * An operation key was used again with a different request (another action, belief, text or version). Nothing was
+ * written. A retry with the same request returns the first result instead.
+ */
+export class OperationConflictError extends Mem01Error {
+  /** The operation key. */
+  readonly key: string;
+  constructor(key: string, options?: { cause?: unknown }) {
+    super(
+      'operation_conflict',
+      `operation key ${JSON.stringify(key)} was already used for a different request`,
+      options,
+    );
+    this.key = key;
+  }
+}
+
+/**
+ * A store refused a write whose operation key is already recorded in the scope (a racing call with the same key won).
+ * Nothing was written. The engine reads the recorded operation and replays it or raises `OperationConflictError`.
+ */
+export class DuplicateOperationError extends Mem01Error {
+  readonly key: string;
+  constructor(key: string, options?: { cause?: unknown }) {
+    super('duplicate_operation', `operation key ${JSON.stringify(key)} is already recorded`, options);
+    this.key = key;
+  }
+}
+
+/**
+ * Capture was refused: the engine requires a capture grant (`config.requireCaptureGrant`) and the user + namespace has
+ * no valid one (none recorded, revoked, or expired by the engine's clock). Nothing was written.
+ */
+export class CaptureNotAuthorizedError extends Mem01Error {
+  readonly userId: string;
+  readonly namespace: string;
+  constructor(scope: { readonly userId: string; readonly namespace: string }) {
+    super(
+      'capture_not_authorized',
+      `no valid capture grant for user ${JSON.stringify(scope.userId)}${scope.namespace ? ` in namespace ${JSON.stringify(scope.namespace)}` : ''}; nothing was captured`,
+    );
+    this.userId = scope.userId;
+    this.namespace = scope.namespace;
   }
 }
 

@@ -7,11 +7,14 @@
  */
 
 export { canonicalKey, createBelief } from './belief.js';
+export type { GrantCaptureOptions } from './capture.js';
 export {
   DEFAULT_CONFIG,
+  type EngineBudgets,
   type EngineConfig,
   type EngineConfigInput,
   MAX_QUERY_CHARS,
+  NO_BUDGETS,
   resolveConfig,
 } from './config.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine.js';
@@ -20,6 +23,7 @@ export {
   AbortedError,
   BudgetExceededError,
   CapabilityError,
+  CaptureNotAuthorizedError,
   ClosedError,
   ConfigError,
   CorruptStoreError,
@@ -32,6 +36,7 @@ export {
   Mem01Error,
   type Mem01ErrorCode,
   NotFoundError,
+  OperationConflictError,
   PendingWritesError,
   ProviderError,
   SchemaTooNewError,
@@ -41,10 +46,14 @@ export {
   UnsupportedRuntimeError,
   VersionConflictError,
 } from './errors.js';
-export type { RememberInput, VersionedOptions } from './lifecycle.js';
+export type { RememberInput, RememberOptions, VersionedOptions } from './lifecycle.js';
 export { MemoryAdmin, type MemoryAdminOptions } from './memory-admin.js';
 export type {
   CandidateBelief,
+  CaptureGrant,
+  CapturePolicy,
+  CaptureReview,
+  ClearAllReceipt,
   Embedder,
   EngineStore,
   ExtractionOperation,
@@ -59,7 +68,8 @@ export type {
   TranscriptStore,
 } from './ports.js';
 export type { RankingConfig } from './recall.js';
-export type { RecallOptions } from './recall-service.js';
+export type { RecallOptions, SelectedContext, SkippedId } from './recall-service.js';
+export type { RememberTextOptions, RememberTextResult } from './remember-text.js';
 export {
   AUTHORITY_POLICY,
   type ContextBlock,
@@ -76,9 +86,13 @@ export {
   BELIEF_STATUSES,
   type Belief,
   type BeliefKind,
+  type BeliefMetadata,
+  type BeliefOrigin,
   type BeliefSource,
   type BeliefStatus,
+  type CaptureDecision,
   type Evidence,
+  type JsonValue,
   type Page,
   type RecallSignals,
   type Scope,

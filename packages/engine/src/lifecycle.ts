@@ -8,9 +8,11 @@ import { applyOperations } from './commit-plan.js';
 import type { EngineCore } from './engine-core.js';
 import { EPISODE_SUBJECT, episodeKeysOf } from './episodes.js';
 import { InvalidInputError, NotFoundError, VersionConflictError } from './errors.js';
+import { keyed, operationRecord, type PendingOperation, replayedOne } from './operations.js';
 import type { ExtractionOperation } from './ports.js';
-import type { PlanOperation } from './reconcile.js';
-import type { Belief, BeliefKind, BeliefSource, BeliefStatus, Scope } from './types.js';
+import type { PlanOperation, ReconcilePlan } from './reconcile.js';
+import { validateMetadata } from './store-kit/validate.js';
+import type { Belief, BeliefKind, BeliefMetadata, BeliefSource, BeliefStatus, Scope } from './types.js';
 import { assertText } from './util.js';
 
 export interface RememberInput {
@@ -25,13 +27,62 @@ export interface RememberInput {
 
 /** Options of the lifecycle operations that change one belief. */
 export interface VersionedOptions {
-  /** The version the caller read; a different stored version fails with `VersionConflictError`. */
+  /**
+   * The version the caller read; a different stored version fails with `VersionConflictError`. Optional unless
+   * `config.requireVersion` is on.
+   */
   readonly expectedVersion?: number | undefined;
+  /**
+   * A stable operation key (1..256 characters, unique per user + namespace): the change is recorded with it in the
+   * same transaction. Repeating the key with the same request returns the first result (its belief read again, so a
+   * later forget shows as the tombstone); with another request it fails with `OperationConflictError`.
+   */
+  readonly key?: string | undefined;
+}
+
+/** Options of `remember` (the structured form). */
+export interface RememberOptions {
+  /** A stable operation key, as for {@link VersionedOptions.key}. */
+  readonly key?: string | undefined;
+  /** `pending`: held for review (`approve` / `reject`), retiring nothing until approved. Default `active`. */
+  readonly state?: 'active' | 'pending' | undefined;
+  /** Host metadata for the new belief (a small JSON object, see `MAX_METADATA_BYTES`). */
+  readonly metadata?: BeliefMetadata | undefined;
 }
 
 export function assertVersion(v: unknown): void {
   if (!Number.isInteger(v) || (v as number) < 1)
     throw new InvalidInputError('expectedVersion', 'must be a positive integer');
+}
+
+/** Checks `expectedVersion` (required when `config.requireVersion` is on). */
+export function checkVersion(core: EngineCore, v: unknown): void {
+  if (v === undefined) {
+    if (core.config.requireVersion)
+      throw new InvalidInputError('expectedVersion', 'is required (config.requireVersion is on)');
+    return;
+  }
+  assertVersion(v);
+}
+
+/** Checks `remember`'s state option. */
+export function assertState(v: unknown): asserts v is 'active' | 'pending' | undefined {
+  if (v !== undefined && v !== 'active' && v !== 'pending')
+    throw new InvalidInputError('state', 'must be "active" or "pending"');
+}
+
+/** The journal of a keyed lifecycle commit: the belief it returns, by id. */
+function journalFor(
+  core: EngineCore,
+  pending: PendingOperation | null,
+  result: (plan: ReconcilePlan) => string | undefined,
+  outcome = 'belief',
+) {
+  if (!pending) return undefined;
+  return (plan: ReconcilePlan) => {
+    const id = result(plan);
+    return operationRecord(core, pending, id === undefined ? [] : [id], outcome);
+  };
 }
 
 /** The checks a lifecycle operation makes on the belief it names, on every attempt. */
@@ -71,17 +122,32 @@ export async function correct(
   scope: Scope,
   id: string,
   text: string,
-  options: VersionedOptions,
+  options: VersionedOptions & { readonly metadata?: BeliefMetadata | undefined },
 ): Promise<Belief> {
   const value = text.trim();
   const op: PlanOperation = { op: 'supersede', id, value, statement: value, confidence: 1, evidence: [] };
-  const plan = await applyOperations(core, scope, [op], [], {
-    source: 'correction',
-    actor: 'user',
-    check: expect(id, options.expectedVersion, ['active', 'pending'], 'corrected'),
-  });
-  const inserted = plan.inserts[0];
-  return inserted ?? read(core, scope, plan.touched[0]);
+  const request = { id, text: value, expectedVersion: options.expectedVersion, metadata: options.metadata };
+  const activeAfter = (plan: ReconcilePlan) => plan.inserts[0]?.id ?? plan.touched[0];
+  return keyed(
+    core,
+    scope,
+    'correct',
+    options.key,
+    request,
+    async (pending) => {
+      const plan = await applyOperations(core, scope, [op], [], {
+        source: 'correction',
+        actor: 'user',
+        check: expect(id, options.expectedVersion, ['active', 'pending'], 'corrected'),
+        // The replacement keeps the host metadata of the belief it corrects, unless new metadata is given.
+        stamp: (byId) => ({ metadata: options.metadata ?? byId.get(id)?.metadata }),
+        journal: journalFor(core, pending, activeAfter),
+      });
+      const inserted = plan.inserts[0];
+      return inserted ?? read(core, scope, plan.touched[0]);
+    },
+    (record) => replayedOne(core, scope, record),
+  );
 }
 
 /** Ends an active or pending belief without replacing it (`retract`), or a pending one (`reject`). */
@@ -93,17 +159,28 @@ export async function end(
   options: VersionedOptions,
 ): Promise<Belief> {
   const op: PlanOperation = action === 'retract' ? { op: 'retract', id, evidence: [] } : { op: 'reject', id };
-  await applyOperations(core, scope, [op], [], {
-    source: 'manual',
-    actor: 'user',
-    check: expect(
-      id,
-      options.expectedVersion,
-      action === 'retract' ? ['active', 'pending'] : ['pending'],
-      action === 'retract' ? 'retracted' : 'rejected',
-    ),
-  });
-  return read(core, scope, id);
+  return keyed(
+    core,
+    scope,
+    action,
+    options.key,
+    { id, expectedVersion: options.expectedVersion },
+    async (pending) => {
+      await applyOperations(core, scope, [op], [], {
+        source: 'manual',
+        actor: 'user',
+        check: expect(
+          id,
+          options.expectedVersion,
+          action === 'retract' ? ['active', 'pending'] : ['pending'],
+          action === 'retract' ? 'retracted' : 'rejected',
+        ),
+        journal: journalFor(core, pending, () => id),
+      });
+      return read(core, scope, id);
+    },
+    (record) => replayedOne(core, scope, record),
+  );
 }
 
 /** Approves a pending belief: it becomes active and supersedes the active belief on its key, if any. */
@@ -113,12 +190,23 @@ export async function approve(
   id: string,
   options: VersionedOptions,
 ): Promise<Belief> {
-  await applyOperations(core, scope, [{ op: 'approve', id }], [], {
-    source: 'manual',
-    actor: 'user',
-    check: expect(id, options.expectedVersion, ['pending'], 'approved'),
-  });
-  return read(core, scope, id);
+  return keyed(
+    core,
+    scope,
+    'approve',
+    options.key,
+    { id, expectedVersion: options.expectedVersion },
+    async (pending) => {
+      await applyOperations(core, scope, [{ op: 'approve', id }], [], {
+        source: 'manual',
+        actor: 'user',
+        check: expect(id, options.expectedVersion, ['pending'], 'approved'),
+        journal: journalFor(core, pending, () => id),
+      });
+      return read(core, scope, id);
+    },
+    (record) => replayedOne(core, scope, record),
+  );
 }
 
 /** Checks a {@link RememberInput} and turns it into the `add` it plans. */
@@ -150,9 +238,43 @@ export async function remember(
   scope: Scope,
   op: ExtractionOperation,
   source: Extract<BeliefSource, 'manual' | 'tool'>,
+  options: RememberOptions = {},
 ): Promise<Belief> {
-  const plan = await applyOperations(core, scope, [op], [], { source, actor: 'manual' });
-  return read(core, scope, plan.touched[0] ?? plan.inserts[0]?.id);
+  const stamp = { metadata: options.metadata };
+  const state = options.state ?? 'active';
+  const result = (plan: ReconcilePlan) => plan.touched[0] ?? plan.inserts[0]?.id;
+  return keyed(
+    core,
+    scope,
+    'remember',
+    options.key,
+    { op, source, state, metadata: options.metadata },
+    async (pending) => {
+      const plan = await applyOperations(core, scope, [op], [], {
+        source,
+        actor: 'manual',
+        stamp,
+        ...(state === 'pending' ? { decision: 'pending' as const } : {}),
+        journal: journalFor(core, pending, result),
+      });
+      return read(core, scope, result(plan));
+    },
+    (record) => replayedOne(core, scope, record),
+  );
+}
+
+/** Checks `remember`'s options and returns them canonical (metadata a detached copy). */
+export function checkRememberOptions(options: unknown): RememberOptions {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object')
+    throw new InvalidInputError('options', 'must be an object');
+  const o = options as RememberOptions;
+  assertState(o.state);
+  return {
+    key: o.key,
+    state: o.state,
+    metadata: validateMetadata(o.metadata, 'metadata'),
+  };
 }
 
 /**
@@ -166,10 +288,29 @@ export async function forget(
   id: string,
   options: VersionedOptions,
 ): Promise<Belief> {
+  return keyed(
+    core,
+    scope,
+    'forget',
+    options.key,
+    { id, expectedVersion: options.expectedVersion },
+    (pending) => forgetNow(core, scope, id, options, pending),
+    (record) => replayedOne(core, scope, record),
+  );
+}
+
+async function forgetNow(
+  core: EngineCore,
+  scope: Scope,
+  id: string,
+  options: VersionedOptions,
+  pending: PendingOperation | null,
+): Promise<Belief> {
   const before = await core.store.get(scope, id);
   const tombstone = await core.store.forget(scope, id, {
     at: core.now(),
     expectedVersion: options.expectedVersion,
+    ...(pending ? { operation: operationRecord(core, pending, [id], 'forgotten') } : {}),
   });
   if (before && before.status !== 'forgotten' && before.kind !== 'episode' && before.evidence.length > 0) {
     for (const episode of await core.store.getActiveByKeys(

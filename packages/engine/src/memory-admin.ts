@@ -3,13 +3,24 @@
  * extractor. It is what a CLI, an inspector or an admin service needs; `MemoryEngine` extends it with the write
  * pipeline, whose read barrier makes every one of these operations wait for the user's accepted writes.
  */
+import { checkCapacity } from './budgets.js';
+import { assertCaptureAllowed, type GrantCaptureOptions, grantCapture, grantsOf } from './capture.js';
 import { EngineCore, type EngineCoreOptions, type EngineEvent, type EngineStats } from './engine-core.js';
-import { InvalidInputError } from './errors.js';
+import { CapabilityError, InvalidInputError } from './errors.js';
 import * as lifecycle from './lifecycle.js';
-import type { ListOptions } from './ports.js';
-import { checkRecall, contextOf, type RecallOptions, recallBeliefs } from './recall-service.js';
+import { assertKey } from './operations.js';
+import type { CaptureGrant, ClearAllReceipt, ClearAllStore, ListOptions } from './ports.js';
+import {
+  checkRecall,
+  contextOf,
+  type RecallOptions,
+  recallBeliefs,
+  type SelectedContext,
+  selectedContext,
+} from './recall-service.js';
 import type { ContextBlock } from './render.js';
-import type { Belief, Page, Scope, ScoredBelief } from './types.js';
+import { validateMetadata } from './store-kit/validate.js';
+import type { Belief, BeliefMetadata, Page, Scope, ScoredBelief } from './types.js';
 import { assertId, assertText, normalizeScope } from './util.js';
 
 export type MemoryAdminOptions = EngineCoreOptions;
@@ -55,17 +66,53 @@ export class MemoryAdmin {
     const s = this.open(scope);
     checkRecall(this.core, query, options);
     await this.beforeUserOperation(s.userId);
-    return recallBeliefs(this.core, s, query, options);
+    const recalled = await recallBeliefs(this.core, s, query, options);
+    // Counted in memory only: the counts are written in batches, off recall's path.
+    this.core.access?.note(
+      s,
+      recalled.map((r) => r.belief.id),
+    );
+    return recalled;
   }
 
-  /** Recall rendered as the bounded context block. */
-  async context(
+  /**
+   * Recall rendered as the bounded context block; or, given `{ ids }`, the block of the beliefs the host chose, in the
+   * order given: ids unknown or of another scope are skipped as `not_found`, beliefs not active (pending, retired,
+   * forgotten) as `not_active`, repeated ids as `duplicate` (each listed in `skipped`). Whole beliefs only, up to
+   * `budgetBytes` (default `config.budgetBytes`); those left out for space are counted in `omitted`.
+   */
+  context(
     scope: Scope,
     query: string,
+    options?: RecallOptions & { readonly budgetBytes?: number | undefined },
+  ): Promise<ContextBlock & { readonly recalled: readonly ScoredBelief[] }>;
+  context(
+    scope: Scope,
+    selection: { readonly ids: readonly string[]; readonly budgetBytes?: number | undefined },
+  ): Promise<SelectedContext>;
+  async context(
+    scope: Scope,
+    queryOrSelection: string | { readonly ids: readonly string[]; readonly budgetBytes?: number | undefined },
     options: RecallOptions & { readonly budgetBytes?: number | undefined } = {},
-  ): Promise<ContextBlock & { readonly recalled: readonly ScoredBelief[] }> {
-    const recalled = await this.recall(scope, query, options);
-    return contextOf(this.core, recalled, query, options.budgetBytes);
+  ): Promise<(ContextBlock & { readonly recalled: readonly ScoredBelief[] }) | SelectedContext> {
+    if (typeof queryOrSelection === 'string') {
+      const recalled = await this.recall(scope, queryOrSelection, options);
+      return contextOf(this.core, recalled, queryOrSelection, options.budgetBytes);
+    }
+    const s = this.open(scope);
+    if (
+      queryOrSelection === null ||
+      typeof queryOrSelection !== 'object' ||
+      !Array.isArray(queryOrSelection.ids)
+    )
+      throw new InvalidInputError('selection', 'must be a query string or { ids: string[] }');
+    const { ids, budgetBytes } = queryOrSelection;
+    if (ids.length > 1000) throw new InvalidInputError('ids', 'at most 1000 ids');
+    ids.forEach((id, i) => {
+      assertId(id, `ids[${i}]`);
+    });
+    await this.beforeUserOperation(s.userId);
+    return selectedContext(this.core, s, ids, budgetBytes);
   }
 
   /** Beliefs of a scope by status, newest first, after the user's accepted writes. */
@@ -101,14 +148,26 @@ export class MemoryAdmin {
     scope: Scope,
     id: string,
     text: string,
-    options: lifecycle.VersionedOptions = {},
+    options: lifecycle.VersionedOptions & {
+      /** Host metadata of the replacement. Default: the corrected belief's. */
+      readonly metadata?: BeliefMetadata | undefined;
+    } = {},
   ): Promise<Belief> {
     const s = this.open(scope);
     assertId(id, 'id');
     assertText(text, 'text', this.core.config.maxTextBytes);
-    if (options.expectedVersion !== undefined) lifecycle.assertVersion(options.expectedVersion);
+    this.checkMutation(options);
+    const metadata = validateMetadata(options.metadata, 'metadata');
     await this.beforeUserOperation(s.userId);
-    return lifecycle.correct(this.core, s, id, text, options);
+    return lifecycle.correct(this.core, s, id, text, { ...options, metadata });
+  }
+
+  /** Checks a mutation's version (required with `config.requireVersion`) and operation key. */
+  private checkMutation(options: lifecycle.VersionedOptions): void {
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
+    lifecycle.checkVersion(this.core, options.expectedVersion);
+    assertKey(options.key);
   }
 
   /**
@@ -126,7 +185,7 @@ export class MemoryAdmin {
     const s = this.open(scope);
     assertId(id, 'id');
     if (options.reason !== undefined) assertText(options.reason, 'reason', 1024, true);
-    if (options.expectedVersion !== undefined) lifecycle.assertVersion(options.expectedVersion);
+    this.checkMutation(options);
     await this.beforeUserOperation(s.userId);
     return lifecycle.forget(this.core, s, id, options);
   }
@@ -149,7 +208,7 @@ export class MemoryAdmin {
   ): Promise<Belief> {
     const s = this.open(scope);
     assertId(id, 'id');
-    if (options.expectedVersion !== undefined) lifecycle.assertVersion(options.expectedVersion);
+    this.checkMutation(options);
     await this.beforeUserOperation(s.userId);
     return lifecycle.end(this.core, s, id, action, options);
   }
@@ -158,24 +217,78 @@ export class MemoryAdmin {
   async approve(scope: Scope, id: string, options: lifecycle.VersionedOptions = {}): Promise<Belief> {
     const s = this.open(scope);
     assertId(id, 'id');
-    if (options.expectedVersion !== undefined) lifecycle.assertVersion(options.expectedVersion);
+    this.checkMutation(options);
     await this.beforeUserOperation(s.userId);
     return lifecycle.approve(this.core, s, id, options);
   }
 
   /**
    * Adds a belief directly (a tool or an operator), under the same reconciliation rules as extraction:
-   * the same value confirms, a different value on the same key supersedes.
+   * the same value confirms, a different value on the same key supersedes. `options.state: 'pending'` holds it for
+   * review; `options.key` makes it idempotent; `options.metadata` is kept on it. A capture (see
+   * `config.requireCaptureGrant`), within the result capacity (`config.budgets.maxActiveBeliefsPerUser`).
    */
-  async remember(scope: Scope, input: lifecycle.RememberInput): Promise<Belief> {
+  async remember(
+    scope: Scope,
+    input: lifecycle.RememberInput,
+    options?: lifecycle.RememberOptions,
+  ): Promise<Belief> {
     const s = this.open(scope);
     const op = lifecycle.rememberOperation(this.core, input);
     const source = input.source ?? 'manual';
     if (source !== 'manual' && source !== 'tool') {
       throw new InvalidInputError('source', 'must be "manual" or "tool"');
     }
+    const checked = lifecycle.checkRememberOptions(options);
+    assertKey(checked.key);
+    await assertCaptureAllowed(this.core, [s]);
     await this.beforeUserOperation(s.userId);
-    return lifecycle.remember(this.core, s, op, source);
+    await checkCapacity(this.core, s.userId);
+    return lifecycle.remember(this.core, s, op, source, checked);
+  }
+
+  // ---------------------------------------------------------------- capture grants
+
+  /**
+   * Records a capture grant for the user + namespace, from now: the SHA-256 digest of `intent` (what the user was
+   * told memory is for; the text is not stored) and an optional expiry. With `config.requireCaptureGrant`, capture
+   * needs one valid grant.
+   */
+  async grantCapture(scope: Scope, options: GrantCaptureOptions): Promise<CaptureGrant> {
+    const s = this.open(scope);
+    return grantCapture(this.core, s, options);
+  }
+
+  /** Revokes the scope's grants (or only grant `id`) now; returns how many were revoked. */
+  async revokeCapture(scope: Scope, options: { readonly id?: string | undefined } = {}): Promise<number> {
+    const s = this.open(scope);
+    if (options.id !== undefined) assertId(options.id, 'id');
+    return grantsOf(this.core).revokeGrants(s, { at: this.core.now(), id: options.id });
+  }
+
+  /** Every capture grant of the scope, revoked and expired ones too, oldest first. */
+  async captureGrants(scope: Scope): Promise<CaptureGrant[]> {
+    return grantsOf(this.core).listGrants(this.open(scope));
+  }
+
+  /** The scope's grant valid now (by the engine's clock), or null. */
+  async activeCaptureGrant(scope: Scope): Promise<CaptureGrant | null> {
+    return grantsOf(this.core).activeGrant(this.open(scope), this.core.now());
+  }
+
+  // ---------------------------------------------------------------- erasing
+
+  /**
+   * Erases every user of the store (hard delete: beliefs, transcripts, outbox, audit, operation keys, grants, budget
+   * counters) and returns what was deleted. Turns still queued are deleted too; an extraction in flight then finds its
+   * lease lost and writes nothing. `CapabilityError` for a store without `clearAll`.
+   */
+  async clearAll(): Promise<ClearAllReceipt> {
+    this.core.assertOpen();
+    const store = this.core.store as Partial<ClearAllStore>;
+    if (typeof store.clearAll !== 'function') throw new CapabilityError(this.core.store.name, 'clearAll');
+    this.core.access?.discard();
+    return store.clearAll.call(this.core.store);
   }
 
   // ---------------------------------------------------------------- state
@@ -189,8 +302,10 @@ export class MemoryAdmin {
     return this.core.on(listener);
   }
 
-  /** Refuses further calls. The store stays open (it is the caller's). */
+  /** Writes the access counts gathered so far, then refuses further calls. The store stays open (it is the caller's). */
   async close(): Promise<void> {
+    if (this.core.closed) return;
+    await this.core.access?.flush();
     this.core.markClosed();
   }
 

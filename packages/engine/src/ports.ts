@@ -9,6 +9,8 @@ import type {
   Belief,
   BeliefKind,
   BeliefStatus,
+  CaptureDecision,
+  Evidence,
   OutboxEntry,
   Page,
   Scope,
@@ -65,6 +67,11 @@ export interface CommitRequest {
   readonly audit: readonly AuditEvent[];
   /** Outbox entries this commit completes, in the same transaction. The claim must still be held. */
   readonly complete?: { readonly claimId: string; readonly entryIds: readonly string[] } | undefined;
+  /**
+   * The operation key this commit carries out, recorded in the same transaction (a store that implements
+   * {@link OperationJournal}; the engine sends it to no other). Its scope is the commit's.
+   */
+  readonly operation?: OperationRecord | undefined;
 }
 
 export interface SearchOptions {
@@ -105,6 +112,16 @@ export interface EraseReceipt {
   readonly outboxEntries: number;
   readonly transcriptItems: number;
   readonly auditEvents: number;
+  /** Recorded operation keys. */
+  readonly operations: number;
+  /** Capture grants, revoked and expired ones included. */
+  readonly grants: number;
+}
+
+/** What {@link ClearAllStore.clearAll} deleted. */
+export interface ClearAllReceipt extends EraseReceipt {
+  /** Distinct users that had anything in the store. */
+  readonly users: number;
 }
 
 export interface StoreInfo {
@@ -150,8 +167,10 @@ export interface BeliefStore {
    *   against a racing writer → `DuplicateActiveBeliefError`;
    * - an insert id already exists → `StoreError`;
    * - an embedding's length differs from the store's dimensions → `DimensionMismatchError`;
-   * - `complete` names entries not held by `claimId` (the lease was taken over) → `LeaseLostError`.
-   * Completed outbox entries become `done` and their text is erased.
+   * - `complete` names entries not held by `claimId` (the lease was taken over) → `LeaseLostError`;
+   * - `operation.key` is recorded already in `scope` (see {@link OperationJournal}) → `DuplicateOperationError`.
+   * Completed outbox entries become `done` and their text is erased. With `operation`, the record is written in the
+   * same transaction.
    */
   commit(request: CommitRequest): Promise<void>;
 
@@ -193,12 +212,20 @@ export interface BeliefStore {
    * the row, the lexical and vector indexes and any outbox payload, leaving a content-free tombstone with
    * status `forgotten`, `invalidatedAt = at` and version + 1. Returns the tombstone.
    * `NotFoundError` for an unknown id; `VersionConflictError` when `expectedVersion` is given and differs.
-   * Forgetting a tombstone again is a no-op that returns it.
+   * Forgetting a tombstone again is a no-op that returns it. Host `metadata` and `origin` leave with the content.
+   *
+   * With `operation` (a store that implements {@link OperationJournal}), the record is written in the same
+   * transaction, also when the belief was forgotten already; `DuplicateOperationError` when its key is recorded
+   * already in `scope`, and nothing is forgotten.
    */
   forget(
     scope: Scope,
     id: string,
-    options: { readonly at: string; readonly expectedVersion?: number | undefined },
+    options: {
+      readonly at: string;
+      readonly expectedVersion?: number | undefined;
+      readonly operation?: OperationRecord | undefined;
+    },
   ): Promise<Belief>;
 
   /**
@@ -214,7 +241,10 @@ export interface BeliefStore {
    */
   importBeliefs(records: readonly BeliefInsert[]): Promise<{ inserted: number; skipped: number }>;
 
-  /** Hard delete of everything of a user, in every namespace: beliefs, audit, outbox, and transcripts owned by the user. */
+  /**
+   * Hard delete of everything of a user, in every namespace, in one transaction: beliefs, audit, outbox, transcripts
+   * owned by the user, and (in a store that keeps them) recorded operation keys, capture grants and budget counters.
+   */
   eraseUser(userId: string): Promise<EraseReceipt>;
 
   /** Every scope with beliefs, with counts by status. Sorted by userId, then namespace. */
@@ -370,8 +400,159 @@ export interface TranscriptStore {
 /** The store the engine's pipeline runs on: beliefs and the outbox in one transactional database. */
 export interface EngineStore extends BeliefStore, WriteOutbox {}
 
-/** A store that also keeps transcripts in the same database (all mem01 stores do). */
-export interface FullStore extends EngineStore, TranscriptStore {}
+/**
+ * A mutation recorded under the caller's operation key: content-free (ids, a digest of the request, a short outcome
+ * word), so forgetting a belief leaves nothing of it here.
+ */
+export interface OperationRecord {
+  /** The caller's key: unique within a scope (`userId` + `namespace`); one user's key never meets another's. */
+  readonly key: string;
+  /** A digest of the request (the engine's: SHA-256 hex). Compared, never interpreted, by the store. */
+  readonly fingerprint: string;
+  readonly action: OperationAction;
+  /** The beliefs the operation returned, in order. */
+  readonly beliefIds: readonly string[];
+  /** A short word the engine gives the result (`belief`, `note`, `forgotten`, …): lower case letters and `_`. */
+  readonly outcome: string;
+  /** When it was recorded, ISO-8601 UTC. */
+  readonly at: string;
+}
+
+/** The mutations that take an operation key. */
+export type OperationAction = 'remember' | 'correct' | 'forget' | 'approve' | 'reject' | 'retract';
+
+/**
+ * Operation keys, recorded durably with the change they made: `commit` and `forget` take an `operation` and write it
+ * in their transaction (refusing a key already recorded with `DuplicateOperationError`, writing nothing).
+ */
+export interface OperationJournal {
+  /**
+   * The operation recorded under `key` in `scope`, or null. A key of another scope (another user, or another
+   * namespace of the same user) is not found. `eraseUser` and `clearAll` delete the records.
+   */
+  getOperation(scope: Scope, key: string): Promise<OperationRecord | null>;
+}
+
+/**
+ * A host's permission to capture memory for one scope: the digest of the intent it stated, when it was given, and when
+ * it expires or was revoked. The intent text itself is not stored.
+ */
+export interface CaptureGrant {
+  /** Unique in the store. */
+  readonly id: string;
+  readonly scope: Scope;
+  /** SHA-256 of the stated intent, lower-case hex (64 characters). */
+  readonly intentDigest: string;
+  readonly grantedAt: string;
+  /** Null: never expires. */
+  readonly expiresAt: string | null;
+  /** Null while not revoked. */
+  readonly revokedAt: string | null;
+}
+
+/** Capture grants, kept in the store so that every process sharing it sees one record. */
+export interface CaptureGrantStore {
+  /**
+   * Records a grant. Timestamps are stored as ISO-8601 UTC. `StoreError` when its id is recorded already (nothing
+   * changes); `InvalidInputError` for a malformed grant.
+   */
+  recordGrant(grant: CaptureGrant): Promise<void>;
+  /** Every grant of `scope` (revoked and expired ones too), oldest first (`grantedAt`, then id). */
+  listGrants(scope: Scope): Promise<CaptureGrant[]>;
+  /**
+   * A grant of `scope` valid at `now` (the engine's clock): `grantedAt <= now`, not revoked at or before `now`, and
+   * not expired (`expiresAt` null or later than `now`). The latest granted one when several are; null when none.
+   */
+  activeGrant(scope: Scope, now: string): Promise<CaptureGrant | null>;
+  /**
+   * Revokes, at `at`, the grants of `scope` that are not revoked yet (only grant `id`, when given; an id of another
+   * scope is not found and changes nothing). Returns how many were revoked.
+   */
+  revokeGrants(
+    scope: Scope,
+    options: { readonly at: string; readonly id?: string | undefined },
+  ): Promise<number>;
+}
+
+/** One counter of a {@link BudgetStore.chargeBudget} call. */
+export interface BudgetCharge {
+  /** Counter name: a lower-case word (`llm_calls`, `input_tokens`, …). */
+  readonly name: string;
+  /** Non-negative integer to add. */
+  readonly amount: number;
+  /** The counter's limit for the window; null to add without a check. */
+  readonly limit: number | null;
+}
+
+export type BudgetChargeResult =
+  | {
+      readonly charged: true;
+      /** Every charged counter's value in the window after the charge. */
+      readonly used: Readonly<Record<string, number>>;
+    }
+  | {
+      readonly charged: false;
+      /** The first counter that refused. */
+      readonly name: string;
+      readonly used: number;
+      readonly limit: number;
+    };
+
+/** Budget counters and capacity counts, in the store so that every process sharing it respects one budget. */
+export interface BudgetStore {
+  /**
+   * Adds each charge to the user's counter for the window starting at `windowStart` (ISO-8601 UTC), atomically and
+   * all or nothing across processes: refused, adding nothing, when a charge with a limit would take its counter over
+   * it (`used + amount > limit`) or, for an amount of 0, when its counter has reached it (`used >= limit`). The user's
+   * counters of earlier windows are deleted.
+   */
+  chargeBudget(request: {
+    readonly userId: string;
+    readonly windowStart: string;
+    readonly charges: readonly BudgetCharge[];
+  }): Promise<BudgetChargeResult>;
+  /** The number of active beliefs of the user, in every namespace, leaving out the kinds in `excludeKinds`. */
+  countActiveBeliefs(
+    userId: string,
+    options?: { readonly excludeKinds?: readonly BeliefKind[] | undefined },
+  ): Promise<number>;
+}
+
+/** How often recall returned a belief, written in batches by the engine. */
+export interface AccessStore {
+  /**
+   * Adds `count` to each belief's `accessCount` and sets its `lastAccessedAt` to `at` unless it is later already, in
+   * one transaction. Neither `version` nor `updatedAt` changes (an access is not a change of the belief). Ids unknown
+   * or of another scope are skipped.
+   */
+  recordAccess(
+    scope: Scope,
+    hits: readonly { readonly id: string; readonly count: number }[],
+    at: string,
+  ): Promise<void>;
+}
+
+export interface ClearAllStore {
+  /**
+   * Hard delete of everything of every user, in one transaction: beliefs, audit, outbox, transcripts, operation keys,
+   * capture grants and budget counters. The schema, settings (dimensions) and the store stay usable.
+   */
+  clearAll(): Promise<ClearAllReceipt>;
+}
+
+/**
+ * A store that also keeps transcripts in the same database, operation keys, capture grants, budgets, access counts,
+ * and can clear everything (all mem01 stores do). The engine runs on an `EngineStore`; a feature that needs more (an
+ * operation key, a required grant, budgets, `clearAll`) fails with `CapabilityError` naming a store without it.
+ */
+export interface FullStore
+  extends EngineStore,
+    TranscriptStore,
+    OperationJournal,
+    CaptureGrantStore,
+    BudgetStore,
+    AccessStore,
+    ClearAllStore {}
 
 /** One turn given to an extractor. */
 export interface ExtractionTurn {
@@ -499,6 +680,32 @@ export interface Embedder {
       readonly scope?: Scope | undefined;
     },
   ): Promise<Float32Array[]>;
+}
+
+/** The facts a {@link CapturePolicy} gets about one candidate, besides the candidate itself. */
+export interface CaptureReview {
+  readonly scope: Scope;
+  /** The active belief the candidate would supersede (same subject and attribute, another value); null if none. */
+  readonly supersedes: Belief | null;
+  /** The candidate's confidence (as on the candidate). */
+  readonly confidence: number;
+  /** The quotes of user turns that ground it (as on the candidate; an episode's is its whole turn). */
+  readonly evidence: readonly Evidence[];
+  /** What the engine does without a policy: `active`, or `pending` below `config.pendingBelow`. */
+  readonly proposed: 'active' | 'pending';
+}
+
+/**
+ * A host's rule for what extraction may capture, run by the planner on every candidate belief (and episode) it would
+ * insert, before the commit: `accept` commits it active (whatever its confidence), `pending` holds it for review
+ * (it retires nothing until approved), `reject` drops it. Confirmations of a belief already held and retractions are
+ * not candidates. A throw fails the extraction like an extractor's failure (the turns stay queued and are retried).
+ */
+export interface CapturePolicy {
+  /** The host's name for this version of the policy (an id, at most 256 characters), recorded with each decision. */
+  readonly revision: string;
+  /** Decides about `candidate`, the belief as the engine would insert it. May be async. */
+  decide(candidate: Belief, review: CaptureReview): CaptureDecision | Promise<CaptureDecision>;
 }
 
 /** Where the engine and adapters write diagnostics. Defaults to silence for the engine. */

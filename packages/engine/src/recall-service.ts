@@ -164,3 +164,44 @@ export function contextOf(
   );
   return { ...block, recalled };
 }
+
+/** Why a host-selected id is not in the block. */
+export interface SkippedId {
+  readonly id: string;
+  /** `not_found`: unknown, or of another scope (the two look the same); `not_active`: pending, retired or forgotten. */
+  readonly reason: 'not_found' | 'not_active' | 'duplicate';
+}
+
+/** The block of host-selected beliefs (see `MemoryAdmin.context` with `{ ids }`). */
+export interface SelectedContext extends ContextBlock {
+  /** The active beliefs found, in the order given (the block holds those that fit). */
+  readonly selected: readonly Belief[];
+  /** The ids left out, in the order given, with the reason. */
+  readonly skipped: readonly SkippedId[];
+}
+
+/** The active beliefs of `scope` with these ids, in the order given, rendered as the bounded block. */
+export async function selectedContext(
+  core: EngineCore,
+  scope: Scope,
+  ids: readonly string[],
+  budgetBytes: number | undefined,
+): Promise<SelectedContext> {
+  const selected: Belief[] = [];
+  const skipped: SkippedId[] = [];
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) {
+      skipped.push({ id, reason: 'duplicate' });
+      continue;
+    }
+    seen.add(id);
+    const b = await core.store.get(scope, id);
+    // The store's scoping makes another scope's id "not found": nothing tells it from an unknown one.
+    if (!b || !sameScope(b.scope, scope)) skipped.push({ id, reason: 'not_found' });
+    else if (b.status !== 'active') skipped.push({ id, reason: 'not_active' });
+    else selected.push(b);
+  }
+  const block = renderContextBlock(selected, budgetBytes ?? core.config.budgetBytes);
+  return { ...block, selected, skipped };
+}

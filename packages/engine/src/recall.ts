@@ -90,6 +90,7 @@ export const DEFAULT_RANKING: RankingConfig = {
     relationship: 1,
     event: 0.95,
     episode: 0.9,
+    note: 1,
   },
   halfLifeDays: 180,
   minSimilarity: 0.3,

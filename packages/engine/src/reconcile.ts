@@ -11,7 +11,17 @@ import type {
   ExtractionTurn,
   OperationEvidence,
 } from './ports.js';
-import type { AuditEvent, Belief, BeliefKind, BeliefSource, Evidence, Scope } from './types.js';
+import type {
+  AuditEvent,
+  Belief,
+  BeliefKind,
+  BeliefMetadata,
+  BeliefOrigin,
+  BeliefSource,
+  CaptureDecision,
+  Evidence,
+  Scope,
+} from './types.js';
 
 const turnOf = (e: { sessionId: string; position: number }): string => `${e.sessionId}\u0000${e.position}`;
 
@@ -43,6 +53,21 @@ export interface ReconcileOptions {
    * false for manual, tool and correction sources, which carry their own evidence.
    */
   readonly requireGrounding: boolean;
+  /**
+   * The decision for the belief that operation `index` would insert (a capture policy's, or a host's `state`):
+   * `accept` inserts it active whatever its confidence, `pending` holds it for review, `reject` drops the operation
+   * (an audit event `reject` without a belief id records it). `revision`: the policy's, recorded on the audit event;
+   * null for a decision that is not a policy's. Undefined: the engine's own rule (`pendingBelow`).
+   */
+  readonly decide?:
+    | ((
+        index: number,
+      ) => { readonly decision: CaptureDecision; readonly revision: string | null } | undefined)
+    | undefined;
+  /** Host metadata and origin given to every belief this plan inserts (`remember`, `correct`). */
+  readonly stamp?:
+    | { readonly metadata?: BeliefMetadata | undefined; readonly origin?: BeliefOrigin | undefined }
+    | undefined;
 }
 
 export interface ReconcileState {
@@ -59,7 +84,19 @@ export interface ReconcileState {
 
 export interface DroppedOperation {
   readonly operation: PlanOperation;
-  readonly reason: 'ungrounded' | 'not_active' | 'no_change';
+  readonly reason: 'ungrounded' | 'not_active' | 'no_change' | 'rejected';
+}
+
+/** A belief the plan would insert, as a capture policy reviews it. */
+export interface PlanCandidate {
+  /** Index of the operation that inserts it. */
+  readonly index: number;
+  /** The belief as the plan inserts it. */
+  readonly belief: Belief;
+  /** The active belief it supersedes, or null. */
+  readonly supersedes: Belief | null;
+  /** What the engine's own rule makes of it. */
+  readonly proposed: 'active' | 'pending';
 }
 
 export interface ReconcilePlan {
@@ -69,6 +106,8 @@ export interface ReconcilePlan {
   readonly dropped: DroppedOperation[];
   /** Ids of the beliefs this plan leaves active or pending, new or confirmed. */
   readonly touched: string[];
+  /** The beliefs the plan inserts, each with the operation that inserts it, for a capture policy. */
+  readonly candidates: PlanCandidate[];
 }
 
 export function beliefKey(subject: string, attribute: string): string {
@@ -242,6 +281,9 @@ export function reconcile(
   const audit: AuditEvent[] = [];
   const dropped: DroppedOperation[] = [];
   const touched = new Set<string>();
+  const candidates: PlanCandidate[] = [];
+  /** The operation being applied. */
+  let opIndex = -1;
 
   // Every stored record the operations can reach, by id, as read.
   const stored = new Map<string, Belief>(state.byId);
@@ -254,8 +296,19 @@ export function reconcile(
     }
     working.set(b.id, b);
   };
-  const log = (action: AuditEvent['action'], beliefId: string): void => {
-    audit.push({ at: options.now, scope: options.scope, beliefId, action, actor: options.actor });
+  const log = (
+    action: AuditEvent['action'],
+    beliefId: string | null,
+    policy?: AuditEvent['policy'] | undefined,
+  ): void => {
+    audit.push({
+      at: options.now,
+      scope: options.scope,
+      beliefId,
+      action,
+      actor: options.actor,
+      ...(policy ? { policy } : {}),
+    });
   };
 
   const toEvidence = (ev: readonly OperationEvidence[]): Evidence[] | null => {
@@ -331,8 +384,20 @@ export function reconcile(
     },
     evidence: readonly Evidence[],
     replaces: Belief | undefined,
-  ): Belief => {
-    const pending = options.source !== 'correction' && fields.confidence < options.pendingBelow;
+  ): Belief | null => {
+    const proposed =
+      options.source !== 'correction' && fields.confidence < options.pendingBelow ? 'pending' : 'active';
+    const decided = options.source === 'correction' ? undefined : options.decide?.(opIndex);
+    const policy =
+      decided && decided.revision !== null
+        ? { revision: decided.revision, decision: decided.decision }
+        : undefined;
+    if (decided?.decision === 'reject') {
+      dropped.push({ operation: operations[opIndex]!, reason: 'rejected' });
+      log('reject', null, policy);
+      return null;
+    }
+    const pending = decided ? decided.decision === 'pending' : proposed === 'pending';
     const belief = createBelief(
       {
         scope: options.scope,
@@ -349,14 +414,17 @@ export function reconcile(
         validFrom: fields.validFrom ?? null,
         validTo: fields.validTo ?? null,
         at: options.now,
+        metadata: options.stamp?.metadata,
+        origin: options.stamp?.origin,
       },
       options.maxTextBytes,
     );
+    candidates.push({ index: opIndex, belief, supersedes: replaces ?? null, proposed });
     inserted.add(belief.id);
     working.set(belief.id, belief);
     touched.add(belief.id);
     if (pending) {
-      log('add', belief.id);
+      log('add', belief.id, policy);
       return belief;
     }
     if (replaces) {
@@ -367,9 +435,9 @@ export function reconcile(
         validTo: replaces.validTo ?? belief.validFrom ?? options.now,
       });
       touched.delete(replaces.id);
-      log(options.source === 'correction' ? 'correct' : 'supersede', belief.id);
+      log(options.source === 'correction' ? 'correct' : 'supersede', belief.id, policy);
     } else {
-      log('add', belief.id);
+      log('add', belief.id, policy);
     }
     activeByKey.set(beliefKey(belief.subject, belief.attribute), belief);
     return belief;
@@ -393,6 +461,7 @@ export function reconcile(
   };
 
   for (const op of operations) {
+    opIndex++;
     if (op.op === 'approve' || op.op === 'reject') {
       const target = current(op.id);
       if (target?.status !== 'pending') {
@@ -444,7 +513,7 @@ export function reconcile(
         evidence,
         live ?? target,
       );
-      if (live) retire(target, replacement.id);
+      if (live && replacement) retire(target, replacement.id);
       continue;
     }
     if (!target || (target.status !== 'active' && !(op.op === 'retract' && target.status === 'pending'))) {
@@ -550,5 +619,5 @@ export function reconcile(
       },
     });
   }
-  return { inserts, updates, audit, dropped, touched: [...touched] };
+  return { inserts, updates, audit, dropped, touched: [...touched], candidates };
 }

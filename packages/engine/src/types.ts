@@ -20,6 +20,8 @@ export const BELIEF_KINDS = [
   'event',
   /** A raw user turn kept as episodic memory, beside the extracted beliefs. */
   'episode',
+  /** A host's free text kept as written, when `remember` draws no belief from it. */
+  'note',
 ] as const;
 export type BeliefKind = (typeof BELIEF_KINDS)[number];
 
@@ -44,6 +46,32 @@ export interface Evidence {
   /** Optional external reference for the turn (for example a dataset's dialogue id). */
   readonly ref?: string | undefined;
 }
+
+/** A JSON value inside host {@link BeliefMetadata}. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly JsonValue[]
+  | { readonly [key: string]: JsonValue };
+
+/**
+ * Host metadata of a belief: a small JSON object (at most `MAX_METADATA_BYTES` as JSON, checked by every store). The
+ * engine never reads it; stores keep and return it. Forgetting the belief removes it.
+ */
+export type BeliefMetadata = { readonly [key: string]: JsonValue };
+
+/** Where a host says a belief came from (`remember`'s `source` and `sourceRef`): its own label, and a reference. */
+export interface BeliefOrigin {
+  /** A short label of the host's choosing, e.g. `crm` or `settings-page` (letters, digits, `._:/-`, at most 64). */
+  readonly label: string;
+  /** An external reference, e.g. a ticket id (at most 1024 bytes). */
+  readonly ref?: string | undefined;
+}
+
+/** What a capture policy decided for a candidate (see `CapturePolicy`). */
+export type CaptureDecision = 'accept' | 'pending' | 'reject';
 
 export interface Belief {
   /** Time-ordered id (UUIDv7). */
@@ -75,6 +103,17 @@ export interface Belief {
   readonly invalidatedAt: string | null;
   readonly evidence: readonly Evidence[];
   readonly source: BeliefSource;
+  /** Host metadata; absent when the host gave none. Forgetting removes it. */
+  readonly metadata?: BeliefMetadata | undefined;
+  /** The host's label and reference, for a belief it remembered with `source`; absent otherwise. Forgetting removes it. */
+  readonly origin?: BeliefOrigin | undefined;
+  /**
+   * How many times recall returned this belief, absent while never. Counted in memory and written in batches, never on
+   * recall's own path, so the count may trail by the writes not flushed yet (see the engine README).
+   */
+  readonly accessCount?: number | undefined;
+  /** When recall last returned it (as of the last written batch), absent while never. */
+  readonly lastAccessedAt?: string | undefined;
 }
 
 /** A belief as scored by recall. */
@@ -140,6 +179,11 @@ export interface AuditEvent {
     | 'erase'
     | 'import';
   readonly actor: string;
+  /**
+   * Set when a capture policy decided about the candidate: the policy's revision (the host's string) and its decision.
+   * A rejected candidate leaves an event with action `reject` and no belief id.
+   */
+  readonly policy?: { readonly revision: string; readonly decision: CaptureDecision } | undefined;
 }
 
 export interface Page<T> {

@@ -90,6 +90,12 @@ export function contentHash(text: string): string {
   return h1.toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
 }
 
+/** SHA-256 of the UTF-8 text, lower-case hex (Web Crypto, so no Node import). */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 /** The outbox idempotency key: session id + item position + content hash. */
 export function idempotencyKey(sessionId: string, position: number, text: string): string {
   return `${sessionId}:${position}:${contentHash(text)}`;

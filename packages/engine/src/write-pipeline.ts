@@ -11,8 +11,10 @@
  *   user's next operation), and retried with backoff; a store that heals is used again.
  */
 
+import { checkBudgets, recordUsage } from './budgets.js';
+import { extractionCandidates } from './candidates.js';
+import { assertCaptureAllowed } from './capture.js';
 import { applyOperations } from './commit-plan.js';
-import { MAX_QUERY_CHARS } from './config.js';
 import type { EngineCore } from './engine-core.js';
 import { episodeOperations, partTurns } from './episodes.js';
 import {
@@ -28,6 +30,7 @@ import {
 import type {
   AppendEnqueue,
   CandidateBelief,
+  CapturePolicy,
   ExtractionOperation,
   ExtractionTurn,
   Extractor,
@@ -35,23 +38,12 @@ import type {
   OutboxInput,
   TranscriptStore,
 } from './ports.js';
-import { recallBeliefs } from './recall-service.js';
 import { validateOperations } from './reconcile.js';
 import { assertPosition } from './store-input.js';
-import { clip } from './text.js';
 import type { Scope, Usage } from './types.js';
 import { assertId, assertText, contentHash, normalizeScope } from './util.js';
 
-/** Kinds the extractor may confirm, supersede or retract (episodes are the engine's own). */
-export const EXTRACTABLE_KINDS = [
-  'identity',
-  'preference',
-  'goal',
-  'decision',
-  'fact',
-  'relationship',
-  'event',
-] as const;
+export { EXTRACTABLE_KINDS } from './candidates.js';
 
 /** The longest wait between retries of a user whose store calls fail. */
 const MAX_STORE_BACKOFF_MS = 30_000;
@@ -115,6 +107,8 @@ export class WritePipeline {
     private readonly extractor: Extractor,
     private readonly transcript: TranscriptStore | null,
     readonly workerId: string,
+    /** The host's capture policy, run by the planner on what extraction would insert. */
+    private readonly policy: CapturePolicy | null = null,
   ) {}
 
   // ---------------------------------------------------------------- accepting
@@ -143,6 +137,10 @@ export class WritePipeline {
     const userIds = [...new Set(checked.map((c) => c.scope.userId))];
     for (const userId of userIds) this.raiseStrict(userId);
     if (checked.length === 0) return { accepted: 0, duplicates: 0 };
+    await assertCaptureAllowed(
+      this.core,
+      checked.map((c) => c.scope),
+    );
     const result = await this.accepting(userIds, () => this.core.store.enqueue(checked));
     this.core.stats.accepted += result.accepted;
     this.core.stats.duplicatesSkipped += result.duplicates;
@@ -212,6 +210,8 @@ export class WritePipeline {
     }
     turns.splice(0, turns.length, ...fresh);
     this.core.stats.duplicatesSkipped += repeated;
+    // Items without turns to accept are a plain transcript write; turns are capture.
+    if (turns.length > 0) await assertCaptureAllowed(this.core, [s]);
     const atomic = (transcript as unknown) === (this.core.store as unknown);
     const result = await this.accepting([s.userId], async () => {
       const appended = await transcript.appendItems(s, sessionId, items, {
@@ -554,6 +554,8 @@ export class WritePipeline {
       let operations: ExtractionOperation[] = [];
       let usage: Usage | undefined;
       if (userText.trim() !== '') {
+        // A spent budget (or a full result capacity) leaves the turns queued until it frees up.
+        await checkBudgets(core, scope.userId);
         const candidates = await this.findCandidates(scope, userText);
         const result = await this.extractor.extract({
           scope,
@@ -564,6 +566,7 @@ export class WritePipeline {
         });
         usage = result.usage;
         core.countUsage(usage);
+        await recordUsage(core, scope.userId, usage);
         core.stats.extractionCalls++;
         operations = validateOperations(
           result.operations as unknown[],
@@ -576,6 +579,7 @@ export class WritePipeline {
         source: 'extracted',
         actor: this.workerId,
         complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
+        policy: this.policy ?? undefined,
       });
       st.lastError = null;
       core.stats.extractedTurns += claim.entries.length;
@@ -638,28 +642,8 @@ export class WritePipeline {
   }
 
   /** The user's existing active beliefs most related to the batch, offered to the extractor. */
-  private async findCandidates(scope: Scope, text: string): Promise<CandidateBelief[]> {
-    const options = { limit: this.core.config.candidatesForExtraction, kinds: EXTRACTABLE_KINDS };
-    // The head of the batch stands for it (as a long message's head carries its question), within the query limits.
-    const query = clip(text.slice(0, MAX_QUERY_CHARS), this.core.config.maxTextBytes);
-    // Candidates are a hint for the extractor: when the embedder fails, lexical candidates keep extraction going
-    // (and the commit, which needs embeddings, reports the failure if it persists).
-    const hits = await recallBeliefs(this.core, scope, query, options).catch((err: unknown) => {
-      this.core.logger?.warn(
-        `mem01: vector candidates unavailable, using lexical only: ${describeError(err)}`,
-      );
-      return recallBeliefs(this.core, scope, query, { ...options, vector: false });
-    });
-    return hits.map(({ belief: b }) => ({
-      id: b.id,
-      kind: b.kind,
-      subject: b.subject,
-      attribute: b.attribute,
-      value: b.value,
-      statement: b.statement,
-      confidence: b.confidence,
-      storedAt: b.storedAt,
-    }));
+  private findCandidates(scope: Scope, text: string): Promise<CandidateBelief[]> {
+    return extractionCandidates(this.core, scope, text);
   }
 
   // ---------------------------------------------------------------- state

@@ -3,6 +3,8 @@ import { afterEach, describe, it } from 'vitest';
 import { eraseTests, importTests } from './areas/admin.js';
 import { commitTests } from './areas/commit.js';
 import { concurrencyTests } from './areas/concurrency.js';
+import { governanceTests } from './areas/governance.js';
+import { governedEngineTests } from './areas/governed-engine.js';
 import { isolationTests } from './areas/isolation.js';
 import { forgetTests, historyTests } from './areas/lifecycle.js';
 import { outboxTests } from './areas/outbox.js';
@@ -24,11 +26,13 @@ const AREAS: readonly [string, (ctx: SuiteContext) => void][] = [
   ['BeliefStore.forget', forgetTests],
   ['BeliefStore.importBeliefs', importTests],
   ['BeliefStore admin: eraseUser, listScopes, auditLog, info', eraseTests],
+  ['governance: operation keys, grants, budgets, access counts, metadata, clearAll', governanceTests],
   ['WriteOutbox', outboxTests],
   ['TranscriptStore', transcriptTests],
   ['concurrent writers', concurrencyTests],
   ['scope isolation and bad input', isolationTests],
   ['MemoryEngine pipeline on this store', pipelineTests],
+  ['MemoryEngine governed writes on this store', governedEngineTests],
 ];
 
 /**

@@ -29,7 +29,54 @@ export const eraseUser: Method<'eraseUser'> = (state, userId) => {
     transcriptItems += session.items.length;
     state.sessions.delete(id);
   }
-  return { beliefs, outboxEntries: entries.length, transcriptItems, auditEvents };
+  let operations = 0;
+  for (const [key, ops] of state.operations) {
+    if (JSON.parse(key)[0] !== userId) continue;
+    operations += ops.size;
+    state.operations.delete(key);
+  }
+  let grants = 0;
+  for (const [id, g] of state.grants) {
+    if (g.scope.userId !== userId) continue;
+    grants++;
+    state.grants.delete(id);
+  }
+  state.budgets.delete(userId);
+  return { beliefs, outboxEntries: entries.length, transcriptItems, auditEvents, operations, grants };
+};
+
+/** Deletes everything of every user. */
+export const clearAll: Method<'clearAll'> = (state) => {
+  const users = new Set<string>();
+  for (const s of state.scopes.values()) users.add(s.scope.userId);
+  for (const userId of state.entriesByUser.keys()) users.add(userId);
+  for (const session of state.sessions.values()) users.add(session.owner.userId);
+  for (const key of state.operations.keys()) users.add(String(JSON.parse(key)[0]));
+  for (const g of state.grants.values()) users.add(g.scope.userId);
+  for (const userId of state.budgets.keys()) users.add(userId);
+  const receipt = {
+    users: 0,
+    beliefs: 0,
+    outboxEntries: 0,
+    transcriptItems: 0,
+    auditEvents: 0,
+    operations: 0,
+    grants: 0,
+  };
+  for (const userId of users) {
+    const r = eraseUser(state, userId);
+    receipt.beliefs += r.beliefs;
+    receipt.outboxEntries += r.outboxEntries;
+    receipt.transcriptItems += r.transcriptItems;
+    receipt.auditEvents += r.auditEvents;
+    receipt.operations += r.operations;
+    receipt.grants += r.grants;
+  }
+  // Sessions with no recorded owner belong to no user; they go too.
+  for (const session of state.sessions.values()) receipt.transcriptItems += session.items.length;
+  state.sessions.clear();
+  receipt.users = users.size;
+  return receipt;
 };
 
 export const listScopes: Method<'listScopes'> = (state) => {

@@ -5,6 +5,7 @@
 
 import type { Belief } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
+import { checkOperation, recordOperation } from './governance.js';
 import { eraseTurnText, finishEntry, heldEntries } from './outbox.js';
 import {
   cloneBelief,
@@ -50,6 +51,7 @@ export const commit: Method<'commit'> = (state, request) => {
     valid.inserts.map((i) => i.belief),
   );
   const completed = heldEntries(state, valid.complete);
+  checkOperation(state, valid.scope, valid.operation);
 
   // Everything is valid: apply. Nothing below can throw.
   const scopeState = state.scopeState(valid.scope);
@@ -57,6 +59,7 @@ export const commit: Method<'commit'> = (state, request) => {
   for (const ins of valid.inserts) state.insertRow(scopeState, ins.belief, ins.embedding);
   scopeState.audit.push(...valid.audit);
   for (const e of completed) finishEntry(state, e, 'done');
+  recordOperation(state, valid.scope, valid.operation);
 };
 
 export const get: Method<'get'> = (state, scope, id) => {
@@ -163,14 +166,19 @@ export const importBeliefs: Method<'importBeliefs'> = (state, records) => {
 export const forget: Method<'forget'> = (state, scope, id, options) => {
   const sk = scopeKey(kit.normalizeScope(scope));
   kit.assertId(id, 'id');
-  const { at, expectedVersion } = kit.validateForgetOptions(options);
+  const { at, expectedVersion, operation } = kit.validateForgetOptions(options);
   const row = state.rows.get(id);
   if (!row || row.scope.key !== sk) throw new kit.NotFoundError(`belief ${id}`);
   const b = row.belief;
-  if (b.status === 'forgotten') return cloneBelief(b);
+  checkOperation(state, row.scope.scope, operation);
+  if (b.status === 'forgotten') {
+    recordOperation(state, row.scope.scope, operation);
+    return cloneBelief(b);
+  }
   if (expectedVersion !== null && expectedVersion !== b.version) {
     throw new kit.VersionConflictError(id, expectedVersion, b.version);
   }
+  recordOperation(state, row.scope.scope, operation);
   eraseTurnText(state, row.scope.scope.userId, b.evidence);
   redactTranscripts(state, row.scope.scope.userId, b);
   const tombstone = kit.tombstoneOf(b, at);

@@ -8,6 +8,7 @@ import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/stor
 import * as kit from '@mem01/engine/store-kit';
 import * as admin from './admin.js';
 import * as beliefs from './beliefs.js';
+import * as governance from './governance.js';
 import { searchLexical } from './lexical-search.js';
 import * as outbox from './outbox.js';
 import { MemoryState } from './state.js';
@@ -23,8 +24,11 @@ export interface MemoryStoreOptions {
   readonly dimensions?: number | undefined;
 }
 
-/** Schema version reported by {@link InMemoryStore.info}; the memory store has no persisted schema. */
-export const MEMORY_SCHEMA_VERSION = 1;
+/**
+ * Schema version reported by {@link InMemoryStore.info}; the memory store has no persisted schema. 2: operation keys,
+ * capture grants, budget counters, host metadata, origins and access counts (as SQLite 5 and Postgres 2).
+ */
+export const MEMORY_SCHEMA_VERSION = 2;
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
   vectorSearch: 'exact',
@@ -35,7 +39,15 @@ const CAPABILITIES: StoreCapabilities = Object.freeze({
 });
 
 /** The port methods, from the role modules. */
-const ROLES = { ...beliefs, ...admin, ...outbox, ...transcript, searchLexical, searchVector };
+const ROLES = {
+  ...beliefs,
+  ...admin,
+  ...governance,
+  ...outbox,
+  ...transcript,
+  searchLexical,
+  searchVector,
+};
 
 /**
  * Every mem01 port in process, with the semantics of a database store: records are copied in and out, commits are

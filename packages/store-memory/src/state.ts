@@ -4,7 +4,15 @@
  * works on one {@link MemoryState}.
  */
 
-import type { AuditEvent, Belief, BeliefStatus, CanonicalScope, OutboxEntry } from '@mem01/engine/store-kit';
+import type {
+  AuditEvent,
+  Belief,
+  BeliefStatus,
+  CanonicalScope,
+  CaptureGrant,
+  OperationRecord,
+  OutboxEntry,
+} from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { LexicalIndex } from './lexical-index.js';
 import { VectorIndex } from './vector-index.js';
@@ -111,6 +119,12 @@ export class MemoryState {
   readonly liveByUser = new Map<string, Entry[]>();
   seq = 0;
   readonly sessions = new Map<string, Session>();
+  /** Scope key → operation key → its record. */
+  readonly operations = new Map<string, Map<string, OperationRecord>>();
+  /** Grant id → grant (scope canonical). */
+  readonly grants = new Map<string, CaptureGrant & { readonly scope: CanonicalScope }>();
+  /** userId → the user's budget window and its counters (earlier windows are dropped). */
+  readonly budgets = new Map<string, { windowStart: string; used: Map<string, number> }>();
   closed = false;
 
   constructor(dimensions: number | null) {

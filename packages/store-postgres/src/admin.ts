@@ -1,6 +1,6 @@
 /** Admin of the PostgreSQL store: erasing a user, the scopes with their counts, the audit log, ANALYZE. */
 
-import type { AuditEvent } from '@mem01/engine/store-kit';
+import type { ClearAllReceipt, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { type RawBuilder, sql } from 'kysely';
 import type { Method, PgConnection } from './connection.js';
@@ -18,8 +18,44 @@ export const eraseUser: Method<'eraseUser'> = async (c, userId) => {
         const auditEvents = await count(sql`delete from ${c.t('audit')} where user_id = ${userId}`);
         const outboxEntries = await count(sql`delete from ${c.t('outbox')} where user_id = ${userId}`);
         const transcriptItems = await eraseSessions(c, trx, userId);
-        return { beliefs, outboxEntries, transcriptItems, auditEvents };
+        const operations = await count(sql`delete from ${c.t('operations')} where user_id = ${userId}`);
+        const grants = await count(sql`delete from ${c.t('capture_grants')} where user_id = ${userId}`);
+        await count(sql`delete from ${c.t('budget_usage')} where user_id = ${userId}`);
+        return { beliefs, outboxEntries, transcriptItems, auditEvents, operations, grants };
       }),
+    { idempotent: true },
+  );
+};
+
+/** Deletes everything of every user in one transaction; the schema and its settings stay. */
+export const clearAll: Method<'clearAll'> = async (c) => {
+  return c.run(
+    'clearAll',
+    () =>
+      c.tx(async (trx): Promise<ClearAllReceipt> => {
+        const u = await sql<{ n: string }>`select count(*) as n from (
+            select user_id from ${c.t('beliefs')} union select user_id from ${c.t('outbox')}
+            union select user_id from ${c.t('audit')}
+            union select user_id from ${c.t('transcript_sessions')} where user_id is not null
+            union select user_id from ${c.t('operations')} union select user_id from ${c.t('capture_grants')}
+            union select user_id from ${c.t('budget_usage')}) as x`.execute(trx);
+        const count = async (table: string) =>
+          Number((await sql`delete from ${c.t(table)}`.execute(trx)).numAffectedRows ?? 0n);
+        const receipt = {
+          users: Number(u.rows[0]?.n ?? 0),
+          beliefs: await count('beliefs'),
+          outboxEntries: await count('outbox'),
+          transcriptItems: await count('transcript_items'),
+          auditEvents: await count('audit'),
+          operations: await count('operations'),
+          grants: await count('capture_grants'),
+        };
+        await count('transcript_operations');
+        await count('transcript_sessions');
+        await count('budget_usage');
+        return receipt;
+      }),
+    // Running it again deletes what is there then: it converges.
     { idempotent: true },
   );
 };
@@ -50,18 +86,12 @@ export const auditLog: Method<'auditLog'> = async (c, scope, options) => {
   return c.run(
     'auditLog',
     async () => {
-      const r = await sql<{ at: string; belief_id: string | null; action: string; actor: string }>`
-        select at, belief_id, action, actor from ${c.t('audit')}
+      const r = await sql<Row>`
+        select ${sql.raw(kit.AUDIT_COLUMNS.join(', '))} from ${c.t('audit')}
         where user_id = ${s.userId} and namespace = ${s.namespace}
           ${beliefId === null ? sql`` : sql`and belief_id = ${beliefId}`}
         order by seq limit ${limit}`.execute(c.db);
-      return r.rows.map((row) => ({
-        at: row.at,
-        scope: { userId: s.userId, namespace: s.namespace },
-        beliefId: row.belief_id,
-        action: row.action as AuditEvent['action'],
-        actor: row.actor,
-      }));
+      return r.rows.map(kit.auditFromRow);
     },
     { idempotent: true },
   );

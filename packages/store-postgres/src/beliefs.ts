@@ -10,6 +10,7 @@ import { type RawBuilder, sql, type Transaction } from 'kysely';
 import pgvector from 'pgvector';
 import type { Method, PgConnection } from './connection.js';
 import { constraintOf, detailOf, sqlState } from './errors.js';
+import { recordOperation } from './governance.js';
 import { INSERT_CHUNK, MAX_TEXT_BYTES } from './options.js';
 import { pgText } from './text.js';
 
@@ -65,6 +66,7 @@ export const commit: Method<'commit'> = async (c, request) => {
         }
         await insertBeliefs(c, trx, inserts, rows);
         await insertAudit(c, trx, valid.audit);
+        await recordOperation(c, trx, scope, valid.operation);
         if (complete && complete.entryIds.length > 0) {
           await sql`
             update ${c.t('outbox')} set status = 'done', text = '', claim_id = null, lease_until = null, retry_at = null
@@ -91,11 +93,8 @@ export async function insertAudit(
   audit: readonly AuditEvent[],
 ): Promise<void> {
   if (audit.length === 0) return;
-  const rows = audit.map((a) => {
-    const s = kit.normalizeScope(a.scope);
-    return sql`(${a.at}, ${s.userId}, ${s.namespace}, ${a.beliefId}, ${a.action}, ${a.actor})`;
-  });
-  await sql`insert into ${c.t('audit')} (at, user_id, namespace, belief_id, action, actor) values ${sql.join(rows)}`.execute(
+  const rows = audit.map((a) => sql`(${sql.join(kit.auditRowValues(a))})`);
+  await sql`insert into ${c.t('audit')} (${sql.raw(kit.AUDIT_COLUMNS.join(', '))}) values ${sql.join(rows)}`.execute(
     trx,
   );
 }

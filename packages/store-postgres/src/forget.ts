@@ -8,12 +8,13 @@ import * as kit from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
 import { COLUMNS, insertAudit } from './beliefs.js';
 import type { Method } from './connection.js';
+import { recordOperation } from './governance.js';
 import { redactTranscripts } from './transcript.js';
 
 export const forget: Method<'forget'> = async (c, scope, id, options) => {
   const s = kit.normalizeScope(scope);
   kit.assertId(id, 'id');
-  const { at, expectedVersion: expected } = kit.validateForgetOptions(options);
+  const { at, expectedVersion: expected, operation } = kit.validateForgetOptions(options);
   return c.run('forget', () =>
     c.tx(async (trx) => {
       const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}
@@ -21,12 +22,17 @@ export const forget: Method<'forget'> = async (c, scope, id, options) => {
       const row = r.rows[0];
       if (!row) throw new kit.NotFoundError(`belief ${id}`);
       const current = kit.beliefFromRow(row);
-      if (current.status === 'forgotten') return current;
+      if (current.status === 'forgotten') {
+        await recordOperation(c, trx, s, operation);
+        return current;
+      }
       if (expected !== null && expected !== current.version) {
         throw new kit.VersionConflictError(id, expected, current.version);
       }
+      await recordOperation(c, trx, s, operation);
       const updated = await sql<Row>`update ${c.t('beliefs')}
         set subject = '', attribute = '', value = '', statement = '', evidence = '[]', embedding = null,
+            metadata = null, origin = null,
             status = 'forgotten', invalidated_at = ${at}, updated_at = ${at}, version = version + 1
         where id = ${id} returning ${COLUMNS}`.execute(trx);
       // The turns the belief came from may still sit in the outbox (queued or dead): erase their text too.

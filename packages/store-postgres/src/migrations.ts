@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 
 /** The schema version this code writes and understands. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 /** How embeddings are stored: a pgvector `vector(dims)` column with HNSW, or `real[]` with exact cosine. */
 export type VectorMode = 'pgvector' | 'exact';
@@ -15,13 +15,68 @@ export interface MigrationContext {
   readonly extensionSchema: string | null;
 }
 
-/** The in-code migrations, applied by kysely's Migrator (which holds a Postgres advisory lock while migrating). */
-export function migrationProvider(ctx: MigrationContext): MigrationProvider {
+/**
+ * The in-code migrations, applied by kysely's Migrator (which holds a Postgres advisory lock while migrating), in name
+ * order. Released migrations never change: tests build a schema at each earlier version and open it with this code.
+ * `upTo` (tests) stops after that version.
+ */
+export function migrationProvider(ctx: MigrationContext, upTo = POSTGRES_SCHEMA_VERSION): MigrationProvider {
+  const all: [number, string, Migration][] = [
+    [1, '0001_initial', { up: (db) => initial(db, ctx) }],
+    [2, '0002_governance', { up: (db) => governance(db, ctx) }],
+  ];
   return {
     async getMigrations(): Promise<Record<string, Migration>> {
-      return { '0001_initial': { up: (db) => initial(db, ctx) } };
+      return Object.fromEntries(all.filter(([v]) => v <= upTo).map(([, name, m]) => [name, m]));
     },
   };
+}
+
+/**
+ * Version 2: host metadata, origins and access counts of beliefs; policy decisions in the audit log; operation keys;
+ * capture grants; budget counters. Added columns are null (or 0) for the rows already there. Kysely's Migrator runs
+ * each migration in a transaction with its bookkeeping, so it is applied once or not at all.
+ */
+async function governance(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> {
+  const t = (name: string) => sql.id(ctx.schema, name);
+  const statements = [
+    sql`alter table ${t('beliefs')}
+      add column metadata text,
+      add column origin text,
+      add column access_count integer not null default 0,
+      add column last_accessed_at text`,
+    sql`alter table ${t('audit')} add column policy_revision text, add column policy_decision text`,
+    sql`create table ${t('operations')} (
+      user_id text not null,
+      namespace text not null,
+      key text not null,
+      fingerprint text not null,
+      action text not null,
+      belief_ids text not null,
+      outcome text not null,
+      at text not null,
+      primary key (user_id, namespace, key)
+    )`,
+    sql`create table ${t('capture_grants')} (
+      id text primary key,
+      user_id text not null,
+      namespace text not null,
+      intent_digest text not null,
+      granted_at text not null,
+      expires_at text,
+      revoked_at text
+    )`,
+    sql`create index ${sql.id('capture_grants_scope')} on ${t('capture_grants')} (user_id, namespace, granted_at, id)`,
+    sql`create table ${t('budget_usage')} (
+      user_id text not null,
+      window_start text not null,
+      name text not null,
+      used bigint not null,
+      primary key (user_id, window_start, name)
+    )`,
+    sql`update ${t('meta')} set value = '2' where key = 'schema_version'`,
+  ];
+  await sql.raw(statements.map((st) => st.compile(db).sql).join(';\n')).execute(db);
 }
 
 async function initial(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> {

@@ -2,7 +2,8 @@
  * `PostgresStore`: a mem01 store on PostgreSQL. A thin facade over the role modules, which share one
  * `PgConnection`: `beliefs.ts` (commit, reads, history, import), `forget.ts`, `lexical-search.ts` (tsvector/GIN,
  * with its note on how it approximates BM25), `vector-search.ts` (pgvector HNSW or exact cosine), `outbox.ts`,
- * `transcript.ts`, `admin.ts`; the schema is in `migrations.ts` and `schema.ts`, the options in `options.ts`.
+ * `transcript.ts`, `admin.ts` (erase, clearAll), `governance.ts` (operation keys, grants, budgets, access counts); the
+ * schema is in `migrations.ts` and `schema.ts`, the options in `options.ts`.
  */
 
 import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
@@ -13,6 +14,7 @@ import * as beliefs from './beliefs.js';
 import { PgConnection, STORE_NAME } from './connection.js';
 import { isTransientOpenFailure } from './errors.js';
 import { forget } from './forget.js';
+import * as governance from './governance.js';
 import { searchLexical } from './lexical-search.js';
 import type { PostgresStoreOptions, ResolvedOptions } from './options.js';
 import * as outbox from './outbox.js';
@@ -51,7 +53,16 @@ export async function openPostgresStore(options: PostgresStoreOptions = {}): Pro
 }
 
 /** The port methods, from the role modules. */
-const ROLES = { ...beliefs, ...admin, ...outbox, ...transcript, forget, searchLexical, searchVector };
+const ROLES = {
+  ...beliefs,
+  ...admin,
+  ...governance,
+  ...outbox,
+  ...transcript,
+  forget,
+  searchLexical,
+  searchVector,
+};
 
 /**
  * A mem01 store on PostgreSQL: beliefs with a generated `tsvector` (GIN) and pgvector HNSW or exact cosine,

@@ -6,7 +6,8 @@ import { openPostgresStore, type PostgresStore } from '../src/index.js';
 import { dropSchema, realHasPgvector, type Target, uniqueSchema, urlOf, vectorModeOf } from './helpers.js';
 
 const quiet: Logger = { info: () => {}, warn: () => {} };
-const TABLES = 'beliefs, audit, outbox, transcript_sessions, transcript_items, transcript_operations';
+const TABLES =
+  'beliefs, audit, outbox, transcript_sessions, transcript_items, transcript_operations, operations, capture_grants, budget_usage';
 
 /**
  * One schema per dimension per run (migrated by the store on first use, dropped after the run); every `open`

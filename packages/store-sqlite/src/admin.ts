@@ -1,28 +1,77 @@
 /** Admin of the SQLite store: erasing a user, the scopes with their counts, the audit log, info and checkpoints. */
 
-import type { AuditEvent } from '@mem01/engine/store-kit';
+import type { ClearAllReceipt, EraseReceipt } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
+import { scrubWal } from './forget.js';
 import { eraseSessions } from './transcript.js';
 import { dropUserVectors } from './vector-search.js';
 
 /** Deletes everything of a user, in every namespace, in one transaction. */
 export const eraseUser: Method<'eraseUser'> = (c, userId) => {
   kit.assertId(userId, 'userId');
-  return c.tx('eraseUser', () => {
-    dropUserVectors(c, userId);
-    c.run(
-      'DELETE FROM belief_embeddings WHERE belief_seq IN (SELECT seq FROM beliefs WHERE user_id = ?)',
-      userId,
-    );
-    const beliefs = c.run('DELETE FROM beliefs WHERE user_id = ?', userId);
-    c.run('DELETE FROM vec_scopes WHERE scope_id IN (SELECT id FROM scopes WHERE user_id = ?)', userId);
-    c.run('DELETE FROM scopes WHERE user_id = ?', userId);
-    const auditEvents = c.run('DELETE FROM audit WHERE user_id = ?', userId);
-    const outboxEntries = c.run('DELETE FROM outbox WHERE user_id = ?', userId);
-    const transcriptItems = eraseSessions(c, userId);
-    return { beliefs, outboxEntries, transcriptItems, auditEvents };
+  const receipt = c.tx('eraseUser', () => eraseIn(c, userId));
+  // As after a forget: the erased text leaves the WAL at a checkpoint (retried while a reader holds it).
+  if (receipt.beliefs + receipt.transcriptItems + receipt.outboxEntries > 0) scrubWal(c);
+  return receipt;
+};
+
+/** Everything of one user, deleted inside the caller's transaction. */
+function eraseIn(c: Connection, userId: string): EraseReceipt {
+  dropUserVectors(c, userId);
+  c.run(
+    'DELETE FROM belief_embeddings WHERE belief_seq IN (SELECT seq FROM beliefs WHERE user_id = ?)',
+    userId,
+  );
+  const beliefs = c.run('DELETE FROM beliefs WHERE user_id = ?', userId);
+  c.run('DELETE FROM vec_scopes WHERE scope_id IN (SELECT id FROM scopes WHERE user_id = ?)', userId);
+  c.run('DELETE FROM scopes WHERE user_id = ?', userId);
+  const auditEvents = c.run('DELETE FROM audit WHERE user_id = ?', userId);
+  const outboxEntries = c.run('DELETE FROM outbox WHERE user_id = ?', userId);
+  const transcriptItems = eraseSessions(c, userId);
+  const operations = c.run('DELETE FROM operations WHERE user_id = ?', userId);
+  const grants = c.run('DELETE FROM capture_grants WHERE user_id = ?', userId);
+  c.run('DELETE FROM budget_usage WHERE user_id = ?', userId);
+  return { beliefs, outboxEntries, transcriptItems, auditEvents, operations, grants };
+}
+
+/** Deletes everything of every user in one transaction (user by user, so the vector index follows). */
+export const clearAll: Method<'clearAll'> = (c) => {
+  const receipt = c.tx('clearAll', (): ClearAllReceipt => {
+    const users = c
+      .all(
+        `SELECT user_id AS u FROM beliefs UNION SELECT user_id FROM outbox UNION SELECT user_id FROM audit
+         UNION SELECT owner_user_id FROM transcript_sessions WHERE owner_user_id IS NOT NULL
+         UNION SELECT user_id FROM operations UNION SELECT user_id FROM capture_grants
+         UNION SELECT user_id FROM budget_usage`,
+      )
+      .map((r) => String(r.u));
+    const total = {
+      users: users.length,
+      beliefs: 0,
+      outboxEntries: 0,
+      transcriptItems: 0,
+      auditEvents: 0,
+      operations: 0,
+      grants: 0,
+    };
+    for (const userId of users) {
+      const r = eraseIn(c, userId);
+      total.beliefs += r.beliefs;
+      total.outboxEntries += r.outboxEntries;
+      total.transcriptItems += r.transcriptItems;
+      total.auditEvents += r.auditEvents;
+      total.operations += r.operations;
+      total.grants += r.grants;
+    }
+    // Sessions written before owners were recorded belong to no user: they go too.
+    total.transcriptItems += c.run('DELETE FROM transcript_items');
+    c.run('DELETE FROM transcript_operations');
+    c.run('DELETE FROM transcript_sessions');
+    return total;
   });
+  scrubWal(c);
+  return receipt;
 };
 
 export const listScopes: Method<'listScopes'> = (c) => {
@@ -55,13 +104,7 @@ export const auditLog: Method<'auditLog'> = (c, scope, options) => {
         beliefId,
         limit,
       )
-      .map((r) => ({
-        at: String(r.at),
-        scope: { userId: String(r.user_id), namespace: String(r.namespace) },
-        beliefId: r.belief_id === null ? null : String(r.belief_id),
-        action: String(r.action) as AuditEvent['action'],
-        actor: String(r.actor),
-      })),
+      .map(kit.auditFromRow),
   );
 };
 

@@ -8,6 +8,7 @@ import type { AuditEvent, Belief, Row, ValidInsert } from '@mem01/engine/store-k
 import * as kit from '@mem01/engine/store-kit';
 import type { AsyncMethod, Connection, Method } from './connection.js';
 import { sqliteCode } from './errors.js';
+import { recordOperation } from './governance.js';
 import { placeholders } from './read-batch.js';
 import { writeEmbedding } from './vector-search.js';
 
@@ -31,6 +32,7 @@ export const commit: AsyncMethod<'commit'> = async (c, request) => {
     }
     for (const ins of valid.inserts) insertBelief(c, ins);
     for (const a of valid.audit) insertAudit(c, a);
+    recordOperation(c, scope, valid.operation);
     if (complete) {
       for (const id of complete.entryIds) {
         const held = c.get(
@@ -183,15 +185,9 @@ export function beliefRow(c: Connection, scope: CanonicalScope, id: string): Row
 }
 
 export function insertAudit(c: Connection, a: AuditEvent): void {
-  const s = kit.normalizeScope(a.scope);
   c.run(
-    'INSERT INTO audit (at, user_id, namespace, belief_id, action, actor) VALUES (?, ?, ?, ?, ?, ?)',
-    a.at,
-    s.userId,
-    s.namespace,
-    a.beliefId,
-    a.action,
-    a.actor,
+    `INSERT INTO audit (${kit.AUDIT_COLUMNS.join(', ')}) VALUES (${placeholders(kit.AUDIT_COLUMNS.length)})`,
+    ...kit.auditRowValues(a),
   );
 }
 

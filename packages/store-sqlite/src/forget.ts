@@ -9,6 +9,7 @@ import * as kit from '@mem01/engine/store-kit';
 import { tryCheckpoint } from './admin.js';
 import { beliefRow } from './beliefs.js';
 import type { Connection, Method } from './connection.js';
+import { recordOperation } from './governance.js';
 import { eraseTurnText } from './outbox.js';
 import { redactTranscripts } from './transcript.js';
 import { deleteEmbedding } from './vector-search.js';
@@ -16,16 +17,20 @@ import { deleteEmbedding } from './vector-search.js';
 export const forget: Method<'forget'> = (c, scope, id, options) => {
   const s = kit.normalizeScope(scope);
   kit.assertId(id, 'id');
-  const { at, expectedVersion } = kit.validateForgetOptions(options);
+  const { at, expectedVersion, operation } = kit.validateForgetOptions(options);
   let scrubbed = false;
   const tombstone = c.tx('forget', () => {
     const row = beliefRow(c, s, id);
     if (!row) throw new kit.NotFoundError(`belief ${id}`);
-    if (row.status === 'forgotten') return kit.beliefFromRow(row);
+    if (row.status === 'forgotten') {
+      recordOperation(c, s, operation);
+      return kit.beliefFromRow(row);
+    }
     const version = Number(row.version);
     if (expectedVersion !== null && expectedVersion !== version) {
       throw new kit.VersionConflictError(id, expectedVersion, version);
     }
+    recordOperation(c, s, operation);
     scrub(c, row, at);
     scrubbed = true;
     return kit.beliefFromRow(beliefRow(c, s, id)!);
@@ -152,7 +157,7 @@ function scrub(c: Connection, row: Row, at: string): void {
   const userId = belief.scope.userId;
   c.run(
     `UPDATE beliefs SET status = 'forgotten', subject = '', attribute = '', value = '', statement = '',
-       evidence = '[]', invalidated_at = ?, updated_at = ?,
+       evidence = '[]', metadata = NULL, origin = NULL, invalidated_at = ?, updated_at = ?,
        version = version + CASE WHEN status = 'forgotten' THEN 0 ELSE 1 END
      WHERE seq = ?`,
     at,

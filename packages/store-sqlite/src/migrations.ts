@@ -218,6 +218,54 @@ INSERT OR IGNORE INTO transcript_sessions (session_id, owner_user_id, owner_name
     SELECT min(x.rid) FROM transcript_items x WHERE x.session_id = s.session_id AND x.owner_user_id IS NOT NULL);
 `,
   },
+  {
+    version: 5,
+    description:
+      'host metadata, origins and access counts of beliefs; policy decisions in the audit log; operation keys; capture grants; budget counters',
+    sql: `
+-- Added columns are NULL (or 0) for the rows already there: no metadata, no origin, never recalled. ALTER TABLE is not
+-- idempotent, but the step runs in one transaction with the version bump, so it is applied once or not at all.
+ALTER TABLE beliefs ADD COLUMN metadata TEXT;
+ALTER TABLE beliefs ADD COLUMN origin TEXT;
+ALTER TABLE beliefs ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE beliefs ADD COLUMN last_accessed_at TEXT;
+ALTER TABLE audit ADD COLUMN policy_revision TEXT;
+ALTER TABLE audit ADD COLUMN policy_decision TEXT;
+
+-- One row per operation key of a scope: content-free (ids, a digest, an outcome word).
+CREATE TABLE IF NOT EXISTS operations (
+  user_id TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  action TEXT NOT NULL,
+  belief_ids TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  at TEXT NOT NULL,
+  PRIMARY KEY (user_id, namespace, key)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS capture_grants (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  intent_digest TEXT NOT NULL,
+  granted_at TEXT NOT NULL,
+  expires_at TEXT,
+  revoked_at TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS capture_grants_scope ON capture_grants (user_id, namespace, granted_at, id);
+
+-- Budget counters of each user's current window (earlier windows are deleted as a new one starts).
+CREATE TABLE IF NOT EXISTS budget_usage (
+  user_id TEXT NOT NULL,
+  window_start TEXT NOT NULL,
+  name TEXT NOT NULL,
+  used INTEGER NOT NULL,
+  PRIMARY KEY (user_id, window_start, name)
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -1,8 +1,8 @@
 /**
  * `SqliteStore`: the embedded mem01 store. A thin facade over the role modules, which share one `Connection`:
  * `beliefs.ts` (commit, reads, history, import), `forget.ts`, `lexical-search.ts` (FTS5), `vector-search.ts`
- * (sqlite-vec or exact cosine), `outbox.ts`, `transcript.ts`, `admin.ts`; the schema is in `migrations.ts`, opening
- * in `open.ts`.
+ * (sqlite-vec or exact cosine), `outbox.ts`, `transcript.ts`, `admin.ts` (erase, clearAll), `governance.ts`
+ * (operation keys, grants, budgets, access counts); the schema is in `migrations.ts`, opening in `open.ts`.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
@@ -11,13 +11,23 @@ import * as admin from './admin.js';
 import * as beliefs from './beliefs.js';
 import { Connection, type ConnectionInit, STORE_NAME } from './connection.js';
 import { finishScrub, flushForgotten, forget, scrubPending } from './forget.js';
+import * as governance from './governance.js';
 import { searchLexical } from './lexical-search.js';
 import * as outbox from './outbox.js';
 import * as transcript from './transcript.js';
 import { searchVector } from './vector-search.js';
 
 /** The port methods, from the role modules. */
-const ROLES = { ...beliefs, ...admin, ...outbox, ...transcript, forget, searchLexical, searchVector };
+const ROLES = {
+  ...beliefs,
+  ...admin,
+  ...governance,
+  ...outbox,
+  ...transcript,
+  forget,
+  searchLexical,
+  searchVector,
+};
 
 /**
  * The embedded mem01 store: transcript, beliefs (FTS5 + sqlite-vec or exact cosine) and the durable outbox in one

@@ -216,6 +216,41 @@ describe('migrations', () => {
       const item = [{ role: 'user', content: 'x' }];
       expect((await store.appendItems(scope, 's1', item, op)).duplicate).toBe(false);
       expect((await store.appendItems(scope, 's1', item, op)).duplicate).toBe(true);
+      // v5: an old belief has no metadata, origin or accesses, and gains accesses; keys, grants and budgets work.
+      const old = await store.get(scope, b.id);
+      expect(old).not.toHaveProperty('metadata');
+      expect(old).not.toHaveProperty('accessCount');
+      await store.recordAccess(scope, [{ id: b.id, count: 2 }], t(3));
+      expect((await store.get(scope, b.id))?.accessCount).toBe(2);
+      const tagged = { ...belief(scope, { attribute: 'pet', value: 'cat' }), metadata: { tag: 'x' } };
+      const record = {
+        key: 'k',
+        fingerprint: 'ab'.repeat(32),
+        action: 'remember' as const,
+        beliefIds: [tagged.id],
+        outcome: 'belief',
+        at: t(4),
+      };
+      await store.commit({ scope, inserts: [{ belief: tagged }], updates: [], audit: [], operation: record });
+      expect(await store.get(scope, tagged.id)).toEqual(tagged);
+      expect(await store.getOperation(scope, 'k')).toEqual(record);
+      const grant = {
+        id: 'g1',
+        scope,
+        intentDigest: 'cd'.repeat(32),
+        grantedAt: t(1),
+        expiresAt: null,
+        revokedAt: null,
+      };
+      await store.recordGrant(grant);
+      expect(await store.activeGrant(scope, t(2))).toEqual({ ...grant, scope: { ...scope, namespace: '' } });
+      const charge = {
+        userId: 'old-user',
+        windowStart: t(0),
+        charges: [{ name: 'calls', amount: 1, limit: 1 }],
+      };
+      expect((await store.chargeBudget(charge)).charged).toBe(true);
+      expect((await store.chargeBudget(charge)).charged).toBe(false);
       await store.close();
     });
   }

@@ -8,6 +8,7 @@
  * - transcripts: the owner scope, one item encoding with one size cap, append validation, the turns an append
  *   enqueues;
  * - one list cursor, one query-term splitter (each store adds only its index's stemming), result orders;
+ * - governance: operation keys, capture grants, budget charges (one all-or-nothing rule) and access counts;
  * - rows of SQL stores, forget's tombstone and transcript redaction, vectors as bytes.
  * @packageDocumentation
  */
@@ -20,6 +21,7 @@ export {
   CorruptStoreError,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
+  DuplicateOperationError,
   describeError,
   InvalidInputError,
   LeaseLostError,
@@ -42,9 +44,13 @@ export type {
   AuditEvent,
   Belief,
   BeliefKind,
+  BeliefMetadata,
+  BeliefOrigin,
   BeliefSource,
   BeliefStatus,
+  CaptureDecision,
   Evidence,
+  JsonValue,
   OutboxEntry,
   Page,
   Scope,
@@ -68,6 +74,7 @@ export {
   utf8Length,
   vectorToBytes,
 } from '../util.js';
+export * from './governance.js';
 export * from './methods.js';
 export * from './outbox.js';
 export * from './reads.js';

@@ -48,6 +48,15 @@ const ROLE_METHODS: readonly RoleMethod[] = [
   'getItems',
   'popItem',
   'clearSession',
+  'getOperation',
+  'recordGrant',
+  'listGrants',
+  'activeGrant',
+  'revokeGrants',
+  'chargeBudget',
+  'countActiveBeliefs',
+  'recordAccess',
+  'clearAll',
 ];
 
 /** Where a store made by {@link storeClass} keeps its state. */

@@ -3,7 +3,7 @@
  * SQL stores do): one mapping, checked on the way out so that a corrupt row is a `StoreError`, not a wrong belief.
  */
 import { StoreError } from '../errors.js';
-import type { Belief, BeliefStatus, Evidence, OutboxEntry } from '../types.js';
+import type { AuditEvent, Belief, BeliefStatus, Evidence, OutboxEntry } from '../types.js';
 import { normalizeScope } from '../util.js';
 
 /** A row as a driver returns it. */
@@ -12,10 +12,13 @@ export type Row = Record<string, unknown>;
 /** The belief columns, in the order of {@link beliefRowValues}. */
 export const BELIEF_COLUMNS: readonly string[] = (
   'id user_id namespace kind subject attribute value statement confidence status supersedes superseded_by version ' +
-  'valid_from valid_to stored_at updated_at invalidated_at evidence source'
+  'valid_from valid_to stored_at updated_at invalidated_at evidence source metadata origin access_count last_accessed_at'
 ).split(' ');
 
-/** The values of a belief's row, in {@link BELIEF_COLUMNS} order (evidence as JSON text). */
+/**
+ * The values of a belief's row, in {@link BELIEF_COLUMNS} order (evidence, metadata and origin as JSON text; metadata
+ * and origin null when absent).
+ */
 export function beliefRowValues(b: Belief): (string | number | null)[] {
   const s = normalizeScope(b.scope);
   return [
@@ -39,6 +42,10 @@ export function beliefRowValues(b: Belief): (string | number | null)[] {
     b.invalidatedAt,
     JSON.stringify(b.evidence),
     b.source,
+    b.metadata === undefined ? null : JSON.stringify(b.metadata),
+    b.origin === undefined ? null : JSON.stringify(b.origin),
+    b.accessCount ?? 0,
+    b.lastAccessedAt ?? null,
   ];
 }
 
@@ -62,7 +69,20 @@ function num(row: Row, key: string): number {
   throw new StoreError(`corrupt row: column ${key} is not a number`);
 }
 
-/** The belief of a row with the {@link BELIEF_COLUMNS}. */
+function json<T>(row: Row, key: string): T | undefined {
+  const v = row[key];
+  if (v === null || v === undefined) return undefined;
+  try {
+    return JSON.parse(String(v)) as T;
+  } catch (cause) {
+    throw new StoreError(`corrupt row: ${key} is not JSON`, { cause });
+  }
+}
+
+/**
+ * The belief of a row with the {@link BELIEF_COLUMNS}. Metadata, origin, an access count of 0 and a null
+ * `last_accessed_at` are left out of the belief (as absent fields), so a belief reads back as it was written.
+ */
 export function beliefFromRow(row: Row): Belief {
   let evidence: Evidence[];
   try {
@@ -70,6 +90,11 @@ export function beliefFromRow(row: Row): Belief {
   } catch (cause) {
     throw new StoreError('corrupt row: evidence is not JSON', { cause });
   }
+  const metadata = json<Belief['metadata']>(row, 'metadata');
+  const origin = json<Belief['origin']>(row, 'origin');
+  const accessCount =
+    row.access_count === undefined || row.access_count === null ? 0 : num(row, 'access_count');
+  const lastAccessedAt = strOrNull(row, 'last_accessed_at');
   return {
     id: str(row, 'id'),
     scope: { userId: str(row, 'user_id'), namespace: str(row, 'namespace') },
@@ -90,6 +115,50 @@ export function beliefFromRow(row: Row): Belief {
     invalidatedAt: strOrNull(row, 'invalidated_at'),
     evidence,
     source: str(row, 'source') as Belief['source'],
+    ...(metadata === undefined ? {} : { metadata }),
+    ...(origin === undefined ? {} : { origin }),
+    ...(accessCount === 0 ? {} : { accessCount }),
+    ...(lastAccessedAt === null ? {} : { lastAccessedAt }),
+  };
+}
+
+/** The audit columns of SQL stores, in the order of {@link auditRowValues}. */
+export const AUDIT_COLUMNS: readonly string[] =
+  'at user_id namespace belief_id action actor policy_revision policy_decision'.split(' ');
+
+/** The values of an audit record's row, in {@link AUDIT_COLUMNS} order. */
+export function auditRowValues(a: AuditEvent): (string | null)[] {
+  const s = normalizeScope(a.scope);
+  return [
+    a.at,
+    s.userId,
+    s.namespace,
+    a.beliefId,
+    a.action,
+    a.actor,
+    a.policy?.revision ?? null,
+    a.policy?.decision ?? null,
+  ];
+}
+
+/** The audit record of a row with the {@link AUDIT_COLUMNS}. */
+export function auditFromRow(row: Row): AuditEvent {
+  const revision = strOrNull(row, 'policy_revision');
+  const decision = strOrNull(row, 'policy_decision');
+  return {
+    at: str(row, 'at'),
+    scope: { userId: str(row, 'user_id'), namespace: str(row, 'namespace') },
+    beliefId: strOrNull(row, 'belief_id'),
+    action: str(row, 'action') as AuditEvent['action'],
+    actor: str(row, 'actor'),
+    ...(revision === null
+      ? {}
+      : {
+          policy: {
+            revision,
+            decision: (decision ?? 'accept') as NonNullable<AuditEvent['policy']>['decision'],
+          },
+        }),
   };
 }
 

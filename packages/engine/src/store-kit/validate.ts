@@ -13,8 +13,12 @@ import {
   BELIEF_SOURCES,
   BELIEF_STATUSES,
   type Belief,
+  type BeliefMetadata,
+  type BeliefOrigin,
   type BeliefStatus,
+  type CaptureDecision,
   type Evidence,
+  type JsonValue,
   type TurnRole,
 } from '../types.js';
 import { assertId, assertText, normalizeScope, typeOf } from '../util.js';
@@ -23,6 +27,92 @@ import { assertId, assertText, normalizeScope, typeOf } from '../util.js';
 export const MAX_KEY_BYTES = 256;
 /** Largest UTF-8 size of an evidence or outbox `ref`, in bytes. */
 export const MAX_REF_BYTES = 1024;
+
+/** Largest host metadata of a belief, as JSON in UTF-8 bytes. */
+export const MAX_METADATA_BYTES = 4096;
+/** Deepest nesting of objects and arrays in host metadata (the top object is depth 1). */
+export const MAX_METADATA_DEPTH = 8;
+/** Longest key of host metadata, in characters. */
+export const MAX_METADATA_KEY = 128;
+/** An origin label: a letter or digit, then letters, digits and `._:/-`, at most 64 characters in all. */
+const ORIGIN_LABEL = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
+/** The decisions a capture policy can make. */
+export const CAPTURE_DECISIONS: ReadonlySet<CaptureDecision> = new Set<CaptureDecision>([
+  'accept',
+  'pending',
+  'reject',
+]);
+
+/**
+ * Checks host metadata and returns a detached copy: a plain JSON object (not an array or null) of finite numbers,
+ * strings, booleans, nulls, arrays and plain objects, keys of 1..128 characters, nested at most 8 deep, at most
+ * {@link MAX_METADATA_BYTES} as JSON, text well-formed Unicode. `undefined` gives `undefined` (no metadata).
+ */
+export function validateMetadata(value: unknown, field: string): BeliefMetadata | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value))
+    throw new InvalidInputError(field, `must be a plain JSON object, got ${typeOf(value)}`);
+  const copy = jsonCopy(value, field, 1) as BeliefMetadata;
+  const bytes = new TextEncoder().encode(JSON.stringify(copy)).byteLength;
+  if (bytes > MAX_METADATA_BYTES)
+    throw new InvalidInputError(field, `is ${bytes} bytes as JSON, over the limit of ${MAX_METADATA_BYTES}`);
+  return copy;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function jsonCopy(value: unknown, field: string, depth: number): JsonValue {
+  if (value === null || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new InvalidInputError(field, 'must hold only finite numbers');
+    return value;
+  }
+  if (typeof value === 'string') {
+    if (!value.isWellFormed()) throw new InvalidInputError(field, 'must be well-formed Unicode');
+    return value;
+  }
+  if (depth > MAX_METADATA_DEPTH)
+    throw new InvalidInputError(field, `must not nest deeper than ${MAX_METADATA_DEPTH}`);
+  if (Array.isArray(value)) return value.map((v, i) => jsonCopy(v, `${field}[${i}]`, depth + 1));
+  if (!isPlainObject(value))
+    throw new InvalidInputError(field, `must hold only JSON values, got ${typeOf(value)}`);
+  const out: Record<string, JsonValue> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (key.length === 0 || key.length > MAX_METADATA_KEY || !key.isWellFormed())
+      throw new InvalidInputError(
+        field,
+        `keys must be 1..${MAX_METADATA_KEY} characters of well-formed text`,
+      );
+    if (v === undefined) continue;
+    out[key] = jsonCopy(v, `${field}.${key}`, depth + 1);
+  }
+  return out;
+}
+
+/** Checks a belief's origin (`{ label, ref? }`) and returns a copy; `undefined` gives `undefined`. */
+export function validateOrigin(value: unknown, field: string): BeliefOrigin | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object') throw new InvalidInputError(field, 'must be an object');
+  const o = value as Record<string, unknown>;
+  assertOriginLabel(o.label, `${field}.label`);
+  if (o.ref !== undefined) assertText(o.ref, `${field}.ref`, MAX_REF_BYTES);
+  if (typeof o.ref === 'string' && !o.ref.isWellFormed())
+    throw new InvalidInputError(`${field}.ref`, 'must be well-formed Unicode');
+  return { label: o.label, ...(o.ref === undefined ? {} : { ref: o.ref as string }) };
+}
+
+/** Throws `InvalidInputError` unless `value` is an origin label (a host's source label, e.g. `crm`). */
+export function assertOriginLabel(value: unknown, field: string): asserts value is string {
+  if (typeof value !== 'string' || !ORIGIN_LABEL.test(value))
+    throw new InvalidInputError(
+      field,
+      'must be 1..64 characters: a letter or digit, then letters, digits and . _ : / -',
+    );
+}
 
 /** Every audit action a store accepts (the `action` union of {@link AuditEvent}). */
 export const AUDIT_ACTIONS: ReadonlySet<AuditEvent['action']> = new Set<AuditEvent['action']>([
@@ -196,6 +286,12 @@ export function validateBelief(value: unknown, field: string, maxTextBytes: numb
       `${field}.source`,
       `unknown source ${JSON.stringify(b.source) ?? 'undefined'}`,
     );
+  const metadata = validateMetadata(b.metadata, `${field}.metadata`);
+  const origin = validateOrigin(b.origin, `${field}.origin`);
+  if (tombstone && (metadata !== undefined || origin !== undefined))
+    throw new InvalidInputError(`${field}`, 'a forgotten belief keeps no metadata or origin');
+  if (b.accessCount !== undefined) assertNonNegativeInteger(b.accessCount, `${field}.accessCount`);
+  if (b.lastAccessedAt !== undefined) assertTimestamp(b.lastAccessedAt, `${field}.lastAccessedAt`);
   return {
     id: b.id,
     scope,
@@ -216,6 +312,10 @@ export function validateBelief(value: unknown, field: string, maxTextBytes: numb
     invalidatedAt: b.invalidatedAt ?? null,
     evidence,
     source: b.source as Belief['source'],
+    ...(metadata === undefined ? {} : { metadata }),
+    ...(origin === undefined ? {} : { origin }),
+    ...(b.accessCount === undefined || b.accessCount === 0 ? {} : { accessCount: b.accessCount as number }),
+    ...(b.lastAccessedAt === undefined ? {} : { lastAccessedAt: b.lastAccessedAt as string }),
   };
 }
 
@@ -277,12 +377,23 @@ export function validateAuditEvent(value: unknown, field: string): AuditEvent {
       `unknown action ${JSON.stringify(a.action) ?? 'undefined'}`,
     );
   assertId(a.actor, `${field}.actor`);
+  let policy: AuditEvent['policy'];
+  if (a.policy !== undefined) {
+    if (a.policy === null || typeof a.policy !== 'object')
+      throw new InvalidInputError(`${field}.policy`, 'must be an object');
+    const { revision, decision } = a.policy as { revision?: unknown; decision?: unknown };
+    assertId(revision, `${field}.policy.revision`);
+    if (typeof decision !== 'string' || !CAPTURE_DECISIONS.has(decision as CaptureDecision))
+      throw new InvalidInputError(`${field}.policy.decision`, 'must be accept, pending or reject');
+    policy = { revision, decision: decision as CaptureDecision };
+  }
   return {
     at: a.at,
     scope,
     beliefId: a.beliefId ?? null,
     action: a.action as AuditEvent['action'],
     actor: a.actor,
+    ...(policy === undefined ? {} : { policy }),
   };
 }
 

@@ -4,9 +4,10 @@
  * (versions, ids that exist, the one-active-per-key rule against stored beliefs, dimensions) stays in the store.
  */
 import { DuplicateActiveBeliefError, InvalidInputError } from '../errors.js';
-import type { BeliefUpdate, CommitRequest } from '../ports.js';
+import type { BeliefUpdate, CommitRequest, OperationRecord } from '../ports.js';
 import type { AuditEvent, Belief } from '../types.js';
 import { assertId, normalizeScope, sameScope, typeOf } from '../util.js';
+import { validateOperationRecord } from './governance.js';
 import type { CanonicalScope } from './transcript.js';
 import {
   assertPositiveInteger,
@@ -31,6 +32,8 @@ export interface ValidCommit {
   readonly audit: readonly AuditEvent[];
   /** The claim the commit completes, with its entry ids once each; null without one. */
   readonly complete: { readonly claimId: string; readonly entryIds: readonly string[] } | null;
+  /** The operation key to record with the commit, checked; null without one. */
+  readonly operation: OperationRecord | null;
 }
 
 /** A record of `importBeliefs` or an insert of `commit`, checked. */
@@ -85,7 +88,9 @@ export function validateCommit(request: CommitRequest, maxTextBytes: number): Va
     });
     complete = { claimId, entryIds: [...new Set(entryIds as string[])] };
   }
-  return { scope, inserts, updates, audit, complete };
+  const operation =
+    request.operation === undefined ? null : validateOperationRecord(request.operation, 'operation');
+  return { scope, inserts, updates, audit, complete, operation };
 }
 
 /**
@@ -107,20 +112,36 @@ export function validateImport(records: unknown, maxTextBytes: number): ValidIns
   return out;
 }
 
-/** `forget` options, checked: when (`at`) and the version the caller read, if any. */
-export function validateForgetOptions(options: unknown): { at: string; expectedVersion: number | null } {
+/** `forget` options, checked: when (`at`), the version the caller read, if any, and the operation to record. */
+export function validateForgetOptions(options: unknown): {
+  at: string;
+  expectedVersion: number | null;
+  operation: OperationRecord | null;
+} {
   if (options === null || typeof options !== 'object')
     throw new InvalidInputError('options', 'must be an object');
-  const { at, expectedVersion } = options as { at?: unknown; expectedVersion?: unknown };
+  const { at, expectedVersion, operation } = options as {
+    at?: unknown;
+    expectedVersion?: unknown;
+    operation?: unknown;
+  };
   assertTimestamp(at, 'at');
   if (expectedVersion !== undefined) assertPositiveInteger(expectedVersion, 'expectedVersion');
-  return { at, expectedVersion: expectedVersion ?? null };
+  return {
+    at,
+    expectedVersion: expectedVersion ?? null,
+    operation: operation === undefined ? null : validateOperationRecord(operation, 'operation'),
+  };
 }
 
-/** A belief's content-free tombstone: what `forget` leaves (see the `BeliefStore.forget` contract). */
+/**
+ * A belief's content-free tombstone: what `forget` leaves (see the `BeliefStore.forget` contract). Host metadata and
+ * origin go with the content; the access count stays.
+ */
 export function tombstoneOf(belief: Belief, at: string): Belief {
+  const { metadata: _metadata, origin: _origin, ...rest } = belief;
   return {
-    ...belief,
+    ...rest,
     subject: '',
     attribute: '',
     value: '',

@@ -178,7 +178,14 @@ export function eraseTests(ctx: SuiteContext): void {
     });
 
     const receipt = await store.eraseUser(user);
-    expect(receipt).toEqual({ beliefs: 3, outboxEntries: 2, transcriptItems: 3, auditEvents: 3 });
+    expect(receipt).toEqual({
+      beliefs: 3,
+      outboxEntries: 2,
+      transcriptItems: 3,
+      auditEvents: 3,
+      operations: 0,
+      grants: 0,
+    });
     for (const scope of [home, work]) {
       expect(await listAll(store, scope)).toEqual([]);
       expect(await store.history(scope)).toEqual([]);
@@ -211,6 +218,8 @@ export function eraseTests(ctx: SuiteContext): void {
       outboxEntries: 0,
       transcriptItems: 0,
       auditEvents: 0,
+      operations: 0,
+      grants: 0,
     });
     expect(await store.enqueue([turn(work, 'again', 0, 'work turn')])).toEqual({
       accepted: 1,

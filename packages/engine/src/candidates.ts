@@ -1,0 +1,46 @@
+/** The existing beliefs offered to an extractor with the text it reads, so it can confirm or supersede them. */
+import { MAX_QUERY_CHARS } from './config.js';
+import type { EngineCore } from './engine-core.js';
+import { describeError } from './errors.js';
+import type { CandidateBelief } from './ports.js';
+import { recallBeliefs } from './recall-service.js';
+import { clip } from './text.js';
+import type { BeliefKind, Scope } from './types.js';
+
+/** Kinds the extractor may confirm, supersede or retract (episodes and notes are the engine's own). */
+export const EXTRACTABLE_KINDS = [
+  'identity',
+  'preference',
+  'goal',
+  'decision',
+  'fact',
+  'relationship',
+  'event',
+] as const satisfies readonly BeliefKind[];
+
+/** The user's existing active beliefs most related to `text`, offered to the extractor. */
+export async function extractionCandidates(
+  core: EngineCore,
+  scope: Scope,
+  text: string,
+): Promise<CandidateBelief[]> {
+  const options = { limit: core.config.candidatesForExtraction, kinds: EXTRACTABLE_KINDS };
+  // The head of the batch stands for it (as a long message's head carries its question), within the query limits.
+  const query = clip(text.slice(0, MAX_QUERY_CHARS), core.config.maxTextBytes);
+  // Candidates are a hint for the extractor: when the embedder fails, lexical candidates keep extraction going
+  // (and the commit, which needs embeddings, reports the failure if it persists).
+  const hits = await recallBeliefs(core, scope, query, options).catch((err: unknown) => {
+    core.logger?.warn(`mem01: vector candidates unavailable, using lexical only: ${describeError(err)}`);
+    return recallBeliefs(core, scope, query, { ...options, vector: false });
+  });
+  return hits.map(({ belief: b }) => ({
+    id: b.id,
+    kind: b.kind,
+    subject: b.subject,
+    attribute: b.attribute,
+    value: b.value,
+    statement: b.statement,
+    confidence: b.confidence,
+    storedAt: b.storedAt,
+  }));
+}
