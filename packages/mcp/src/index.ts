@@ -21,7 +21,6 @@ export {
   type McpRuntimeDescription,
   type McpRuntimeOptions,
   openMcpRuntime,
-  redactUrl,
 } from './runtime.js';
 export { createMemoryServer, MCP_SERVER_VERSION, type MemoryServerOptions } from './server.js';
 export { MAX_QUERY_CHARS, MAX_TEXT_CHARS } from './tools.js';

@@ -1,20 +1,22 @@
 /**
- * Which store, extractor and embedder the MCP server runs on. The same rules as mem01session's
- * `resolve-runtime.ts`, so the agent, the CLI, the inspector and this server see one memory:
+ * Which store, extractor and embedder the MCP server runs on: exactly what `memSession` would open
+ * (`openMemoryRuntime` of `mem01session/runtime`, the one home of those defaults), so the agent, the CLI, the
+ * inspector and this server see one memory:
  * - store: `--db` (a `postgres://` URL or a SQLite file), else `DATABASE_URL` (Postgres), else one SQLite file at
- *   `defaultSqlitePath()` (`$MEM01_HOME/memory.db` or `~/.mem01/memory.db`);
- * - extractor and embedder: OpenAI when `OPENAI_API_KEY` is set, else the offline `@mem01/local` pair.
- * Kept small and apart from the server on purpose: these defaults are meant to move to one shared home.
+ *   `$MEM01_HOME/memory.db` (`~/.mem01/memory.db`);
+ * - extractor and embedder: OpenAI when `OPENAI_API_KEY` is set, else the offline `@mem01/local` pair;
+ * - the engine's settings, with the `MEM01_*` tuning of the environment.
+ * The server never resumes other users' queued turns: it drains each user it serves when it first serves them.
  */
 import {
   ConfigError,
-  type Embedder,
   type EngineStore,
-  type Extractor,
+  type FullStore,
   type Logger,
-  MemoryEngine,
+  type MemoryEngine,
   sanitize,
 } from '@mem01/engine';
+import { openMemoryRuntime } from 'mem01session/runtime';
 
 /** Options of {@link openMcpRuntime}. */
 export interface McpRuntimeOptions {
@@ -52,11 +54,10 @@ const stderrLogger: Logger = {
   warn: (message) => process.stderr.write(`${sanitize(message)}\n`),
 };
 
-/** Opens the store, extractor, embedder and engine the environment selects. */
+/** Opens the store, extractor, embedder and engine the options and the environment select. */
 export async function openMcpRuntime(options: McpRuntimeOptions = {}): Promise<McpRuntime> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? stderrLogger;
-  const apiKey = nonEmpty(env.OPENAI_API_KEY);
   const db = options.db === undefined ? undefined : options.db.trim();
   if (db === '') throw new ConfigError('--db must not be empty');
   const databaseUrl = db ?? nonEmpty(env.DATABASE_URL)?.trim();
@@ -64,66 +65,70 @@ export async function openMcpRuntime(options: McpRuntimeOptions = {}): Promise<M
   if (db === undefined && databaseUrl !== undefined && !postgres) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
-
-  let extractor: Extractor;
-  let embedder: Embedder;
-  let embedderName: string;
-  if (apiKey) {
-    const openai = await import('@mem01/openai');
-    extractor = openai.createOpenAIExtractor({ env });
-    const created = openai.createOpenAIEmbedder({ env });
-    embedder = created;
-    embedderName = `openai:${created.model}`;
-  } else {
-    logger.info(
-      'mem01: OPENAI_API_KEY is not set; using the offline extractor and embedder from @mem01/local (set OPENAI_API_KEY for model-based extraction).',
-    );
-    const local = await import('@mem01/local');
-    extractor = local.createLocalExtractor();
-    embedder = local.createLocalEmbedder();
-    embedderName = `local:${embedder.model}`;
-  }
-
-  // Store notices (the vector mode chosen at open) stay quiet; warnings go on.
+  // `--db` and `--pg-schema` pick a store the defaults would not; it is opened here and passed in. The embedding
+  // dimension the defaults would use is the store's, so it is left to the store (fixed at its first write).
   const storeLogger: Logger = { info: () => {}, warn: (m) => logger.warn(m) };
-  let store: EngineStore;
+  let own: FullStore | undefined;
   let where: string;
-  if (postgres) {
-    const pg = await loadPostgresStore();
-    store = await pg.openPostgresStore({
-      connectionString: databaseUrl,
-      schema: options.pgSchema,
-      dimensions: embedder.dimensions,
-      logger: storeLogger,
-    });
-    where = `postgres ${redactUrl(databaseUrl)}`;
+  if (db !== undefined || (postgres && options.pgSchema !== undefined)) {
+    if (postgres) {
+      const pg = await loadPostgresStore();
+      own = await pg.openPostgresStore({
+        connectionString: databaseUrl as string,
+        schema: options.pgSchema,
+        dimensions: await defaultDimensions(env),
+        logger: storeLogger,
+      });
+      where = `postgres ${sanitize(databaseUrl as string)}`;
+    } else {
+      const sqlite = await import('@mem01/store-sqlite');
+      own = sqlite.openSqliteStore({
+        path: db as string,
+        dimensions: await defaultDimensions(env),
+        logger: storeLogger,
+      });
+      where = `sqlite ${db}`;
+    }
+  } else if (postgres) {
+    where = `postgres ${sanitize(databaseUrl as string)}`;
   } else {
-    const sqlite = await import('@mem01/store-sqlite');
-    const path = databaseUrl ?? sqlite.defaultSqlitePath(env as NodeJS.ProcessEnv);
-    store = sqlite.openSqliteStore({ path, dimensions: embedder.dimensions, logger: storeLogger });
-    where = `sqlite ${path}`;
+    const { defaultSqlitePath } = await import('@mem01/store-sqlite/paths');
+    where = `sqlite ${defaultSqlitePath(env as NodeJS.ProcessEnv)}`;
   }
-
-  const engine = new MemoryEngine({
-    store,
-    extractor,
-    embedder,
-    workerId: `mem01-mcp-${process.pid}`,
-    logger,
-  });
+  let runtime: Awaited<ReturnType<typeof openMemoryRuntime>>;
+  try {
+    runtime = await openMemoryRuntime({ ...(own ? { store: own } : {}), env, logger, resume: false });
+  } catch (err) {
+    await own?.close().catch(() => undefined);
+    throw err;
+  }
   let closing: Promise<void> | null = null;
   return {
-    engine,
-    store,
-    description: { store: where, extractor: extractor.name, embedder: embedderName },
+    engine: runtime.engine,
+    store: runtime.store,
+    description: {
+      store: where,
+      extractor: runtime.description.extractor,
+      embedder: runtime.description.embedder ?? 'none',
+    },
     close() {
       closing ??= (async () => {
-        await engine.close().catch(() => undefined);
-        await store.close().catch(() => undefined);
+        await runtime.close().catch(() => undefined);
+        await own?.close().catch(() => undefined);
       })();
       return closing;
     },
   };
+}
+
+/** The embedding dimension the default embedder has: OpenAI's with a key, else the offline one's. */
+async function defaultDimensions(env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  if (nonEmpty(env.OPENAI_API_KEY)) {
+    const openai = await import('@mem01/openai');
+    return openai.createOpenAIEmbedder({ env }).dimensions;
+  }
+  const local = await import('@mem01/local/embedder');
+  return local.createLocalEmbedder().dimensions;
 }
 
 const POSTGRES_STORE = '@mem01/store-postgres';
@@ -148,20 +153,6 @@ async function loadPostgresStore(): Promise<typeof import('@mem01/store-postgres
       );
     }
     throw err;
-  }
-}
-
-/** A URL with its password (and any secret-looking parameter) replaced by `***`: safe to print. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) {
-      if (/pass|secret|token|key/i.test(key)) u.searchParams.set(key, '***');
-    }
-    return u.toString();
-  } catch {
-    return sanitize(url).replace(/(password=)[^&\s]+/gi, '$1***');
   }
 }
 

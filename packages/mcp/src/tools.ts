@@ -13,6 +13,7 @@ import {
   NotFoundError,
   neutralise,
 } from '@mem01/engine';
+import { assertText } from '@mem01/engine/store-kit';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -141,6 +142,9 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         );
       }
       const text = args.text.trim();
+      // A statement is at most a belief's size (the engine accepts longer turns, split into episodes, but a
+      // statement to remember that long is a mistake worth a clear error).
+      assertText(text, 'text', engine.config.maxTextBytes);
       const when = args.at === undefined ? new Date() : new Date(args.at);
       const turn = (key: TurnKey) => ({
         scope,
@@ -453,6 +457,8 @@ async function extractedFrom(
   ]);
   const byId = new Map<string, Belief>();
   for (const b of [...newest.items, ...related.map((r) => r.belief)]) {
+    // The beliefs drawn from the text; the text itself is kept beside them as an episode.
+    if (b.kind === 'episode') continue;
     if (b.evidence.some((e) => e.sessionId === key.sessionId && e.position === key.position))
       byId.set(b.id, b);
   }

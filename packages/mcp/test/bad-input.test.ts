@@ -102,7 +102,7 @@ describe('bad input', () => {
       c,
       'remember',
       { text: '🙂'.repeat(5_000) },
-      /invalid_input: inputs\[0\]\.text: is 20000 bytes/,
+      /invalid_input: text: is 20000 bytes, over the limit of 16384/,
     );
     await refused(c, 'recall', { query: 'a'.repeat(4_001) }, /Input validation error.*query/);
     await refused(c, 'correct_memory', { id: 'x', text: 'b'.repeat(16_001) }, /Input validation error/);

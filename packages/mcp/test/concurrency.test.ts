@@ -82,14 +82,17 @@ describe('two servers on one SQLite file', () => {
 
     const store = openSqliteStore({ path: join(home.path, 'shared.db'), logger: { info() {}, warn() {} } });
     try {
-      const active = (await store.list({ userId: USER }, { statuses: ['active', 'pending'], limit: 1000 }))
-        .items;
+      // The beliefs (each statement's turn is kept beside it as an episode).
+      const active = (
+        await store.list({ userId: USER }, { statuses: ['active', 'pending'], limit: 1000 })
+      ).items.filter((b) => b.kind !== 'episode');
       const expected = [...THINGS.map((t, i) => `favorite:${t}=${VALUES[i]}`), 'favorite:tree=oak'].sort();
       expect(active.map((x) => `${x.attribute}=${x.value.toLowerCase()}`).sort()).toEqual(expected);
-      // Extracted once: one piece of evidence each, one audit "add" each, no confirmation of a repeat.
+      // Extracted once: one piece of evidence each, one audit "add" each (and one for its episode), no confirmation
+      // of a repeat.
       for (const belief of active) expect(belief.evidence).toHaveLength(1);
       const audit = await store.auditLog({ userId: USER }, { limit: 10_000 });
-      expect(audit.filter((e) => e.action === 'add')).toHaveLength(THINGS.length + 1);
+      expect(audit.filter((e) => e.action === 'add')).toHaveLength(2 * (THINGS.length + 1));
       expect(audit.filter((e) => e.action === 'confirm')).toHaveLength(0);
       const backlog = await store.backlog({ now: new Date().toISOString(), userId: USER });
       expect(backlog).toMatchObject({ queued: 0, claimed: 0, dead: 0 });

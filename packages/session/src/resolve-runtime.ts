@@ -59,6 +59,11 @@ export interface MemoryRuntimeOptions {
   readonly engine?: EngineConfigInput | undefined;
   /** Environment to read defaults from. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * Process, in the background, the turns an earlier process left queued in the store, for every user. Default
+   * true. A server that must only ever extract the users it serves turns it off (and flushes each user it serves).
+   */
+  readonly resume?: boolean | undefined;
   /** Where notices and warnings go. Default: the one-line notice goes to stderr; the engine stays silent. */
   readonly logger?: Logger | undefined;
 }
@@ -236,6 +241,7 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
             ? `object:${objectId(options.embedder)}`
             : credential,
       logger: options.logger ? `object:${objectId(options.logger)}` : 'default',
+      resume: options.resume !== false,
       strict,
       budgetBytes,
       engine: stableJson(engineConfig),
@@ -316,9 +322,12 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
           logger: options.logger,
         });
         // Turns accepted before a crash are still queued in a durable store: process them in the background.
-        const resumed = engine.resume().catch((err: unknown) => {
-          options.logger?.warn(`mem01: resuming queued extraction failed: ${String(err)}`);
-        });
+        const resumed =
+          options.resume === false
+            ? Promise.resolve()
+            : engine.resume().catch((err: unknown) => {
+                options.logger?.warn(`mem01: resuming queued extraction failed: ${String(err)}`);
+              });
         let closing: Promise<void> | null = null;
         return {
           engine,
