@@ -1,4 +1,7 @@
-/** Per-user caps on calls and tokens in fixed windows. In-process: each worker process counts its own calls. */
+/**
+ * Per-user caps on calls and tokens in fixed windows. In-process: each worker process counts its own calls. For one
+ * budget shared by every worker of a database, use the engine's `config.budgets` (counted in the store).
+ */
 import { BudgetExceededError } from '@mem01/engine';
 
 /** A spent budget. `resetAt` (ISO-8601) is when the user's window ends; the turns stay queued until then. */
@@ -54,7 +57,8 @@ export class BudgetLedger {
 
   /**
    * Reserves `amounts` for the user, all or nothing. Throws `OpenAIBudgetExceededError` (reserving nothing)
-   * when any named budget would go over its limit.
+   * when any named budget would go over its limit, or, for an amount of 0 (a quantity known only after the call, such
+   * as output tokens), when it has reached its limit.
    */
   reserve(userId: string, amounts: Readonly<Record<string, number>>): void {
     if (this.unlimited) return;
@@ -63,7 +67,7 @@ export class BudgetLedger {
       const limit = this.#limits[name];
       if (limit === undefined) continue;
       const used = w.used.get(name) ?? 0;
-      if (used + amount > limit) {
+      if (used + amount > limit || (amount === 0 && used >= limit)) {
         throw new OpenAIBudgetExceededError(
           name,
           limit,

@@ -29,6 +29,11 @@ export interface ExtractionBudgets {
   readonly llmCallsPerUser?: number | undefined;
   /** Input tokens per user per period (estimated as chars/4 before the call, corrected from usage after). */
   readonly inputTokensPerUser?: number | undefined;
+  /**
+   * Output tokens per user per period, as the provider reports them after each call. A call starts only while the user
+   * is under the limit, so the call that reaches it may go over (by at most its own output, see `maxOutputTokens`).
+   */
+  readonly outputTokensPerUser?: number | undefined;
   /** Window length. Default one hour. */
   readonly periodMs?: number | undefined;
 }
@@ -69,7 +74,7 @@ export interface OpenAIExtractor extends Extractor {
   /** Short hash identifying the credentials, or `injected`. */
   readonly fingerprint: string;
   extract(request: ExtractionRequest): Promise<OpenAIExtractionResult>;
-  /** LLM calls and input tokens the user has used in the current budget window. */
+  /** LLM calls, input and output tokens the user has used in the current budget window. */
   budgetUsed(userId: string): Record<string, number>;
 }
 
@@ -122,6 +127,7 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
       {
         'LLM call': optionalPositive(budgets.llmCallsPerUser, 'budgets.llmCallsPerUser'),
         'input token': optionalPositive(budgets.inputTokensPerUser, 'budgets.inputTokensPerUser'),
+        'output token': optionalPositive(budgets.outputTokensPerUser, 'budgets.outputTokensPerUser'),
       },
       positive(budgets.periodMs ?? 3_600_000, 'budgets.periodMs'),
       options.clock ?? Date.now,
@@ -153,7 +159,7 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
 
     const prompt = buildPrompt(request.turns, request.candidates, request.now, this.#assistantChars);
     const estimate = estimateTokens(prompt.instructions.length + prompt.input.length + SCHEMA_JSON.length);
-    this.#ledger.reserve(scope.userId, { 'LLM call': 1, 'input token': estimate });
+    this.#ledger.reserve(scope.userId, { 'LLM call': 1, 'input token': estimate, 'output token': 0 });
 
     const { client, redact, host } = this.#resolved;
     const body = {
@@ -196,6 +202,7 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
       outputTokens: numberOr(response.usage?.output_tokens, 0),
     };
     this.#ledger.adjust(scope.userId, 'input token', (usage.inputTokens ?? 0) - estimate);
+    this.#ledger.adjust(scope.userId, 'output token', usage.outputTokens ?? 0);
     emitUsage(this.#options.onUsage, {
       kind: 'extraction',
       userId: scope.userId,

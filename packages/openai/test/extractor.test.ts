@@ -433,5 +433,18 @@ describe('OpenAI extractor over HTTP', () => {
       );
       expect(fake.requests).toHaveLength(1);
     });
+
+    it('caps output tokens per user: a call starts only under the limit, its reported output is counted after', async () => {
+      const ex = extractor({ budgets: { outputTokensPerUser: 1 } });
+      const first = await ex.extract({ scope, turns: [u], candidates: [], now: NOW });
+      expect(first.usage.outputTokens).toBeGreaterThan(1);
+      expect(ex.budgetUsed('u1')['output token']).toBe(first.usage.outputTokens);
+      const err = await ex.extract({ scope, turns: [u], candidates: [], now: NOW }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BudgetExceededError);
+      expect((err as { budget: string }).budget).toBe('output token');
+      expect(fake.requests).toHaveLength(1);
+      await ex.extract({ scope: { userId: 'u2' }, turns: [u], candidates: [], now: NOW });
+      expect(fake.requests).toHaveLength(2);
+    });
   });
 });
