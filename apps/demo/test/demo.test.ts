@@ -134,8 +134,8 @@ describe('the bin', () => {
     const r = await run('bash', ['-o', 'pipefail', '-c', `${pnpm} -s demo --json | ${jq}`], {
       cwd: REPO_ROOT,
       env: {
+        // HOME stays the caller's: npx and pnpm read their registry settings (proxy, CA file) from it.
         ...process.env,
-        HOME: home,
         MEM01_HOME: join(home, '.mem01'),
         NO_COLOR: '1',
         OPENAI_API_KEY: '',

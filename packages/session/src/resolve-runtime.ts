@@ -7,6 +7,7 @@ import {
   ConfigError,
   DEFAULT_CONFIG,
   type Embedder,
+  type EngineBudgets,
   type EngineConfigInput,
   type EngineStore,
   type Extractor,
@@ -57,6 +58,14 @@ export interface MemoryRuntimeOptions {
    * `budgetBytes` and `episodic` above take precedence over the same fields here, and these over the environment.
    */
   readonly engine?: EngineConfigInput | undefined;
+  /**
+   * Per-user budgets, counted in the store so that every worker sharing it respects one budget (the engine's
+   * `config.budgets`): `llmCallsPerUser`, `inputTokensPerUser`, `outputTokensPerUser` per `periodMs` (default one
+   * hour) and `maxActiveBeliefsPerUser` (result capacity). A spent budget leaves turns queued until it frees up.
+   * Default: the `MEM01_*` budget variables (see `tuningFromEnv`), else none. Fields given here take precedence over
+   * `engine.budgets`, and those over the environment.
+   */
+  readonly budgets?: Partial<EngineBudgets> | undefined;
   /** Environment to read defaults from. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /**
@@ -132,6 +141,19 @@ export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>)
     }
     out.pendingBelow = n;
   }
+  // Budgets counted in the store (the engine's `config.budgets`).
+  const budgets: { -readonly [K in keyof EngineBudgets]?: EngineBudgets[K] } = {};
+  for (const [name, field] of [
+    ['MEM01_LLM_CALLS_PER_USER', 'llmCallsPerUser'],
+    ['MEM01_INPUT_TOKENS_PER_USER', 'inputTokensPerUser'],
+    ['MEM01_OUTPUT_TOKENS_PER_USER', 'outputTokensPerUser'],
+    ['MEM01_MAX_ACTIVE_BELIEFS_PER_USER', 'maxActiveBeliefsPerUser'],
+    ['MEM01_BUDGET_PERIOD_MS', 'periodMs'],
+  ] as const) {
+    const n = int(name);
+    if (n !== undefined) budgets[field] = n;
+  }
+  if (Object.keys(budgets).length > 0) out.budgets = budgets;
   const episodic = nonEmpty(env.MEM01_EPISODIC)?.trim().toLowerCase();
   if (episodic !== undefined) {
     if (['1', 'true', 'on', 'yes'].includes(episodic)) out.episodic = true;
@@ -170,7 +192,17 @@ export function checkGivenRuntime(options: MemoryRuntimeOptions): Runtime | null
     throw new ConfigError('runtime must be a runtime from openMemoryRuntime()');
   }
   const conflicting = (
-    ['store', 'transcript', 'extractor', 'embedder', 'strict', 'budgetBytes', 'episodic', 'engine'] as const
+    [
+      'store',
+      'transcript',
+      'extractor',
+      'embedder',
+      'strict',
+      'budgetBytes',
+      'episodic',
+      'engine',
+      'budgets',
+    ] as const
   ).filter((k) => options[k] !== undefined);
   if (conflicting.length > 0) {
     throw new ConfigError(
@@ -207,6 +239,9 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
     strict,
     budgetBytes,
     ...(options.episodic === undefined ? {} : { episodic: options.episodic }),
+    ...(fromEnv.budgets || options.engine?.budgets || options.budgets
+      ? { budgets: { ...fromEnv.budgets, ...options.engine?.budgets, ...options.budgets } }
+      : {}),
   };
   resolveConfig(engineConfig, null);
   if (options.store !== undefined && !isEngineStore(options.store)) {
