@@ -140,12 +140,21 @@ export function createProgram(io: CliIo): Command {
 
   program
     .command('erase')
-    .description('hard delete of everything of a user, in every namespace (asks for confirmation)')
-    .requiredOption('-u, --user <id>', 'user id')
+    .description(
+      'hard delete of everything of a user in every namespace, or of every user with --all (asks for confirmation)',
+    )
+    .option('-u, --user <id>', 'user id')
+    .option('--all', 'every user in the store')
     .option('-y, --yes', 'do not ask for confirmation')
-    .action(async (o: { user: string; yes?: boolean }, cmd: Command) =>
-      withContext(io, g(cmd), (ctx) => eraseCommand(ctx, o.user, o.yes === true), { needsEmbedder: false }),
-    );
+    .action(async (o: { user?: string; all?: boolean; yes?: boolean }, cmd: Command) => {
+      if ((o.user === undefined) === (o.all !== true)) {
+        throw new UsageError('erase needs exactly one of --user <id> or --all');
+      }
+      const who = o.all === true ? ({ all: true } as const) : { userId: o.user as string };
+      return withContext(io, g(cmd), (ctx) => eraseCommand(ctx, who, o.yes === true), {
+        needsEmbedder: false,
+      });
+    });
 
   program
     .command('export')

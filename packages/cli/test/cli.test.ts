@@ -251,6 +251,44 @@ describe('changing', () => {
     expect(yes.code).toBe(0);
     expect(yes.stdout).toMatch(/erased user other-user/);
   });
+
+  it('erase --all: every user, with a receipt; asks for "erase all" on a terminal, refuses off one without --yes', async () => {
+    const db = fresh();
+    const both = await runBin(['--db', db, 'erase', '--user', USER, '--all', '--yes']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/exactly one of --user <id> or --all/);
+    const neither = await runBin(['--db', db, 'erase', '--yes']);
+    expect(neither.code).toBe(2);
+    const refused = await runBin(['--db', db, 'erase', '--all']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/pass --yes/);
+    const wrong = await runInProcess(['--db', db, 'erase', '--all'], { tty: true, stdinText: `${USER}\n` });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/Type "erase all" to confirm/);
+    const users = await json<{ userId: string }[]>(db, 'users');
+    expect(users.map((u) => u.userId).sort()).toEqual(['other-user', USER].sort());
+    const before =
+      (await allBeliefs(db)).length +
+      (await json<Belief[]>(db, 'beliefs', '--user', 'other-user', '--status', 'all')).length;
+
+    const ok = await runInProcess(['--db', db, 'erase', '--all'], { tty: true, stdinText: 'erase all\n' });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('erased every user (2)');
+    expect(ok.stdout).toContain(`beliefs:          ${before}`);
+    expect(await allBeliefs(db)).toEqual([]);
+    expect(await json<unknown[]>(db, 'users')).toEqual([]);
+
+    const db2 = fresh();
+    const receipt = await json<{ action: string; all: boolean; removed: { users: number; beliefs: number } }>(
+      db2,
+      'erase',
+      '--all',
+      '--yes',
+    );
+    expect(receipt).toMatchObject({ action: 'erase', all: true, removed: { users: 2 } });
+    expect(receipt.removed.beliefs).toBeGreaterThan(0);
+    expect(await allBeliefs(db2)).toEqual([]);
+  });
 });
 
 describe('export and import', () => {

@@ -1,5 +1,5 @@
 /** Mutating commands: correct, forget, approve, reject, erase. Each prints a receipt. */
-import type { Belief } from '@mem01/engine';
+import type { Belief, ClearAllReceipt } from '@mem01/engine';
 import type { CliContext } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 import { ask } from '../io.js';
@@ -84,28 +84,40 @@ export async function reviewCommand(
  * Hard delete of everything of a user. On a terminal it asks for the user id to be typed; without a terminal it
  * refuses unless `--yes` is given.
  */
-export async function eraseCommand(ctx: CliContext, userId: string, yes: boolean): Promise<void> {
+export type EraseTarget = { readonly userId: string } | { readonly all: true };
+
+export async function eraseCommand(ctx: CliContext, target: EraseTarget, yes: boolean): Promise<void> {
+  const all = 'all' in target;
   if (!yes) {
     if (!ctx.io.stdin.isTTY) {
       throw new UsageError(
-        'erase deletes everything of a user for good; pass --yes to confirm when not on a terminal',
+        `erase deletes ${all ? 'every user' : 'everything of a user'} for good; pass --yes to confirm when not on a terminal`,
       );
     }
+    const expected = all ? 'erase all' : target.userId;
     const answer = await ask(
       ctx.io,
-      `This permanently deletes every belief, transcript, outbox entry and audit record of user "${userId}" (all namespaces) in ${ctx.where}.\nType the user id to confirm: `,
+      all
+        ? `This permanently deletes every belief, transcript, outbox entry, audit record, operation key, capture grant and budget counter of EVERY user in ${ctx.where}.\nType "erase all" to confirm: `
+        : `This permanently deletes every belief, transcript, outbox entry and audit record of user "${target.userId}" (all namespaces) in ${ctx.where}.\nType the user id to confirm: `,
     );
-    if (answer !== userId) throw new CliError('aborted', 'erase cancelled: the confirmation did not match');
+    if (answer !== expected) throw new CliError('aborted', 'erase cancelled: the confirmation did not match');
   }
-  const receipt = await ctx.store.eraseUser(userId);
+  const receipt: Omit<ClearAllReceipt, 'users'> & { readonly users?: number } = all
+    ? await ctx.engine.clearAll()
+    : await ctx.store.eraseUser(target.userId);
   if (ctx.json) {
-    await printJson(ctx, { action: 'erase', userId, removed: receipt });
+    await printJson(ctx, {
+      action: 'erase',
+      ...(all ? { all: true } : { userId: target.userId }),
+      removed: receipt,
+    });
     return;
   }
   await print(
     ctx,
     [
-      `erased user ${userId} (all namespaces)`,
+      all ? `erased every user (${receipt.users})` : `erased user ${target.userId} (all namespaces)`,
       `  beliefs:          ${receipt.beliefs}`,
       `  transcript items: ${receipt.transcriptItems}`,
       `  outbox entries:   ${receipt.outboxEntries}`,
