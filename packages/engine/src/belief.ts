@@ -11,15 +11,12 @@ import {
 } from './types.js';
 import { assertText, newId, normalizeScope } from './util.js';
 
-export interface NewBeliefInput {
-  readonly scope: Scope;
-  readonly kind: BeliefKind;
-  readonly subject: string;
-  readonly attribute: string;
-  readonly value: string;
-  readonly statement: string;
-  readonly confidence: number;
-  readonly source: BeliefSource;
+/** A new belief's claim, as a {@link Belief} has it; the lifecycle fields are optional and default. */
+export interface NewBeliefInput
+  extends Pick<
+    Belief,
+    'scope' | 'kind' | 'subject' | 'attribute' | 'value' | 'statement' | 'confidence' | 'source'
+  > {
   readonly evidence?: readonly Evidence[];
   readonly status?: Belief['status'];
   readonly supersedes?: string | null;

@@ -5,18 +5,7 @@ import { describeError } from './errors.js';
 import type { CandidateBelief } from './ports.js';
 import { recallBeliefs } from './recall-service.js';
 import { clip } from './text.js';
-import type { BeliefKind, Scope } from './types.js';
-
-/** Kinds the extractor may confirm, supersede or retract (episodes and notes are the engine's own). */
-export const EXTRACTABLE_KINDS = [
-  'identity',
-  'preference',
-  'goal',
-  'decision',
-  'fact',
-  'relationship',
-  'event',
-] as const satisfies readonly BeliefKind[];
+import { EXTRACTABLE_KINDS, type Scope } from './types.js';
 
 /** The user's existing active beliefs most related to `text`, offered to the extractor. */
 export async function extractionCandidates(

@@ -21,6 +21,7 @@ import { assertId, newId, normalizeScope } from './util.js';
 import {
   type AppendTranscriptOptions,
   type AppendTranscriptResult,
+  type RunWorkerOptions,
   WritePipeline,
 } from './write-pipeline.js';
 
@@ -145,13 +146,7 @@ export class MemoryEngine extends MemoryAdmin {
    * A worker loop for multi-process deployments: claims any user's turns, processes them, and polls when idle.
    * Runs until `signal` aborts or the engine closes.
    */
-  runWorker(
-    options: {
-      readonly signal?: AbortSignal | undefined;
-      readonly pollMs?: number | undefined;
-      readonly userId?: string | undefined;
-    } = {},
-  ): Promise<void> {
+  runWorker(options: RunWorkerOptions = {}): Promise<void> {
     return this.pipeline.runWorker(options);
   }
 

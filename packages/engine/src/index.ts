@@ -92,6 +92,7 @@ export {
   type BeliefStatus,
   type CaptureDecision,
   type Evidence,
+  EXTRACTABLE_KINDS,
   type JsonValue,
   type Page,
   type RecallSignals,
@@ -101,8 +102,4 @@ export {
   type Usage,
 } from './types.js';
 export { normalizeScope } from './util.js';
-export {
-  type AppendTranscriptOptions,
-  type AppendTranscriptResult,
-  EXTRACTABLE_KINDS,
-} from './write-pipeline.js';
+export type { AppendTranscriptOptions, AppendTranscriptResult } from './write-pipeline.js';

@@ -3,20 +3,35 @@
  * Stores hold no policy: what supersedes what, what is a duplicate and what is recalled first is decided by the
  * engine. Stores enforce the generic invariants written in each contract (atomicity, versions, scope
  * isolation, one active belief per key) so that racing writers cannot break them.
+ *
+ * This module has the store ports the pipeline runs on and `FullStore`; the governance ports (operation keys,
+ * grants, budgets, access counts) are in `governance-ports.ts`, the extractor, embedder, capture policy and logger in
+ * `provider-ports.ts`. Every one is exported from here.
  */
+import type {
+  AccessStore,
+  BudgetStore,
+  CaptureGrantStore,
+  OperationJournal,
+  OperationRecord,
+} from './governance-ports.js';
 import type {
   AuditEvent,
   Belief,
   BeliefKind,
   BeliefStatus,
-  CaptureDecision,
   Evidence,
   OutboxEntry,
+  OutboxInput,
   Page,
   Scope,
   TurnRole,
   Usage,
 } from './types.js';
+
+export type * from './governance-ports.js';
+export type * from './provider-ports.js';
+export type { OutboxInput } from './types.js';
 
 /** What a store can do. Missing optional capabilities fail loudly with a `CapabilityError` naming the store. */
 export interface StoreCapabilities {
@@ -263,17 +278,6 @@ export interface BeliefStore {
   close(): Promise<void>;
 }
 
-/** A turn to accept into the outbox. */
-export interface OutboxInput {
-  readonly scope: Scope;
-  readonly sessionId: string;
-  readonly position: number;
-  readonly role: TurnRole;
-  readonly text: string;
-  readonly at: string;
-  readonly ref?: string | undefined;
-}
-
 /** A turn to accept together with a transcript append; its position is that of batch item `index`. */
 export interface AppendEnqueue {
   /** Index of the item in the appended batch. */
@@ -400,138 +404,6 @@ export interface TranscriptStore {
 /** The store the engine's pipeline runs on: beliefs and the outbox in one transactional database. */
 export interface EngineStore extends BeliefStore, WriteOutbox {}
 
-/**
- * A mutation recorded under the caller's operation key: content-free (ids, a digest of the request, a short outcome
- * word), so forgetting a belief leaves nothing of it here.
- */
-export interface OperationRecord {
-  /** The caller's key: unique within a scope (`userId` + `namespace`); one user's key never meets another's. */
-  readonly key: string;
-  /** A digest of the request (the engine's: SHA-256 hex). Compared, never interpreted, by the store. */
-  readonly fingerprint: string;
-  readonly action: OperationAction;
-  /** The beliefs the operation returned, in order. */
-  readonly beliefIds: readonly string[];
-  /** A short word the engine gives the result (`belief`, `note`, `forgotten`, …): lower case letters and `_`. */
-  readonly outcome: string;
-  /** When it was recorded, ISO-8601 UTC. */
-  readonly at: string;
-}
-
-/** The mutations that take an operation key. */
-export type OperationAction = 'remember' | 'correct' | 'forget' | 'approve' | 'reject' | 'retract';
-
-/**
- * Operation keys, recorded durably with the change they made: `commit` and `forget` take an `operation` and write it
- * in their transaction (refusing a key already recorded with `DuplicateOperationError`, writing nothing).
- */
-export interface OperationJournal {
-  /**
-   * The operation recorded under `key` in `scope`, or null. A key of another scope (another user, or another
-   * namespace of the same user) is not found. `eraseUser` and `clearAll` delete the records.
-   */
-  getOperation(scope: Scope, key: string): Promise<OperationRecord | null>;
-}
-
-/**
- * A host's permission to capture memory for one scope: the digest of the intent it stated, when it was given, and when
- * it expires or was revoked. The intent text itself is not stored.
- */
-export interface CaptureGrant {
-  /** Unique in the store. */
-  readonly id: string;
-  readonly scope: Scope;
-  /** SHA-256 of the stated intent, lower-case hex (64 characters). */
-  readonly intentDigest: string;
-  readonly grantedAt: string;
-  /** Null: never expires. */
-  readonly expiresAt: string | null;
-  /** Null while not revoked. */
-  readonly revokedAt: string | null;
-}
-
-/** Capture grants, kept in the store so that every process sharing it sees one record. */
-export interface CaptureGrantStore {
-  /**
-   * Records a grant. Timestamps are stored as ISO-8601 UTC. `StoreError` when its id is recorded already (nothing
-   * changes); `InvalidInputError` for a malformed grant.
-   */
-  recordGrant(grant: CaptureGrant): Promise<void>;
-  /** Every grant of `scope` (revoked and expired ones too), oldest first (`grantedAt`, then id). */
-  listGrants(scope: Scope): Promise<CaptureGrant[]>;
-  /**
-   * A grant of `scope` valid at `now` (the engine's clock): `grantedAt <= now`, not revoked at or before `now`, and
-   * not expired (`expiresAt` null or later than `now`). The latest granted one when several are; null when none.
-   */
-  activeGrant(scope: Scope, now: string): Promise<CaptureGrant | null>;
-  /**
-   * Revokes, at `at`, the grants of `scope` that are not revoked yet (only grant `id`, when given; an id of another
-   * scope is not found and changes nothing). Returns how many were revoked.
-   */
-  revokeGrants(
-    scope: Scope,
-    options: { readonly at: string; readonly id?: string | undefined },
-  ): Promise<number>;
-}
-
-/** One counter of a {@link BudgetStore.chargeBudget} call. */
-export interface BudgetCharge {
-  /** Counter name: a lower-case word (`llm_calls`, `input_tokens`, …). */
-  readonly name: string;
-  /** Non-negative integer to add. */
-  readonly amount: number;
-  /** The counter's limit for the window; null to add without a check. */
-  readonly limit: number | null;
-}
-
-export type BudgetChargeResult =
-  | {
-      readonly charged: true;
-      /** Every charged counter's value in the window after the charge. */
-      readonly used: Readonly<Record<string, number>>;
-    }
-  | {
-      readonly charged: false;
-      /** The first counter that refused. */
-      readonly name: string;
-      readonly used: number;
-      readonly limit: number;
-    };
-
-/** Budget counters and capacity counts, in the store so that every process sharing it respects one budget. */
-export interface BudgetStore {
-  /**
-   * Adds each charge to the user's counter for the window starting at `windowStart` (ISO-8601 UTC), atomically and
-   * all or nothing across processes: refused, adding nothing, when a charge with a limit would take its counter over
-   * it (`used + amount > limit`) or, for an amount of 0, when its counter has reached it (`used >= limit`). The user's
-   * counters of earlier windows are deleted.
-   */
-  chargeBudget(request: {
-    readonly userId: string;
-    readonly windowStart: string;
-    readonly charges: readonly BudgetCharge[];
-  }): Promise<BudgetChargeResult>;
-  /** The number of active beliefs of the user, in every namespace, leaving out the kinds in `excludeKinds`. */
-  countActiveBeliefs(
-    userId: string,
-    options?: { readonly excludeKinds?: readonly BeliefKind[] | undefined },
-  ): Promise<number>;
-}
-
-/** How often recall returned a belief, written in batches by the engine. */
-export interface AccessStore {
-  /**
-   * Adds `count` to each belief's `accessCount` and sets its `lastAccessedAt` to `at` unless it is later already, in
-   * one transaction. Neither `version` nor `updatedAt` changes (an access is not a change of the belief). Ids unknown
-   * or of another scope are skipped.
-   */
-  recordAccess(
-    scope: Scope,
-    hits: readonly { readonly id: string; readonly count: number }[],
-    at: string,
-  ): Promise<void>;
-}
-
 export interface ClearAllStore {
   /**
    * Hard delete of everything of every user, in one transaction: beliefs, audit, outbox, transcripts, operation keys,
@@ -553,163 +425,3 @@ export interface FullStore
     BudgetStore,
     AccessStore,
     ClearAllStore {}
-
-/** One turn given to an extractor. */
-export interface ExtractionTurn {
-  /** The outbox entry id; evidence refers to turns by it. */
-  readonly id: string;
-  readonly sessionId: string;
-  readonly position: number;
-  readonly role: TurnRole;
-  readonly text: string;
-  readonly at: string;
-  readonly ref?: string | undefined;
-}
-
-/** An existing belief offered to the extractor so it can confirm, supersede or retract it by id. */
-export interface CandidateBelief {
-  readonly id: string;
-  readonly kind: BeliefKind;
-  readonly subject: string;
-  readonly attribute: string;
-  readonly value: string;
-  readonly statement: string;
-  readonly confidence: number;
-  readonly storedAt: string;
-}
-
-export interface ExtractionRequest {
-  readonly scope: Scope;
-  /** Consecutive turns of one user, oldest first. Assistant turns are context, never evidence. */
-  readonly turns: readonly ExtractionTurn[];
-  /** The user's existing active beliefs most related to the turns. */
-  readonly candidates: readonly CandidateBelief[];
-  readonly now: string;
-  readonly signal?: AbortSignal | undefined;
-}
-
-export interface OperationEvidence {
-  /** Id of the user turn the quote comes from. */
-  readonly turnId: string;
-  /** Verbatim text from that turn. */
-  readonly quote: string;
-}
-
-export interface AddOperation {
-  readonly op: 'add';
-  readonly kind: BeliefKind;
-  readonly subject: string;
-  readonly attribute: string;
-  readonly value: string;
-  readonly statement: string;
-  readonly confidence: number;
-  readonly evidence: readonly OperationEvidence[];
-  readonly validFrom?: string | null | undefined;
-  readonly validTo?: string | null | undefined;
-}
-
-export interface ConfirmOperation {
-  readonly op: 'confirm';
-  readonly id: string;
-  readonly confidence?: number | undefined;
-  readonly evidence: readonly OperationEvidence[];
-}
-
-export interface SupersedeOperation {
-  readonly op: 'supersede';
-  /** The candidate being replaced. */
-  readonly id: string;
-  readonly value: string;
-  readonly statement: string;
-  readonly confidence: number;
-  readonly evidence: readonly OperationEvidence[];
-  readonly kind?: BeliefKind | undefined;
-  readonly validFrom?: string | null | undefined;
-}
-
-export interface RetractOperation {
-  readonly op: 'retract';
-  readonly id: string;
-  readonly evidence: readonly OperationEvidence[];
-}
-
-export type ExtractionOperation = AddOperation | ConfirmOperation | SupersedeOperation | RetractOperation;
-
-export interface ExtractionResult {
-  readonly operations: readonly ExtractionOperation[];
-  readonly usage?: Usage | undefined;
-}
-
-/**
- * Turns conversation turns into belief operations. Must be side-effect free towards the store: the engine
- * validates every operation (ids among candidates, quotes grounded in user turns, kinds, confidences) and
- * commits. Throws `ExtractionError` for output that does not validate, `BudgetExceededError` when a budget is
- * spent (the turns stay queued), `ProviderError` for a failed call.
- */
-export interface Extractor {
-  readonly name: string;
-  /**
-   * Character budget for one batch of consecutive turns. The pipeline hands over up to this many characters
-   * per call. Undefined or 0: one turn per call.
-   */
-  readonly batchChars?: number | undefined;
-  extract(request: ExtractionRequest): Promise<ExtractionResult>;
-}
-
-/** Text to vectors. Deterministic for a given model. */
-export interface Embedder {
-  /** Model id; part of any cache key. */
-  readonly model: string;
-  readonly dimensions: number;
-  /**
-   * Cosine similarity below which a vector match alone does not make a belief relevant to a query.
-   * Lexical-fuzzy embedders need a higher floor than semantic ones.
-   */
-  readonly minSimilarity: number;
-  /**
-   * `semantic` (default): similarity reflects meaning. `lexical`: similarity mostly reflects shared words and
-   * character n-grams (feature hashing); recall then weights the lexical signal more.
-   */
-  readonly kind?: 'semantic' | 'lexical' | undefined;
-  /** One vector per text, in order, each of length `dimensions`. */
-  embed(
-    texts: readonly string[],
-    options?: {
-      readonly signal?: AbortSignal | undefined;
-      /** Whose text this is, for per-user budgets and accounting. Never part of a cache key. */
-      readonly scope?: Scope | undefined;
-    },
-  ): Promise<Float32Array[]>;
-}
-
-/** The facts a {@link CapturePolicy} gets about one candidate, besides the candidate itself. */
-export interface CaptureReview {
-  readonly scope: Scope;
-  /** The active belief the candidate would supersede (same subject and attribute, another value); null if none. */
-  readonly supersedes: Belief | null;
-  /** The candidate's confidence (as on the candidate). */
-  readonly confidence: number;
-  /** The quotes of user turns that ground it (as on the candidate; an episode's is its whole turn). */
-  readonly evidence: readonly Evidence[];
-  /** What the engine does without a policy: `active`, or `pending` below `config.pendingBelow`. */
-  readonly proposed: 'active' | 'pending';
-}
-
-/**
- * A host's rule for what extraction may capture, run by the planner on every candidate belief (and episode) it would
- * insert, before the commit: `accept` commits it active (whatever its confidence), `pending` holds it for review
- * (it retires nothing until approved), `reject` drops it. Confirmations of a belief already held and retractions are
- * not candidates. A throw fails the extraction like an extractor's failure (the turns stay queued and are retried).
- */
-export interface CapturePolicy {
-  /** The host's name for this version of the policy (an id, at most 256 characters), recorded with each decision. */
-  readonly revision: string;
-  /** Decides about `candidate`, the belief as the engine would insert it. May be async. */
-  decide(candidate: Belief, review: CaptureReview): CaptureDecision | Promise<CaptureDecision>;
-}
-
-/** Where the engine and adapters write diagnostics. Defaults to silence for the engine. */
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-}

@@ -5,7 +5,7 @@
  */
 import { canonicalValue } from './belief.js';
 import { checkBudgets, recordUsage } from './budgets.js';
-import { EXTRACTABLE_KINDS, extractionCandidates } from './candidates.js';
+import { extractionCandidates } from './candidates.js';
 import { applyOperations } from './commit-plan.js';
 import type { EngineCore } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
@@ -14,7 +14,13 @@ import { keyed, operationRecord, replayed } from './operations.js';
 import type { ExtractionOperation, ExtractionTurn, Extractor } from './ports.js';
 import { isGrounded, validateOperations } from './reconcile.js';
 import { assertOriginLabel, MAX_REF_BYTES, validateMetadata } from './store-kit/validate.js';
-import type { Belief, BeliefMetadata, BeliefOrigin, Scope } from './types.js';
+import {
+  type Belief,
+  type BeliefMetadata,
+  type BeliefOrigin,
+  EXTRACTABLE_KINDS,
+  type Scope,
+} from './types.js';
 import { assertText, contentHash, newId } from './util.js';
 
 /** Options of `remember(scope, text, options)`. */

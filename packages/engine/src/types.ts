@@ -10,7 +10,8 @@ export interface Scope {
   readonly namespace?: string | undefined;
 }
 
-export const BELIEF_KINDS = [
+/** Kinds the extractor may confirm, supersede or retract (episodes and notes are the engine's own). */
+export const EXTRACTABLE_KINDS = [
   'identity',
   'preference',
   'goal',
@@ -18,6 +19,10 @@ export const BELIEF_KINDS = [
   'fact',
   'relationship',
   'event',
+] as const;
+
+export const BELIEF_KINDS = [
+  ...EXTRACTABLE_KINDS,
   /** A raw user turn kept as episodic memory, beside the extracted beliefs. */
   'episode',
   /** A host's free text kept as written, when `remember` draws no belief from it. */
@@ -140,18 +145,22 @@ export interface RecallSignals {
   readonly total: number;
 }
 
-/** An accepted turn waiting for extraction. */
-export interface OutboxEntry {
-  readonly id: string;
+/** A turn to accept into the outbox. */
+export interface OutboxInput {
   readonly scope: Scope;
   readonly sessionId: string;
   readonly position: number;
   readonly role: TurnRole;
-  /** The turn text. Erased (empty string) once the entry is done. */
+  /** The turn text. In an {@link OutboxEntry}, erased (empty string) once the entry is done. */
   readonly text: string;
   /** When the turn happened, ISO-8601 UTC. */
   readonly at: string;
   readonly ref?: string | undefined;
+}
+
+/** An accepted turn waiting for extraction. */
+export interface OutboxEntry extends OutboxInput {
+  readonly id: string;
   /** `${sessionId}:${position}:${sha-like hash of text}`; enqueuing an existing key is a no-op. */
   readonly idempotencyKey: string;
   readonly acceptedAt: string;

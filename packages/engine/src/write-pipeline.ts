@@ -11,12 +11,8 @@
  *   user's next operation), and retried with backoff; a store that heals is used again.
  */
 
-import { checkBudgets, recordUsage } from './budgets.js';
-import { extractionCandidates } from './candidates.js';
 import { assertCaptureAllowed } from './capture.js';
-import { applyOperations } from './commit-plan.js';
 import type { EngineCore } from './engine-core.js';
-import { episodeOperations, partTurns } from './episodes.js';
 import {
   BudgetExceededError,
   describeError,
@@ -27,23 +23,18 @@ import {
   ProviderError,
   sanitizeError,
 } from './errors.js';
+import { claimTurns, extractClaim } from './extract-claim.js';
 import type {
   AppendEnqueue,
-  CandidateBelief,
   CapturePolicy,
-  ExtractionOperation,
-  ExtractionTurn,
   Extractor,
   OutboxClaim,
   OutboxInput,
   TranscriptStore,
 } from './ports.js';
-import { validateOperations } from './reconcile.js';
 import { assertPosition } from './store-input.js';
-import type { Scope, Usage } from './types.js';
+import type { Scope } from './types.js';
 import { assertId, assertText, contentHash, normalizeScope } from './util.js';
-
-export { EXTRACTABLE_KINDS } from './candidates.js';
 
 /** The longest wait between retries of a user whose store calls fail. */
 const MAX_STORE_BACKOFF_MS = 30_000;
@@ -92,6 +83,16 @@ export interface AppendTranscriptResult {
   readonly duplicate: boolean;
   /** Turns accepted for extraction (0 for a repeated operation). */
   readonly accepted: number;
+}
+
+/** Options of `MemoryEngine.runWorker`. */
+export interface RunWorkerOptions {
+  /** Ends the loop when it aborts. */
+  readonly signal?: AbortSignal | undefined;
+  /** How long an idle worker waits before claiming again, in ms. Default 250. */
+  readonly pollMs?: number | undefined;
+  /** Claim only this user's turns. Default: any user's. */
+  readonly userId?: string | undefined;
 }
 
 /** @internal */
@@ -438,13 +439,7 @@ export class WritePipeline {
   }
 
   /** The worker loop of a multi-process deployment: claims any user's turns, processes them, polls when idle. */
-  async runWorker(
-    options: {
-      readonly signal?: AbortSignal | undefined;
-      readonly pollMs?: number | undefined;
-      readonly userId?: string | undefined;
-    } = {},
-  ): Promise<void> {
+  async runWorker(options: RunWorkerOptions = {}): Promise<void> {
     this.core.assertOpen();
     const pollMs = options.pollMs ?? 250;
     let failures = 0;
@@ -532,54 +527,12 @@ export class WritePipeline {
     const scope = normalizeScope(claim.scope);
     const st = this.state(scope.userId);
     const started = performance.now();
-    const turns = partTurns(
-      claim.entries.map(
-        (e): ExtractionTurn => ({
-          id: e.id,
-          sessionId: e.sessionId,
-          position: e.position,
-          role: e.role,
-          text: e.text,
-          at: e.at,
-          ...(e.ref === undefined ? {} : { ref: e.ref }),
-        }),
-      ),
-      core.config.maxTextBytes,
-    );
+    const turns = claimTurns(claim, core.config.maxTextBytes);
     try {
-      const userText = turns
-        .filter((t) => t.role === 'user')
-        .map((t) => t.text)
-        .join('\n');
-      let operations: ExtractionOperation[] = [];
-      let usage: Usage | undefined;
-      if (userText.trim() !== '') {
-        // A spent budget (or a full result capacity) leaves the turns queued until it frees up.
-        await checkBudgets(core, scope.userId);
-        const candidates = await this.findCandidates(scope, userText);
-        const result = await this.extractor.extract({
-          scope,
-          turns,
-          candidates,
-          now: core.now(),
-          signal: core.abort.signal,
-        });
-        usage = result.usage;
-        core.countUsage(usage);
-        await recordUsage(core, scope.userId, usage);
-        core.stats.extractionCalls++;
-        operations = validateOperations(
-          result.operations as unknown[],
-          new Set(candidates.map((c) => c.id)),
-          core.config.maxTextBytes,
-        );
-      }
-      if (core.config.episodic) operations = [...operations, ...episodeOperations(turns)];
-      const plan = await applyOperations(core, scope, operations, turns, {
-        source: 'extracted',
+      const { plan, usage } = await extractClaim(core, scope, claim, turns, {
+        extractor: this.extractor,
         actor: this.workerId,
-        complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
-        policy: this.policy ?? undefined,
+        policy: this.policy,
       });
       st.lastError = null;
       core.stats.extractedTurns += claim.entries.length;
@@ -639,11 +592,6 @@ export class WritePipeline {
     if (this.core.config.strict) st.strictError = toStrictError(err);
     this.core.emit({ type: 'error', scope, error: message, turns });
     this.core.logger?.warn(`mem01: memory pipeline failure: ${message}`);
-  }
-
-  /** The user's existing active beliefs most related to the batch, offered to the extractor. */
-  private findCandidates(scope: Scope, text: string): Promise<CandidateBelief[]> {
-    return extractionCandidates(this.core, scope, text);
   }
 
   // ---------------------------------------------------------------- state

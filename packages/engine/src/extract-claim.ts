@@ -1,0 +1,89 @@
+/**
+ * The extraction of one outbox claim, the write pipeline's unit of work: the claimed entries as extractor turns,
+ * the candidates, the extractor call (within the user's budgets), the validated operations plus episodes, and the
+ * plan committed together with the claim's completion.
+ */
+
+import { checkBudgets, recordUsage } from './budgets.js';
+import { extractionCandidates } from './candidates.js';
+import { applyOperations } from './commit-plan.js';
+import type { EngineCore } from './engine-core.js';
+import { episodeOperations, type PartTurn, partTurns } from './episodes.js';
+import type { CapturePolicy, ExtractionOperation, ExtractionTurn, Extractor, OutboxClaim } from './ports.js';
+import { type ReconcilePlan, validateOperations } from './reconcile.js';
+import type { Scope, Usage } from './types.js';
+
+/** The claimed entries as the extractor is given them (long turns split into parts). */
+export function claimTurns(claim: OutboxClaim, maxTextBytes: number): PartTurn[] {
+  return partTurns(
+    claim.entries.map(
+      (e): ExtractionTurn => ({
+        id: e.id,
+        sessionId: e.sessionId,
+        position: e.position,
+        role: e.role,
+        text: e.text,
+        at: e.at,
+        ...(e.ref === undefined ? {} : { ref: e.ref }),
+      }),
+    ),
+    maxTextBytes,
+  );
+}
+
+/** Who runs the extraction of a claim. */
+export interface ClaimExtraction {
+  readonly extractor: Extractor;
+  /** The worker id, recorded as the actor of the commit. */
+  readonly actor: string;
+  /** The host's capture policy, run by the planner on what extraction would insert. */
+  readonly policy: CapturePolicy | null;
+}
+
+/**
+ * Extracts `turns` of a claim (when they hold user text) and commits the reconciled plan, completing the claim in
+ * the same transaction. Throws what the budgets, the extractor or the store throw; the caller records and retries.
+ */
+export async function extractClaim(
+  core: EngineCore,
+  scope: Scope,
+  claim: OutboxClaim,
+  turns: readonly PartTurn[],
+  { extractor, actor, policy }: ClaimExtraction,
+): Promise<{ plan: ReconcilePlan; usage: Usage | undefined }> {
+  const userText = turns
+    .filter((t) => t.role === 'user')
+    .map((t) => t.text)
+    .join('\n');
+  let operations: ExtractionOperation[] = [];
+  let usage: Usage | undefined;
+  if (userText.trim() !== '') {
+    // A spent budget (or a full result capacity) leaves the turns queued until it frees up.
+    await checkBudgets(core, scope.userId);
+    const candidates = await extractionCandidates(core, scope, userText);
+    const result = await extractor.extract({
+      scope,
+      turns,
+      candidates,
+      now: core.now(),
+      signal: core.abort.signal,
+    });
+    usage = result.usage;
+    core.countUsage(usage);
+    await recordUsage(core, scope.userId, usage);
+    core.stats.extractionCalls++;
+    operations = validateOperations(
+      result.operations as unknown[],
+      new Set(candidates.map((c) => c.id)),
+      core.config.maxTextBytes,
+    );
+  }
+  if (core.config.episodic) operations = [...operations, ...episodeOperations(turns)];
+  const plan = await applyOperations(core, scope, operations, turns, {
+    source: 'extracted',
+    actor,
+    complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
+    policy: policy ?? undefined,
+  });
+  return { plan, usage };
+}
