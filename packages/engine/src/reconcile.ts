@@ -345,8 +345,8 @@ export function reconcile(
     return out.slice(-maxEvidence);
   };
 
-  /** Turns whose beliefs this plan retires, with the belief that replaces them (null: retracted). */
-  const retiredTurns = new Map<string, string | null>();
+  /** Turns whose beliefs this plan retires, with the beliefs that replace them (null: retracted). */
+  const retiredTurns = new Map<string, (string | null)[]>();
   const patch = (b: Belief, set: Omit<BeliefPatch, 'updatedAt'>): Belief => {
     const next = { ...b, ...set, updatedAt: options.now } as Belief;
     put(next);
@@ -356,7 +356,9 @@ export function reconcile(
       (next.status === 'superseded' || next.status === 'retracted')
     ) {
       for (const e of b.evidence) {
-        if (!retiredTurns.has(turnOf(e))) retiredTurns.set(turnOf(e), next.supersededBy ?? null);
+        const by = retiredTurns.get(turnOf(e)) ?? [];
+        by.push(next.supersededBy ?? null);
+        retiredTurns.set(turnOf(e), by);
       }
     }
     return next;
@@ -570,19 +572,29 @@ export function reconcile(
 
   // An episode shares the lifecycle of the beliefs drawn from its turn: once one of them is superseded or retracted,
   // the verbatim turn is no longer current either (it would bring the stale value back into the prompt), so it is
-  // retired too, linked to the belief that replaced it. A turn that is itself the source of a belief this plan adds
-  // or confirms stays current.
-  if (retiredTurns.size > 0 && state.episodes && state.episodes.length > 0) {
-    const sources = new Set<string>();
-    for (const id of touched) for (const e of current(id)?.evidence ?? []) sources.add(turnOf(e));
-    for (const episode of state.episodes) {
+  // retired too, linked to the belief that replaced it. This holds for the episodes stored and for those this plan
+  // inserts (a batch may hold both the fact and its correction), and whatever else was drawn from the turn: those
+  // beliefs stay current on their own. Only a turn that is itself the source of the replacing value (a user
+  // correcting themself mid-sentence) keeps its episode.
+  if (retiredTurns.size > 0) {
+    const episodes = new Map<string, Belief>();
+    for (const e of state.episodes ?? []) episodes.set(e.id, e);
+    for (const id of inserted) {
+      const b = working.get(id);
+      if (b?.kind === 'episode') episodes.set(id, b);
+    }
+    for (const episode of episodes.values()) {
       const live = current(episode.id) ?? episode;
       if (live.kind !== 'episode' || live.status !== 'active') continue;
       for (const e of live.evidence) {
         const turn = turnOf(e);
-        if (!retiredTurns.has(turn) || sources.has(turn)) continue;
-        const by = retiredTurns.get(turn) ?? null;
-        if (!stored.has(live.id)) stored.set(live.id, live);
+        const replacers = retiredTurns.get(turn);
+        if (replacers === undefined) continue;
+        const fromTurn = (id: string | null) =>
+          id !== null && (current(id)?.evidence ?? []).some((x) => turnOf(x) === turn);
+        if (replacers.some(fromTurn)) continue;
+        const by = replacers[0] ?? null;
+        if (!stored.has(live.id) && !inserted.has(live.id)) stored.set(live.id, live);
         patch(live, {
           status: by === null ? 'retracted' : 'superseded',
           supersededBy: by,

@@ -167,6 +167,31 @@ describe('lifecycle through the planner', () => {
     await engine.close();
   });
 
+  it('a fact and its correction extracted in one batch: the stale turn’s episode is retired, its other fact stays', async () => {
+    for (const batchChars of [0, 1000]) {
+      const { engine } = engineOn(createMemoryStore(), {
+        extractor: new KeyValueExtractor({ batchChars }),
+        config: { episodic: true },
+      });
+      await engine.accept([
+        { ...turn(0, 'home_city=NYC; rent=2400'), sessionId: 'conv-1' },
+        { ...turn(0, 'home_city=SF'), sessionId: 'conv-2' },
+      ]);
+      const all = await engine.history(scope);
+      const sf = all.find((b) => b.kind !== 'episode' && b.value === 'SF')!;
+      expect(all.find((b) => b.kind === 'episode' && b.value.includes('NYC'))).toMatchObject({
+        status: 'superseded',
+        supersededBy: sf.id,
+      });
+      expect(all.find((b) => b.kind !== 'episode' && b.value === '2400')?.status).toBe('active');
+      expect(all.find((b) => b.kind === 'episode' && b.value === 'home_city=SF')?.status).toBe('active');
+      const block = await engine.context(scope, 'home city');
+      expect(block.text).toContain('SF');
+      expect(block.text).not.toContain('NYC');
+      await engine.close();
+    }
+  });
+
   it('approve and reject act on pending beliefs only; wrong states are clear errors', async () => {
     const { engine } = engineOn(createMemoryStore(), {
       extractor: new KeyValueExtractor({ confidence: 0.3 }),
