@@ -5,6 +5,7 @@ import type {
   BeliefInsert,
   BeliefKind,
   CommitRequest,
+  EraseReceipt,
   Evidence,
   FullStore,
   Mem01Error,
@@ -12,6 +13,16 @@ import type {
   Scope,
 } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
+
+/** What `eraseUser` reports for a user with nothing stored; other receipts are written as changes of it. */
+export const NOTHING_ERASED: EraseReceipt = Object.freeze({
+  beliefs: 0,
+  outboxEntries: 0,
+  transcriptItems: 0,
+  auditEvents: 0,
+  operations: 0,
+  grants: 0,
+});
 
 /** The fixed start of test time; `t(n)` is n seconds later. */
 export const T0 = Date.parse('2025-03-01T12:00:00.000Z');

@@ -54,29 +54,12 @@ export const clearAll: Method<'clearAll'> = (state) => {
   for (const key of state.operations.keys()) users.add(String(JSON.parse(key)[0]));
   for (const g of state.grants.values()) users.add(g.scope.userId);
   for (const userId of state.budgets.keys()) users.add(userId);
-  const receipt = {
-    users: 0,
-    beliefs: 0,
-    outboxEntries: 0,
-    transcriptItems: 0,
-    auditEvents: 0,
-    operations: 0,
-    grants: 0,
-  };
-  for (const userId of users) {
-    const r = eraseUser(state, userId);
-    receipt.beliefs += r.beliefs;
-    receipt.outboxEntries += r.outboxEntries;
-    receipt.transcriptItems += r.transcriptItems;
-    receipt.auditEvents += r.auditEvents;
-    receipt.operations += r.operations;
-    receipt.grants += r.grants;
-  }
+  const receipt = kit.eraseEach(users, (userId) => eraseUser(state, userId));
   // Sessions with no recorded owner belong to no user; they go too.
-  for (const session of state.sessions.values()) receipt.transcriptItems += session.items.length;
+  let ownerless = 0;
+  for (const session of state.sessions.values()) ownerless += session.items.length;
   state.sessions.clear();
-  receipt.users = users.size;
-  return receipt;
+  return { ...receipt, transcriptItems: receipt.transcriptItems + ownerless };
 };
 
 export const listScopes: Method<'listScopes'> = (state) => {

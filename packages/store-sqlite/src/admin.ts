@@ -46,29 +46,12 @@ export const clearAll: Method<'clearAll'> = (c) => {
          UNION SELECT user_id FROM budget_usage`,
       )
       .map((r) => String(r.u));
-    const total = {
-      users: users.length,
-      beliefs: 0,
-      outboxEntries: 0,
-      transcriptItems: 0,
-      auditEvents: 0,
-      operations: 0,
-      grants: 0,
-    };
-    for (const userId of users) {
-      const r = eraseIn(c, userId);
-      total.beliefs += r.beliefs;
-      total.outboxEntries += r.outboxEntries;
-      total.transcriptItems += r.transcriptItems;
-      total.auditEvents += r.auditEvents;
-      total.operations += r.operations;
-      total.grants += r.grants;
-    }
+    const receipt = kit.eraseEach(users, (userId) => eraseIn(c, userId));
     // Sessions written before owners were recorded belong to no user: they go too.
-    total.transcriptItems += c.run('DELETE FROM transcript_items');
+    const ownerless = c.run('DELETE FROM transcript_items');
     c.run('DELETE FROM transcript_operations');
     c.run('DELETE FROM transcript_sessions');
-    return total;
+    return { ...receipt, transcriptItems: receipt.transcriptItems + ownerless };
   });
   scrubWal(c);
   return receipt;

@@ -4,7 +4,13 @@
  * (versions, ids that exist, the one-active-per-key rule against stored beliefs, dimensions) stays in the store.
  */
 import { DuplicateActiveBeliefError, InvalidInputError } from '../errors.js';
-import type { BeliefUpdate, CommitRequest, OperationRecord } from '../ports.js';
+import type {
+  BeliefUpdate,
+  ClearAllReceipt,
+  CommitRequest,
+  EraseReceipt,
+  OperationRecord,
+} from '../ports.js';
 import type { AuditEvent, Belief } from '../types.js';
 import { assertId, normalizeScope, sameScope, typeOf } from '../util.js';
 import { validateOperationRecord } from './governance.js';
@@ -152,6 +158,34 @@ export function tombstoneOf(belief: Belief, at: string): Belief {
     updatedAt: at,
     version: belief.version + 1,
   };
+}
+
+/**
+ * `clearAll` as erasure user by user (so that per-user indexes follow): erases each of `users` with `erase` (the
+ * store's `eraseUser` work, inside the caller's transaction) and sums the receipts. What belongs to no user
+ * (transcripts without a recorded owner) is the store's to add.
+ */
+export function eraseEach(users: Iterable<string>, erase: (userId: string) => EraseReceipt): ClearAllReceipt {
+  const total = {
+    users: 0,
+    beliefs: 0,
+    outboxEntries: 0,
+    transcriptItems: 0,
+    auditEvents: 0,
+    operations: 0,
+    grants: 0,
+  };
+  for (const userId of users) {
+    const r = erase(userId);
+    total.users++;
+    total.beliefs += r.beliefs;
+    total.outboxEntries += r.outboxEntries;
+    total.transcriptItems += r.transcriptItems;
+    total.auditEvents += r.auditEvents;
+    total.operations += r.operations;
+    total.grants += r.grants;
+  }
+  return total;
 }
 
 /** Refuses two active beliefs of one scope on one subject + attribute among `beliefs`. */

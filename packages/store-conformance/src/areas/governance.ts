@@ -6,6 +6,7 @@
 import {
   type Belief,
   type CaptureGrant,
+  type CommitRequest,
   DuplicateOperationError,
   type FullStore,
   InvalidInputError,
@@ -22,6 +23,7 @@ import {
   hitIds,
   insertAll,
   listAll,
+  NOTHING_ERASED,
   rejects,
   snapshot,
   t,
@@ -35,6 +37,11 @@ const DIGEST = 'cd'.repeat(32);
 
 function op(key: string, beliefIds: string[], patch: Partial<OperationRecord> = {}): OperationRecord {
   return { key, fingerprint: FP, action: 'remember', beliefIds, outcome: 'belief', at: t(5), ...patch };
+}
+
+/** A commit inserting `b` alone (no audit), recorded under operation `key`. */
+function insertUnderKey(scope: Scope, b: Belief, key: string): CommitRequest {
+  return { scope, inserts: [{ belief: b }], updates: [], audit: [], operation: op(key, [b.id]) };
 }
 
 function grant(scope: Scope, patch: Partial<CaptureGrant> = {}): CaptureGrant {
@@ -57,13 +64,7 @@ export function governanceTests(ctx: SuiteContext): void {
       const scope = { userId: unique('user-'), namespace: 'p' };
       const a = belief(scope);
       expect(await store.getOperation(scope, 'k1')).toBeNull();
-      await store.commit({
-        scope,
-        inserts: [{ belief: a }],
-        updates: [],
-        audit: [],
-        operation: op('k1', [a.id]),
-      });
+      await store.commit(insertUnderKey(scope, a, 'k1'));
       expect(await store.getOperation(scope, 'k1')).toEqual(op('k1', [a.id]));
       const before = await snapshot(store, scope);
       const b = belief(scope);
@@ -116,13 +117,7 @@ export function governanceTests(ctx: SuiteContext): void {
       const bob = { userId: unique('bob-') };
       for (const scope of [alice, aliceWork, bob]) {
         const b = belief(scope);
-        await store.commit({
-          scope,
-          inserts: [{ belief: b }],
-          updates: [],
-          audit: [],
-          operation: op('same-key', [b.id]),
-        });
+        await store.commit(insertUnderKey(scope, b, 'same-key'));
         expect((await store.getOperation(scope, 'same-key'))?.beliefIds).toEqual([b.id]);
       }
       expect(await store.getOperation({ userId: unique('nobody-') }, 'same-key')).toBeNull();
@@ -416,13 +411,7 @@ export function governanceTests(ctx: SuiteContext): void {
       const keeper = { userId: unique('user-') };
       for (const scope of [user, keeper]) {
         const b = belief(scope);
-        await store.commit({
-          scope,
-          inserts: [{ belief: b }],
-          updates: [],
-          audit: [],
-          operation: op('k', [b.id]),
-        });
+        await store.commit(insertUnderKey(scope, b, 'k'));
         await store.recordGrant(grant(scope));
         await store.chargeBudget({
           userId: scope.userId,
@@ -431,10 +420,8 @@ export function governanceTests(ctx: SuiteContext): void {
         });
       }
       expect(await store.eraseUser(user.userId)).toEqual({
+        ...NOTHING_ERASED,
         beliefs: 1,
-        outboxEntries: 0,
-        transcriptItems: 0,
-        auditEvents: 0,
         operations: 1,
         grants: 1,
       });
@@ -505,24 +492,8 @@ export function governanceTests(ctx: SuiteContext): void {
     const again = belief(a, { value: 'herons' });
     await insertAll(store, a, [{ belief: again, embedding: vec(1, 0, 0, 0) }]);
     expect(hitIds(await store.searchLexical(a, 'herons', { limit: 5 }))).toEqual([again.id]);
-    expect(await store.clearAll()).toEqual({
-      users: 1,
-      beliefs: 1,
-      outboxEntries: 0,
-      transcriptItems: 0,
-      auditEvents: 1,
-      operations: 0,
-      grants: 0,
-    });
-    expect(await store.clearAll()).toEqual({
-      users: 0,
-      beliefs: 0,
-      outboxEntries: 0,
-      transcriptItems: 0,
-      auditEvents: 0,
-      operations: 0,
-      grants: 0,
-    });
+    expect(await store.clearAll()).toEqual({ ...NOTHING_ERASED, users: 1, beliefs: 1, auditEvents: 1 });
+    expect(await store.clearAll()).toEqual({ ...NOTHING_ERASED, users: 0 });
   });
 }
 
