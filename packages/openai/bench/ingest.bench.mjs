@@ -117,17 +117,16 @@ function summarise(name, start, outputTokens, extra = {}, staticPerCall = MEM01_
 }
 const round = (x) => Math.round(x * 1000) / 1000;
 
-// ---------------------------------------------------------------- mem01, extractor driven directly
-async function direct(turnsPerBatch) {
-  const start = fake.requests.length;
-  let outputTokens = 0;
+/** The OpenAI extractor and embedder on the fake server; `usage.outputTokens` sums what the extractor reports. */
+function fakeProviders(turnsPerBatch) {
+  const usage = { outputTokens: 0 };
   const extractor = createOpenAIExtractor({
     apiKey: 'sk-bench-not-a-real-key-000000',
     baseURL: fake.url,
     env: {},
     batchChars: turnsPerBatch > 1 ? 6000 : 0,
     onUsage: (e) => {
-      outputTokens += e.usage.outputTokens ?? 0;
+      usage.outputTokens += e.usage.outputTokens ?? 0;
     },
   });
   const embedder = createOpenAIEmbedder({
@@ -136,6 +135,13 @@ async function direct(turnsPerBatch) {
     env: {},
     dimensions: 256,
   });
+  return { extractor, embedder, usage };
+}
+
+// ---------------------------------------------------------------- mem01, extractor driven directly
+async function direct(turnsPerBatch) {
+  const start = fake.requests.length;
+  const { extractor, embedder, usage } = fakeProviders(turnsPerBatch);
   /** @type {{id:string, kind:string, subject:string, attribute:string, value:string, statement:string, confidence:number, storedAt:string, vector: Float32Array}[]} */
   const beliefs = [];
   let n = 0;
@@ -198,7 +204,7 @@ async function direct(turnsPerBatch) {
   return summarise(
     `mem01 direct, ${turnsPerBatch === 1 ? 'unbatched' : `batches of ${turnsPerBatch} user turns`}`,
     start,
-    outputTokens,
+    usage.outputTokens,
     {
       beliefs: beliefs.length,
     },
@@ -225,22 +231,7 @@ async function throughEngine(turnsPerBatch) {
     return null;
   }
   const start = fake.requests.length;
-  let outputTokens = 0;
-  const extractor = createOpenAIExtractor({
-    apiKey: 'sk-bench-not-a-real-key-000000',
-    baseURL: fake.url,
-    env: {},
-    batchChars: turnsPerBatch > 1 ? 6000 : 0,
-    onUsage: (e) => {
-      outputTokens += e.usage.outputTokens ?? 0;
-    },
-  });
-  const embedder = createOpenAIEmbedder({
-    apiKey: 'sk-bench-not-a-real-key-000000',
-    baseURL: fake.url,
-    env: {},
-    dimensions: 256,
-  });
+  const { extractor, embedder, usage } = fakeProviders(turnsPerBatch);
   const store = storeMod.createMemoryStore();
   const engine = new engineMod.MemoryEngine({
     store,
@@ -263,7 +254,7 @@ async function throughEngine(turnsPerBatch) {
     return summarise(
       `mem01 MemoryEngine + store-memory, ${turnsPerBatch === 1 ? 'unbatched' : `batches of ${turnsPerBatch} user turns`}`,
       start,
-      outputTokens,
+      usage.outputTokens,
       {
         beliefs: active.items.length,
         engineStats: {

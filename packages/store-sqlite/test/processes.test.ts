@@ -66,22 +66,27 @@ async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Pr
   }
 }
 
+/** Starts a fixture script in a child Node process; `output` collects what it writes, as it writes it. */
+function startChild(script: string, args: string[]) {
+  const child = spawn(process.execPath, [join(fixtures, script), ...args], { cwd: pkgDir });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d) => {
+    output.stdout += String(d);
+  });
+  child.stderr.on('data', (d) => {
+    output.stderr += String(d);
+  });
+  return { child, output };
+}
+
 function runChild(
   script: string,
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(fixtures, script), ...args], { cwd: pkgDir });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
+    const { child, output } = startChild(script, args);
     child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('exit', (code) => resolve({ code, ...output }));
   });
 }
 
@@ -100,29 +105,15 @@ describe('crash: SIGKILL during extraction, then reopen and resume', () => {
     const users = ['alice', 'bob'];
     const turns = 6;
 
-    const child = spawn(
-      process.execPath,
-      [join(fixtures, 'crash-child.mjs'), dbPath, logPath, users.join(','), `${turns}`],
-      {
-        cwd: pkgDir,
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
+    const { child, output } = startChild('crash-child.mjs', [dbPath, logPath, users.join(','), `${turns}`]);
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
       child.on('exit', (_code, signal) => resolve(signal)),
     );
     try {
       await waitFor(
-        () => stdout.includes('accepted'),
+        () => output.stdout.includes('accepted'),
         30_000,
-        `the child to accept turns (stderr: ${stderr})`,
+        `the child to accept turns (stderr: ${output.stderr})`,
       );
       // Kill while extraction is under way: some turns extracted (maybe committed), most not.
       await waitFor(() => readLog(logPath).length >= 2, 30_000, 'extraction to start');
