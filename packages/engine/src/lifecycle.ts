@@ -9,7 +9,7 @@ import type { EngineCore } from './engine-core.js';
 import { EPISODE_SUBJECT, episodeKeysOf } from './episodes.js';
 import { InvalidInputError, NotFoundError, VersionConflictError } from './errors.js';
 import { keyed, operationRecord, type PendingOperation, replayedOne } from './operations.js';
-import type { ExtractionOperation } from './ports.js';
+import type { ExtractionOperation, OperationAction } from './ports.js';
 import type { PlanOperation, ReconcilePlan } from './reconcile.js';
 import { validateMetadata } from './store-kit/validate.js';
 import type { Belief, BeliefKind, BeliefMetadata, BeliefSource, BeliefStatus, Scope } from './types.js';
@@ -159,27 +159,14 @@ export async function end(
   options: VersionedOptions,
 ): Promise<Belief> {
   const op: PlanOperation = action === 'retract' ? { op: 'retract', id, evidence: [] } : { op: 'reject', id };
-  return keyed(
-    core,
-    scope,
-    action,
-    options.key,
-    { id, expectedVersion: options.expectedVersion },
-    async (pending) => {
-      await applyOperations(core, scope, [op], [], {
-        source: 'manual',
-        actor: 'user',
-        check: expect(
-          id,
-          options.expectedVersion,
-          action === 'retract' ? ['active', 'pending'] : ['pending'],
-          action === 'retract' ? 'retracted' : 'rejected',
-        ),
-        journal: journalFor(core, pending, () => id),
-      });
-      return read(core, scope, id);
-    },
-    (record) => replayedOne(core, scope, record),
+  const check = expect(
+    id,
+    options.expectedVersion,
+    action === 'retract' ? ['active', 'pending'] : ['pending'],
+    action === 'retract' ? 'retracted' : 'rejected',
+  );
+  return changeOne(core, scope, id, action, options, (pending) =>
+    applyManual(core, scope, id, op, check, pending),
   );
 }
 
@@ -190,23 +177,44 @@ export async function approve(
   id: string,
   options: VersionedOptions,
 ): Promise<Belief> {
-  return keyed(
-    core,
-    scope,
-    'approve',
-    options.key,
-    { id, expectedVersion: options.expectedVersion },
-    async (pending) => {
-      await applyOperations(core, scope, [{ op: 'approve', id }], [], {
-        source: 'manual',
-        actor: 'user',
-        check: expect(id, options.expectedVersion, ['pending'], 'approved'),
-        journal: journalFor(core, pending, () => id),
-      });
-      return read(core, scope, id);
-    },
-    (record) => replayedOne(core, scope, record),
+  const check = expect(id, options.expectedVersion, ['pending'], 'approved');
+  return changeOne(core, scope, id, 'approve', options, (pending) =>
+    applyManual(core, scope, id, { op: 'approve', id }, check, pending),
   );
+}
+
+/**
+ * A keyed change of belief `id` by `action`: `options.key` records it with the change; a repeated key returns the
+ * belief read again. `run` makes the change and returns the belief.
+ */
+function changeOne(
+  core: EngineCore,
+  scope: Scope,
+  id: string,
+  action: OperationAction,
+  options: VersionedOptions,
+  run: (pending: PendingOperation | null) => Promise<Belief>,
+): Promise<Belief> {
+  const request = { id, expectedVersion: options.expectedVersion };
+  return keyed(core, scope, action, options.key, request, run, (record) => replayedOne(core, scope, record));
+}
+
+/** Applies one manual operation on belief `id` (after `check`, on every attempt) and returns the belief then. */
+async function applyManual(
+  core: EngineCore,
+  scope: Scope,
+  id: string,
+  op: PlanOperation,
+  check: (byId: ReadonlyMap<string, Belief>) => void,
+  pending: PendingOperation | null,
+): Promise<Belief> {
+  await applyOperations(core, scope, [op], [], {
+    source: 'manual',
+    actor: 'user',
+    check,
+    journal: journalFor(core, pending, () => id),
+  });
+  return read(core, scope, id);
 }
 
 /** Checks a {@link RememberInput} and turns it into the `add` it plans. */
@@ -288,14 +296,8 @@ export async function forget(
   id: string,
   options: VersionedOptions,
 ): Promise<Belief> {
-  return keyed(
-    core,
-    scope,
-    'forget',
-    options.key,
-    { id, expectedVersion: options.expectedVersion },
-    (pending) => forgetNow(core, scope, id, options, pending),
-    (record) => replayedOne(core, scope, record),
+  return changeOne(core, scope, id, 'forget', options, (pending) =>
+    forgetNow(core, scope, id, options, pending),
   );
 }
 

@@ -34,14 +34,10 @@ export interface OperationEvidence {
   readonly quote: string;
 }
 
-export interface AddOperation {
+/** A new belief's claim, with the quotes that ground it. */
+export interface AddOperation
+  extends Pick<Belief, 'kind' | 'subject' | 'attribute' | 'value' | 'statement' | 'confidence'> {
   readonly op: 'add';
-  readonly kind: BeliefKind;
-  readonly subject: string;
-  readonly attribute: string;
-  readonly value: string;
-  readonly statement: string;
-  readonly confidence: number;
   readonly evidence: readonly OperationEvidence[];
   readonly validFrom?: string | null | undefined;
   readonly validTo?: string | null | undefined;

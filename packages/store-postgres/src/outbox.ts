@@ -86,13 +86,8 @@ export const claim: Method<'claim'> = async (c, options) => {
         await sql`update ${outbox} set status = 'claimed', claim_id = ${claimId}, worker = ${o.worker},
             lease_until = ${o.leaseUntil.iso}::timestamptz
           where id = any(${taken.map((r) => String(r.id))}::text[])`.execute(trx);
-        return {
-          claimId,
-          worker: o.worker,
-          scope: { userId, namespace: String(first.namespace) },
-          entries: taken.map((r) => kit.outboxEntryFromRow({ ...r, status: 'claimed' })),
-          leaseUntil: o.leaseUntil.iso,
-        };
+        const scope = { userId, namespace: String(first.namespace) };
+        return kit.claimFromRows(claimId, o.worker, scope, taken, o.leaseUntil.iso);
       }),
     // Safe to re-run: if the lost attempt did commit, its entries stay claimed under an id nobody holds and are
     // taken over when that lease expires, so the worst case is one lease period of delay for that user.

@@ -94,13 +94,8 @@ export const claim: Method<'claim'> = (c, options) => {
           Number(r.seq),
         );
       }
-      return {
-        claimId,
-        worker: o.worker,
-        scope: { userId, namespace: String(head.namespace) },
-        entries: taken.map((r) => kit.outboxEntryFromRow({ ...r, status: 'claimed' })),
-        leaseUntil: o.leaseUntil.iso,
-      };
+      const scope = { userId, namespace: String(head.namespace) };
+      return kit.claimFromRows(claimId, o.worker, scope, taken, o.leaseUntil.iso);
     }
     return null;
   });

@@ -3,7 +3,8 @@
  * SQL stores do): one mapping, checked on the way out so that a corrupt row is a `StoreError`, not a wrong belief.
  */
 import { StoreError } from '../errors.js';
-import type { AuditEvent, Belief, BeliefStatus, Evidence, OutboxEntry } from '../types.js';
+import type { OutboxClaim } from '../ports.js';
+import type { AuditEvent, Belief, BeliefStatus, Evidence, OutboxEntry, Scope } from '../types.js';
 import { normalizeScope } from '../util.js';
 
 /** A row as a driver returns it. */
@@ -183,5 +184,25 @@ export function outboxEntryFromRow(row: Row): OutboxEntry {
     attempts: num(row, 'attempts'),
     status: str(row, 'status') as OutboxEntry['status'],
     lastError: strOrNull(row, 'last_error'),
+  };
+}
+
+/**
+ * The claim a SQL store returns from `claim`: the rows it has just marked claimed under `claimId` (oldest first, all
+ * of `scope`), as entries with status `claimed`.
+ */
+export function claimFromRows(
+  claimId: string,
+  worker: string,
+  scope: Scope,
+  rows: readonly Row[],
+  leaseUntil: string,
+): OutboxClaim {
+  return {
+    claimId,
+    worker,
+    scope,
+    entries: rows.map((r) => outboxEntryFromRow({ ...r, status: 'claimed' })),
+    leaseUntil,
   };
 }

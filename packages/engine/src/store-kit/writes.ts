@@ -160,21 +160,23 @@ export function tombstoneOf(belief: Belief, at: string): Belief {
   };
 }
 
+/** The receipt of an erasure that found nothing (`eraseUser` of an unknown user). */
+export const NOTHING_ERASED: EraseReceipt = Object.freeze({
+  beliefs: 0,
+  outboxEntries: 0,
+  transcriptItems: 0,
+  auditEvents: 0,
+  operations: 0,
+  grants: 0,
+});
+
 /**
  * `clearAll` as erasure user by user (so that per-user indexes follow): erases each of `users` with `erase` (the
  * store's `eraseUser` work, inside the caller's transaction) and sums the receipts. What belongs to no user
  * (transcripts without a recorded owner) is the store's to add.
  */
 export function eraseEach(users: Iterable<string>, erase: (userId: string) => EraseReceipt): ClearAllReceipt {
-  const total = {
-    users: 0,
-    beliefs: 0,
-    outboxEntries: 0,
-    transcriptItems: 0,
-    auditEvents: 0,
-    operations: 0,
-    grants: 0,
-  };
+  const total = { users: 0, ...NOTHING_ERASED };
   for (const userId of users) {
     const r = erase(userId);
     total.users++;

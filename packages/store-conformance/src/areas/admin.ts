@@ -5,6 +5,7 @@ import {
   DimensionMismatchError,
   DuplicateActiveBeliefError,
   InvalidInputError,
+  NOTHING_ERASED,
 } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
@@ -16,7 +17,6 @@ import {
   ids,
   insertAll,
   listAll,
-  NOTHING_ERASED,
   rejects,
   sortDesc,
   t,
