@@ -1,4 +1,5 @@
 import type { Belief } from '@mem01/engine';
+import { tombstoneOf } from '@mem01/engine/store-kit';
 import { describe, expect, it } from 'vitest';
 import {
   beliefLine,
@@ -140,15 +141,7 @@ describe('export format', () => {
   });
 
   it('accepts a content-free tombstone', () => {
-    const tomb = {
-      ...belief,
-      status: 'forgotten',
-      subject: '',
-      attribute: '',
-      value: '',
-      statement: '',
-      evidence: [],
-    };
+    const tomb = tombstoneOf(belief, '2026-01-03T10:00:00.000Z');
     expect(
       parseBeliefLine(JSON.stringify({ type: 'belief', belief: tomb, embedding: null }), 2, header).belief,
     ).toEqual(tomb);

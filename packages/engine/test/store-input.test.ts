@@ -11,6 +11,7 @@ import {
   validateSearchOptions,
   validateUpdate,
 } from '../src/store-input.js';
+import { tombstoneOf } from '../src/store-kit/writes.js';
 import { belief, scope, T0 } from './helpers.js';
 
 const MAX = 1024;
@@ -66,15 +67,7 @@ describe('store input checks', () => {
       'b.evidence[0].position',
     );
     // A forgotten tombstone carries no content.
-    const tomb = {
-      ...good,
-      status: 'forgotten',
-      subject: '',
-      attribute: '',
-      value: '',
-      statement: '',
-      evidence: [],
-    };
+    const tomb = tombstoneOf(good, T0);
     expect(validateBelief(tomb, 'b', MAX).status).toBe('forgotten');
   });
 

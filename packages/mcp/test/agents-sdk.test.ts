@@ -5,15 +5,11 @@
 import { MEMORY_BLOCK_OPEN } from '@mem01/engine';
 import { Agent, MCPServerStdio, Runner } from '@openai/agents';
 import { assistantMessage, functionCall, modelResponder, ScriptedModel } from '@openai/agents/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, connectStdio, ok, type RememberOut, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { BIN, childEnv, connectStdio, ok, type RememberOut, tempDirForFile } from './helpers.js';
 
 const USER = 'agent-user';
-let home: ReturnType<typeof tempDir>;
-beforeAll(() => {
-  home = tempDir();
-});
-afterAll(() => home.remove());
+const home = tempDirForFile();
 
 describe('the Agents SDK over MCPServerStdio', () => {
   it('an agent calls recall and gets the fact an earlier connection remembered', {

@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll } from 'vitest';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const BIN = join(here, '..', 'dist', 'bin.js');
@@ -24,6 +25,21 @@ export function assertBuilt(): void {
 export function tempDir(prefix = 'mem01-mcp-'): { path: string; remove: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** A fresh folder made before the tests of the calling file and removed after them; read `path` inside a test. */
+export function tempDirForFile(): { readonly path: string } {
+  let dir: ReturnType<typeof tempDir> | undefined;
+  beforeAll(() => {
+    dir = tempDir();
+  });
+  afterAll(() => dir?.remove());
+  return {
+    get path(): string {
+      if (!dir) throw new Error('tempDirForFile: read path inside a test');
+      return dir.path;
+    },
+  };
 }
 
 /** The environment of a child server: no inherited secrets, its own MEM01_HOME. */

@@ -7,7 +7,7 @@ import { startInspector } from '@mem01/cli';
 import { MemoryEngine } from '@mem01/engine';
 import { createLocalEmbedder } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { profileUri } from '../src/resources.js';
 import {
   type BeliefOut,
@@ -16,15 +16,11 @@ import {
   ok,
   type RecallOut,
   type RememberOut,
-  tempDir,
+  tempDirForFile,
 } from './helpers.js';
 import { rememberThenRecallAcrossConnections, USER } from './scenario.js';
 
-let home: ReturnType<typeof tempDir>;
-beforeAll(() => {
-  home = tempDir();
-});
-afterAll(() => home.remove());
+const home = tempDirForFile();
 
 describe('mem01-mcp over stdio', () => {
   it('remembers on one connection and recalls on the next; corrects, forgets, serves resources and the prompt', {

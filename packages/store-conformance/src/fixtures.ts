@@ -5,24 +5,14 @@ import type {
   BeliefInsert,
   BeliefKind,
   CommitRequest,
-  EraseReceipt,
   Evidence,
   FullStore,
   Mem01Error,
+  OutboxClaim,
   OutboxInput,
   Scope,
 } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
-
-/** What `eraseUser` reports for a user with nothing stored; other receipts are written as changes of it. */
-export const NOTHING_ERASED: EraseReceipt = Object.freeze({
-  beliefs: 0,
-  outboxEntries: 0,
-  transcriptItems: 0,
-  auditEvents: 0,
-  operations: 0,
-  grants: 0,
-});
 
 /** The fixed start of test time; `t(n)` is n seconds later. */
 export const T0 = Date.parse('2025-03-01T12:00:00.000Z');
@@ -85,6 +75,16 @@ export function audit(
   at = t(0),
 ): AuditEvent {
   return { at, scope, beliefId, action, actor: 'conformance' };
+}
+
+/** The `complete` of a commit that completes every entry of `claim`. */
+export function completing(claim: OutboxClaim): NonNullable<CommitRequest['complete']> {
+  return { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) };
+}
+
+/** A commit that only completes `claim`: its turns gave nothing to write. */
+export function completeOnly(scope: Scope, claim: OutboxClaim): CommitRequest {
+  return { scope, inserts: [], updates: [], audit: [], complete: completing(claim) };
 }
 
 /** A commit of plain inserts (with optional embeddings) and one `add` audit event each. */

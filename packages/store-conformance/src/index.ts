@@ -3,4 +3,6 @@
  * @packageDocumentation
  */
 export type { ConformanceHarness, ConformanceOptions } from './context.js';
+export { completeOnly, completing } from './fixtures.js';
+export { expectCurrentFeatures } from './migrated.js';
 export { CONFORMANCE_AREAS, runStoreConformance } from './run-store-conformance.js';

@@ -18,6 +18,29 @@ function withAppName(name: string): string {
   return url.toString();
 }
 
+/** `perUser` user turns of each of `users` users (`<prefix><u>`, session `s<u>`), interleaved position by position. */
+function interleavedTurns(
+  prefix: string,
+  users: number,
+  perUser: number,
+  text: (position: number) => string,
+): OutboxInput[] {
+  const inputs: OutboxInput[] = [];
+  for (let p = 0; p < perUser; p++) {
+    for (let u = 0; u < users; u++) {
+      inputs.push({
+        scope: { userId: `${prefix}${u}` },
+        sessionId: `s${u}`,
+        position: p,
+        role: 'user',
+        text: text(p),
+        at: new Date().toISOString(),
+      });
+    }
+  }
+  return inputs;
+}
+
 describe('faults on the real server', () => {
   const stores: PostgresStore[] = [];
   const schemas: string[] = [];
@@ -226,19 +249,7 @@ describe('faults on the real server', () => {
     await open(schema);
     const users = 6;
     const perUser = 8;
-    const inputs: OutboxInput[] = [];
-    for (let p = 0; p < perUser; p++) {
-      for (let u = 0; u < users; u++) {
-        inputs.push({
-          scope: { userId: `w${u}` },
-          sessionId: `s${u}`,
-          position: p,
-          role: 'user',
-          text: `k${p}=v${p}`,
-          at: new Date().toISOString(),
-        });
-      }
-    }
+    const inputs = interleavedTurns('w', users, perUser, (p) => `k${p}=v${p}`);
     const extractors: FakeExtractor[] = [];
     const log: { userId: string; position: number }[] = [];
     const engines: MemoryEngine[] = [];
@@ -299,19 +310,7 @@ describe('faults on the real server', () => {
         }),
       );
     }
-    const inputs: OutboxInput[] = [];
-    for (let p = 0; p < 6; p++) {
-      for (let u = 0; u < 4; u++) {
-        inputs.push({
-          scope: { userId: `k${u}` },
-          sessionId: `s${u}`,
-          position: p,
-          role: 'user',
-          text: `key${p}=val${p}`,
-          at: new Date().toISOString(),
-        });
-      }
-    }
+    const inputs = interleavedTurns('k', 4, 6, (p) => `key${p}=val${p}`);
     await base.enqueue(inputs);
     const client = await adminClient();
     let killing = true;

@@ -13,6 +13,7 @@ import {
   type Scope,
   VersionConflictError,
 } from '@mem01/engine';
+import { completeOnly, expectCurrentFeatures } from '@mem01/store-conformance';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
@@ -176,30 +177,7 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
         },
       ]);
       // Version 2 works on the old rows: access counts, metadata, operation keys, grants, budgets.
-      await store.recordAccess(scope, [{ id: old.id, count: 3 }], at(5));
-      expect((await store.get(scope, old.id))?.accessCount).toBe(3);
-      const tagged = {
-        ...belief(scope, 'user', 'pet', 'cat', 'The user has a cat.'),
-        metadata: { tag: 'x' },
-      };
-      const record = {
-        key: 'k',
-        fingerprint: 'ab'.repeat(32),
-        action: 'remember' as const,
-        beliefIds: [tagged.id],
-        outcome: 'belief',
-        at: at(6),
-      };
-      await store.commit({ scope, inserts: [{ belief: tagged }], updates: [], audit: [], operation: record });
-      expect(await store.get(scope, tagged.id)).toEqual(tagged);
-      expect(await store.getOperation(scope, 'k')).toEqual(record);
-      const charge = {
-        userId: 'old-user',
-        windowStart: at(0),
-        charges: [{ name: 'calls', amount: 1, limit: 1 }],
-      };
-      expect((await store.chargeBudget(charge)).charged).toBe(true);
-      expect((await store.chargeBudget(charge)).charged).toBe(false);
+      await expectCurrentFeatures(store, scope, old.id);
     });
   }
 
@@ -436,22 +414,8 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
     expect(await store.backlog({ now: later })).toMatchObject({ staleLeases: 3 });
     const c3 = await second.claim({ worker: 'w2', leaseMs: 10_000, now: later, userId: 'u1', maxEntries: 5 });
     expect(c3!.entries.map((e) => e.text)).toEqual(['a', 'b', 'd']);
-    await expect(
-      store.commit({
-        scope: u1,
-        inserts: [],
-        updates: [],
-        audit: [],
-        complete: { claimId: c1!.claimId, entryIds: c1!.entries.map((e) => e.id) },
-      }),
-    ).rejects.toBeInstanceOf(LeaseLostError);
-    await second.commit({
-      scope: u1,
-      inserts: [],
-      updates: [],
-      audit: [],
-      complete: { claimId: c3!.claimId, entryIds: c3!.entries.map((e) => e.id) },
-    });
+    await expect(store.commit(completeOnly(u1, c1!))).rejects.toBeInstanceOf(LeaseLostError);
+    await second.commit(completeOnly(u1, c3!));
     const entries = await store.outboxEntries('u1');
     expect(entries.map((e) => [e.status, e.text])).toEqual([
       ['done', ''],

@@ -66,6 +66,14 @@ async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Pr
   }
 }
 
+/** A fresh folder with a database path and an empty extraction log for child processes to share. */
+function childFiles(): { dir: string; dbPath: string; logPath: string } {
+  const dir = tempDir();
+  const logPath = join(dir, 'extract.log');
+  writeFileSync(logPath, '');
+  return { dir, dbPath: join(dir, 'memory.db'), logPath };
+}
+
 /** Starts a fixture script in a child Node process; `output` collects what it writes, as it writes it. */
 function startChild(script: string, args: string[]) {
   const child = spawn(process.execPath, [join(fixtures, script), ...args], { cwd: pkgDir });
@@ -98,10 +106,7 @@ function beliefsByAttribute(beliefs: readonly Belief[]): Map<string, Belief[]> {
 
 describe('crash: SIGKILL during extraction, then reopen and resume', () => {
   it('every accepted turn is extracted exactly once, with no duplicate beliefs and no transcript item lost', async () => {
-    const dir = tempDir();
-    const dbPath = join(dir, 'memory.db');
-    const logPath = join(dir, 'extract.log');
-    writeFileSync(logPath, '');
+    const { dir, dbPath, logPath } = childFiles();
     const users = ['alice', 'bob'];
     const turns = 6;
 
@@ -181,10 +186,7 @@ describe('crash: SIGKILL during extraction, then reopen and resume', () => {
 
 describe('two processes on one file', () => {
   it('keep the file intact, keep per-user order and never extract a turn twice', async () => {
-    const dir = tempDir();
-    const dbPath = join(dir, 'memory.db');
-    const logPath = join(dir, 'extract.log');
-    writeFileSync(logPath, '');
+    const { dbPath, logPath } = childFiles();
     const users = ['u1', 'u2', 'u3', 'u4'];
     const preloaded = 10;
     const extra = 4;

@@ -10,6 +10,7 @@ import {
   StoreError,
 } from '@mem01/engine';
 import { FORGOTTEN_MARKER, normalizeVector, vectorToBytes } from '@mem01/engine/store-kit';
+import { completing, expectCurrentFeatures } from '@mem01/store-conformance';
 import { describe, expect, it } from 'vitest';
 import { defaultSqlitePath, MIGRATIONS, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/index.js';
 import { migrate } from '../src/migrations.js';
@@ -220,37 +221,7 @@ describe('migrations', () => {
       const old = await store.get(scope, b.id);
       expect(old).not.toHaveProperty('metadata');
       expect(old).not.toHaveProperty('accessCount');
-      await store.recordAccess(scope, [{ id: b.id, count: 2 }], t(3));
-      expect((await store.get(scope, b.id))?.accessCount).toBe(2);
-      const tagged = { ...belief(scope, { attribute: 'pet', value: 'cat' }), metadata: { tag: 'x' } };
-      const record = {
-        key: 'k',
-        fingerprint: 'ab'.repeat(32),
-        action: 'remember' as const,
-        beliefIds: [tagged.id],
-        outcome: 'belief',
-        at: t(4),
-      };
-      await store.commit({ scope, inserts: [{ belief: tagged }], updates: [], audit: [], operation: record });
-      expect(await store.get(scope, tagged.id)).toEqual(tagged);
-      expect(await store.getOperation(scope, 'k')).toEqual(record);
-      const grant = {
-        id: 'g1',
-        scope,
-        intentDigest: 'cd'.repeat(32),
-        grantedAt: t(1),
-        expiresAt: null,
-        revokedAt: null,
-      };
-      await store.recordGrant(grant);
-      expect(await store.activeGrant(scope, t(2))).toEqual({ ...grant, scope: { ...scope, namespace: '' } });
-      const charge = {
-        userId: 'old-user',
-        windowStart: t(0),
-        charges: [{ name: 'calls', amount: 1, limit: 1 }],
-      };
-      expect((await store.chargeBudget(charge)).charged).toBe(true);
-      expect((await store.chargeBudget(charge)).charged).toBe(false);
+      await expectCurrentFeatures(store, scope, b.id);
       await store.close();
     });
   }
@@ -497,7 +468,7 @@ describe('forgetting is real: the text leaves the file bytes', () => {
         inserts: [{ belief: z, embedding }, { belief: keep }],
         updates: [],
         audit: [{ at: t(3), scope, beliefId: z.id, action: 'add', actor: 'test' }],
-        complete: { claimId: claim!.claimId, entryIds: claim!.entries.map((e) => e.id) },
+        complete: completing(claim!),
       });
       store.checkpoint();
       const needle = Buffer.from(secret, 'utf8');
@@ -539,24 +510,25 @@ describe('vector index bookkeeping', () => {
   it('embeddings written without sqlite-vec are indexed when a sqlite-vec connection opens', async () => {
     const path = join(tempDir(), 'mix.db');
     const scope = { userId: 'u' };
-    const withVec = openSqliteStore({ path, dimensions: 4, logger: quiet });
-    const a = belief(scope, { attribute: 'a' });
-    await withVec.commit({
-      scope,
-      inserts: [{ belief: a, embedding: new Float32Array([1, 0, 0, 0]) }],
-      updates: [],
-      audit: [],
-    });
-    await withVec.close();
-    const exact = openSqliteStore({ path, vector: 'exact', logger: quiet });
-    const b = belief(scope, { attribute: 'b' });
-    await exact.commit({
-      scope,
-      inserts: [{ belief: b, embedding: new Float32Array([0, 1, 0, 0]) }],
-      updates: [],
-      audit: [],
-    });
-    await exact.close();
+    // One belief through a connection that opens with `options`, then closed.
+    const writeOne = async (
+      options: { dimensions?: number; vector?: 'exact' },
+      attribute: string,
+      v: number[],
+    ) => {
+      const store = openSqliteStore({ path, logger: quiet, ...options });
+      const b = belief(scope, { attribute });
+      await store.commit({
+        scope,
+        inserts: [{ belief: b, embedding: new Float32Array(v) }],
+        updates: [],
+        audit: [],
+      });
+      await store.close();
+      return b;
+    };
+    await writeOne({ dimensions: 4 }, 'a', [1, 0, 0, 0]);
+    const b = await writeOne({ vector: 'exact' }, 'b', [0, 1, 0, 0]);
     const again = openSqliteStore({ path, logger: quiet });
     expect(again.capabilities.vectorSearch).toBe('index');
     const hits = await again.searchVector(scope, new Float32Array([0, 1, 0, 0]), { limit: 1 });

@@ -21,6 +21,7 @@ import {
   ALL_STATUSES,
   audit,
   belief,
+  completing,
   FAR_FUTURE,
   ids,
   insertAll,
@@ -79,7 +80,7 @@ function goodRequest(f: Fixture, fresh: Belief): CommitRequest {
     inserts: [{ belief: fresh, embedding: vec(0, 1, 0, 0) }],
     updates: [{ id: f.second.id, expectedVersion: 1, set: { confidence: 0.95, updatedAt: t(2) } }],
     audit: [audit(f.scope, fresh.id, 'add', t(2)), audit(f.scope, f.second.id, 'confirm', t(2))],
-    complete: { claimId: f.claim.claimId, entryIds: f.claim.entries.map((e) => e.id) },
+    complete: completing(f.claim),
   };
 }
 

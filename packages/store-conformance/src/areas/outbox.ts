@@ -8,7 +8,17 @@ import {
 } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
-import { belief, FAR_FUTURE, inserts, rejects, t, turn, unique } from '../fixtures.js';
+import {
+  belief,
+  completeOnly,
+  completing,
+  FAR_FUTURE,
+  inserts,
+  rejects,
+  t,
+  turn,
+  unique,
+} from '../fixtures.js';
 
 const LEASE = 60_000;
 const EMPTY_BACKLOG = { queued: 0, claimed: 0, dead: 0, staleLeases: 0, nextClaimableAt: null };
@@ -82,13 +92,7 @@ export function outboxTests(ctx: SuiteContext): void {
     expect(await claimOf(store, undefined, t(3))).toBeNull();
     expect(await claimOf(store, unique('nobody-'), t(3))).toBeNull();
     // Completing u1's claim lets its next entry go.
-    await store.commit({
-      scope: u1,
-      inserts: [],
-      updates: [],
-      audit: [],
-      complete: { claimId: c1!.claimId, entryIds: c1!.entries.map((e) => e.id) },
-    });
+    await store.commit(completeOnly(u1, c1!));
     expect((await claimOf(store, undefined, t(4)))!.entries.map((e) => e.text)).toEqual(['u1 second']);
   });
 
@@ -160,7 +164,7 @@ export function outboxTests(ctx: SuiteContext): void {
     await rejects(
       store.commit({
         ...inserts(scope, [lost]),
-        complete: { claimId: old.claimId, entryIds: old.entries.map((e) => e.id) },
+        complete: completing(old),
       }),
       LeaseLostError,
     );
@@ -172,7 +176,7 @@ export function outboxTests(ctx: SuiteContext): void {
     const won = belief(scope, { value: 'from the new worker' });
     await store.commit({
       ...inserts(scope, [won]),
-      complete: { claimId: fresh.claimId, entryIds: fresh.entries.map((e) => e.id) },
+      complete: completing(fresh),
     });
     expect(await store.get(scope, won.id)).toEqual(won);
     expect(await store.backlog({ now: FAR_FUTURE })).toEqual({
@@ -392,13 +396,7 @@ export function outboxTests(ctx: SuiteContext): void {
         nextClaimableAt: null,
       });
       const ca2 = (await claimOf(store, a.userId, t(100), { maxEntries: 5 }))!;
-      await store.commit({
-        scope: a,
-        inserts: [],
-        updates: [],
-        audit: [],
-        complete: { claimId: ca2.claimId, entryIds: ca2.entries.map((e) => e.id) },
-      });
+      await store.commit(completeOnly(a, ca2));
       expect((await store.backlog({ now: t(100) })).nextClaimableAt).toBeNull();
     },
   );
@@ -433,7 +431,7 @@ export function outboxTests(ctx: SuiteContext): void {
     const kept = belief(scope, { evidence: evidence(MAX_POSITION) });
     await store.commit({
       ...inserts(scope, [kept]),
-      complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
+      complete: completing(claim),
     });
     expect((await store.get(scope, kept.id))?.evidence).toEqual(evidence(MAX_POSITION));
     expect((await store.history(scope)).map((b) => b.evidence[0]?.position)).toEqual([MAX_POSITION]);
