@@ -5,9 +5,7 @@ import {
   type BeliefKind,
   type BeliefMetadata,
   type BeliefOrigin,
-  type BeliefSource,
   type Evidence,
-  type Scope,
 } from './types.js';
 import { assertText, newId, normalizeScope } from './util.js';
 

@@ -6,6 +6,19 @@ import type { CandidateBelief } from './ports.js';
 import { recallBeliefs } from './recall-service.js';
 import { clip } from './text.js';
 import { EXTRACTABLE_KINDS, type Scope } from './types.js';
+import { pick } from './util.js';
+
+/** What the extractor sees of a candidate belief. */
+const CANDIDATE_FIELDS = [
+  'id',
+  'kind',
+  'subject',
+  'attribute',
+  'value',
+  'statement',
+  'confidence',
+  'storedAt',
+] as const satisfies readonly (keyof CandidateBelief)[];
 
 /** The user's existing active beliefs most related to `text`, offered to the extractor. */
 export async function extractionCandidates(
@@ -22,14 +35,5 @@ export async function extractionCandidates(
     core.logger?.warn(`mem01: vector candidates unavailable, using lexical only: ${describeError(err)}`);
     return recallBeliefs(core, scope, query, { ...options, vector: false });
   });
-  return hits.map(({ belief: b }) => ({
-    id: b.id,
-    kind: b.kind,
-    subject: b.subject,
-    attribute: b.attribute,
-    value: b.value,
-    statement: b.statement,
-    confidence: b.confidence,
-    storedAt: b.storedAt,
-  }));
+  return hits.map(({ belief }) => pick(belief, CANDIDATE_FIELDS));
 }

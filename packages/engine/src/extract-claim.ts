@@ -12,21 +12,23 @@ import { episodeOperations, type PartTurn, partTurns } from './episodes.js';
 import type { CapturePolicy, ExtractionOperation, ExtractionTurn, Extractor, OutboxClaim } from './ports.js';
 import { type ReconcilePlan, validateOperations } from './reconcile.js';
 import type { Scope, Usage } from './types.js';
+import { pick } from './util.js';
+
+/** What the extractor sees of an outbox entry (`ref` only when it has one). */
+const TURN_FIELDS = [
+  'id',
+  'sessionId',
+  'position',
+  'role',
+  'text',
+  'at',
+  'ref',
+] as const satisfies readonly (keyof ExtractionTurn)[];
 
 /** The claimed entries as the extractor is given them (long turns split into parts). */
 export function claimTurns(claim: OutboxClaim, maxTextBytes: number): PartTurn[] {
   return partTurns(
-    claim.entries.map(
-      (e): ExtractionTurn => ({
-        id: e.id,
-        sessionId: e.sessionId,
-        position: e.position,
-        role: e.role,
-        text: e.text,
-        at: e.at,
-        ...(e.ref === undefined ? {} : { ref: e.ref }),
-      }),
-    ),
+    claim.entries.map((e): ExtractionTurn => pick(e, TURN_FIELDS)),
     maxTextBytes,
   );
 }

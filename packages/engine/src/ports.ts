@@ -18,15 +18,12 @@ import type {
 import type {
   AuditEvent,
   Belief,
-  BeliefKind,
   BeliefStatus,
-  Evidence,
   OutboxEntry,
   OutboxInput,
   Page,
   Scope,
   TurnRole,
-  Usage,
 } from './types.js';
 
 export type * from './governance-ports.js';

@@ -160,3 +160,10 @@ function sortKeys(value: unknown): unknown {
   }
   return value;
 }
+
+/** A copy of `record` with only `keys`, in that order; a key whose value is undefined is left out. */
+export function pick<T extends object, K extends keyof T>(record: T, keys: readonly K[]): Pick<T, K> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const k of keys) if (record[k] !== undefined) out[k] = record[k];
+  return out as Pick<T, K>;
+}

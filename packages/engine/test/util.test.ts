@@ -10,6 +10,7 @@ import {
   idempotencyKey,
   newId,
   normalizeScope,
+  pick,
   stableJson,
   vectorToBytes,
 } from '../src/util.js';
@@ -132,5 +133,15 @@ describe('contentWords', () => {
     expect(contentWords('Where do I live and what is my rent?')).toEqual(['live', 'rent']);
     expect(contentWords('" OR 1=1 -- NEAR(a b) *')).toEqual(['1', '1', 'near', 'b']);
     expect(contentWords('what is it?')).toEqual([]);
+  });
+});
+
+describe('pick', () => {
+  it('copies the named fields in their order and leaves out undefined ones', () => {
+    const record: { a: number; b?: string; c: string; d: number } = { d: 4, c: 'c', a: 1, b: undefined };
+    const picked = pick(record, ['c', 'a', 'b']);
+    expect(picked).toEqual({ c: 'c', a: 1 });
+    expect(Object.keys(picked)).toEqual(['c', 'a']);
+    expect('b' in picked).toBe(false);
   });
 });

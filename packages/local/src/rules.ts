@@ -206,6 +206,26 @@ function preference(
   ];
 }
 
+/** One intent about the user themself; `more` adds a negation, dates or a confidence. */
+function userIntent(
+  kind: BeliefKind,
+  attribute: string,
+  value: string,
+  statement: string,
+  more: Partial<Intent> = {},
+): Intent[] {
+  return [{ kind, subject: 'user', attribute, value, statement, ...more }];
+}
+
+/** The user's favorite of category `c` is `v` (at most 6 words), unless `v` fails `names`. */
+function favorite(g: Groups, ctx: RuleContext, names: (v: string) => boolean = () => true): Intent[] | null {
+  const cat = text(g, 'c', ctx);
+  const v = limitWords(text(g, 'v', ctx), 6);
+  const key = objectKey(cat);
+  if (!key || !v || !names(v)) return null;
+  return userIntent('preference', `favorite:${key}`, v, `The user's favorite ${cat.toLowerCase()} is ${v}.`);
+}
+
 function goal(phrase: string, ctx: RuleContext, negated = false): Intent[] | null {
   const value = limitWords(phrase, 10);
   const key = objectKey(value);
@@ -378,15 +398,7 @@ export const RULES: readonly Rule[] = [
         .toLowerCase()
         .replace(/\s*\/\s*/g, '/');
       if (!/^[a-z/ ]{2,30}$/.test(v)) return null;
-      return [
-        {
-          kind: 'identity',
-          subject: 'user',
-          attribute: 'pronouns',
-          value: v,
-          statement: `The user's pronouns are ${v}.`,
-        },
-      ];
+      return userIntent('identity', 'pronouns', v, `The user's pronouns are ${v}.`);
     },
   },
   {
@@ -452,15 +464,7 @@ export const RULES: readonly Rule[] = [
       const v = limitWords(text(g, 'v', ctx), 4);
       const key = objectKey(v);
       if (!key) return null;
-      return [
-        {
-          kind: 'fact',
-          subject: 'user',
-          attribute: `allergy:${key}`,
-          value: 'allergic',
-          statement: `The user is allergic to ${v}.`,
-        },
-      ];
+      return userIntent('fact', `allergy:${key}`, 'allergic', `The user is allergic to ${v}.`);
     },
   },
 
@@ -475,16 +479,7 @@ export const RULES: readonly Rule[] = [
     build: (g, ctx) => {
       const v = text(g, 'v', ctx);
       if (!v) return null;
-      return [
-        {
-          kind: 'fact',
-          subject: 'user',
-          attribute: 'home_city',
-          value: v,
-          statement: `The user lives in ${v}.`,
-          negated: true,
-        },
-      ];
+      return userIntent('fact', 'home_city', v, `The user lives in ${v}.`, { negated: true });
     },
   },
   {
@@ -499,17 +494,13 @@ export const RULES: readonly Rule[] = [
       const v = limitWords(text(g, 'v', ctx), 6);
       if (!v) return null;
       const d = firstDate(ctx);
-      return [
-        {
-          kind: 'goal',
-          subject: 'user',
-          attribute: 'planned_move',
-          value: v,
-          statement: `The user plans to move to ${displayCity(v)}${d ? ` (${d.label})` : ''}.`,
-          validFrom: d?.validFrom ?? null,
-          validTo: d?.validTo ?? null,
-        },
-      ];
+      return userIntent(
+        'goal',
+        'planned_move',
+        v,
+        `The user plans to move to ${displayCity(v)}${d ? ` (${d.label})` : ''}.`,
+        { validFrom: d?.validFrom ?? null, validTo: d?.validTo ?? null },
+      );
     },
   },
   {
@@ -546,17 +537,13 @@ export const RULES: readonly Rule[] = [
       let v = text(g, 'v', ctx).replace(/^(?:my\s+)?(?:job|position|role)\s+(?:at|with)\s+/i, '');
       v = cleanValue(v);
       const any = !v || JOB_WORDS.test(v);
-      return [
-        {
-          kind: 'fact',
-          subject: 'user',
-          attribute: 'employer',
-          value: any ? '' : v,
-          statement: any ? 'The user left their job.' : `The user works at ${v}.`,
-          negated: true,
-          anyValue: any,
-        },
-      ];
+      return userIntent(
+        'fact',
+        'employer',
+        any ? '' : v,
+        any ? 'The user left their job.' : `The user works at ${v}.`,
+        { negated: true, anyValue: any },
+      );
     },
   },
   {
@@ -628,15 +615,12 @@ export const RULES: readonly Rule[] = [
       if (!key) return null;
       const amount = findAmount(`${g.v?.text() ?? ''} ${g.n?.text() ?? ''}`);
       if (!amount) return null;
-      return [
-        {
-          kind: 'fact',
-          subject: 'user',
-          attribute: `${key}_cost`,
-          value: amount.value,
-          statement: `The user pays ${amount.value}${amount.period ? ` ${amount.period}` : ''} for their ${what}.`,
-        },
-      ];
+      return userIntent(
+        'fact',
+        `${key}_cost`,
+        amount.value,
+        `The user pays ${amount.value}${amount.period ? ` ${amount.period}` : ''} for their ${what}.`,
+      );
     },
   },
   {
@@ -733,17 +717,10 @@ export const RULES: readonly Rule[] = [
     build: (g) => {
       const rel = relationOf(g.r?.text() ?? '');
       if (!rel) return null;
-      return [
-        {
-          kind: 'relationship',
-          subject: 'user',
-          attribute: `has:${rel}`,
-          value: 'yes',
-          statement: `The user has a ${rel}.`,
-          negated: true,
-          anyValue: true,
-        },
-      ];
+      return userIntent('relationship', `has:${rel}`, 'yes', `The user has a ${rel}.`, {
+        negated: true,
+        anyValue: true,
+      });
     },
   },
   {
@@ -774,40 +751,13 @@ export const RULES: readonly Rule[] = [
   {
     name: 'favorite',
     patterns: ['^my (favorite|favourite|fave) [<c>.+?] (is|are) [<v>.+]'],
-    build: (g, ctx) => {
-      const cat = text(g, 'c', ctx);
-      const v = limitWords(text(g, 'v', ctx), 6);
-      const key = objectKey(cat);
-      if (!key || !v) return null;
-      return [
-        {
-          kind: 'preference',
-          subject: 'user',
-          attribute: `favorite:${key}`,
-          value: v,
-          statement: `The user's favorite ${cat.toLowerCase()} is ${v}.`,
-        },
-      ];
-    },
+    build: (g, ctx) => favorite(g, ctx),
   },
   {
     name: 'favorite.inverse',
     patterns: ['^[<v>.+?] (is|are) my (favorite|favourite|fave) [<c>.+]'],
-    build: (g, ctx) => {
-      const cat = text(g, 'c', ctx);
-      const v = limitWords(text(g, 'v', ctx), 6);
-      const key = objectKey(cat);
-      if (!key || !v || /^(it|this|that|what|which|who)$/i.test(v)) return null;
-      return [
-        {
-          kind: 'preference',
-          subject: 'user',
-          attribute: `favorite:${key}`,
-          value: v,
-          statement: `The user's favorite ${cat.toLowerCase()} is ${v}.`,
-        },
-      ];
-    },
+    // "That is my favorite song": a pronoun names nothing.
+    build: (g, ctx) => favorite(g, ctx, (v) => !/^(it|this|that|what|which|who)$/i.test(v)),
   },
   {
     name: 'goal.not',
@@ -873,16 +823,9 @@ export const RULES: readonly Rule[] = [
       const verb = /\b(decided|chose|opted|elected|committed|resolved)\s+to\b/i.test(ctx.core)
         ? 'decided to'
         : 'decided on';
-      return [
-        {
-          kind: 'decision',
-          subject: 'user',
-          attribute: `decision:${key}`,
-          value: v,
-          statement: `The user ${verb} ${v}.`,
-          validFrom: firstDate(ctx)?.validFrom ?? null,
-        },
-      ];
+      return userIntent('decision', `decision:${key}`, v, `The user ${verb} ${v}.`, {
+        validFrom: firstDate(ctx)?.validFrom ?? null,
+      });
     },
   },
   {
@@ -919,18 +862,13 @@ export const RULES: readonly Rule[] = [
       const d = firstDate(ctx);
       const v = limitWords(text(g, 'v', ctx), 5);
       if (!d || !v) return null;
-      return [
-        {
-          kind: 'event',
-          subject: 'user',
-          attribute: `trip:${objectKey(v)}`,
-          value: `${v} (${d.label})`,
-          statement: `The user is travelling to ${displayCity(v)} (${d.label}).`,
-          validFrom: d.validFrom,
-          validTo: d.validTo,
-          confidence: 0.8,
-        },
-      ];
+      return userIntent(
+        'event',
+        `trip:${objectKey(v)}`,
+        `${v} (${d.label})`,
+        `The user is travelling to ${displayCity(v)} (${d.label}).`,
+        { validFrom: d.validFrom, validTo: d.validTo, confidence: 0.8 },
+      );
     },
   },
   {

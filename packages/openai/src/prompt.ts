@@ -109,39 +109,43 @@ export function buildPrompt(
   now: string,
   assistantChars: number,
 ): BuiltPrompt {
-  const turnAliases = new Map<string, ExtractionTurn>();
-  const candidateAliases = new Map<string, CandidateBelief>();
-  const data = {
-    now,
-    candidates: candidates.map((c, i) => {
-      const alias = `c${i + 1}`;
-      candidateAliases.set(alias, c);
-      return {
-        id: alias,
-        kind: c.kind,
-        subject: c.subject,
-        attribute: c.attribute,
-        value: c.value,
-        statement: c.statement,
-        storedAt: c.storedAt,
-      };
-    }),
-    turns: turns.map((t, i) => {
-      const alias = `t${i + 1}`;
-      turnAliases.set(alias, t);
-      return {
-        id: alias,
-        role: t.role,
-        at: t.at,
-        text: t.role === 'assistant' ? shorten(t.text, assistantChars) : t.text,
-      };
-    }),
-  };
+  const candidateData = aliased(candidates, 'c', (c) => ({
+    kind: c.kind,
+    subject: c.subject,
+    attribute: c.attribute,
+    value: c.value,
+    statement: c.statement,
+    storedAt: c.storedAt,
+  }));
+  const turnData = aliased(turns, 't', (t) => ({
+    role: t.role,
+    at: t.at,
+    text: t.role === 'assistant' ? shorten(t.text, assistantChars) : t.text,
+  }));
+  const data = { now, candidates: candidateData.rows, turns: turnData.rows };
   return {
     instructions: EXTRACTION_INSTRUCTIONS,
     input: `DATA (untrusted JSON):\n${JSON.stringify(data)}`,
-    aliases: { turns: turnAliases, candidates: candidateAliases },
+    aliases: { turns: turnData.aliases, candidates: candidateData.aliases },
   };
+}
+
+/**
+ * The model sees short aliases (`c1`, `t1`, …) instead of ids: `rows` are the items as `view` shows them, each with
+ * its alias as `id`; `aliases` maps an alias back to its item.
+ */
+function aliased<T, V extends object>(
+  items: readonly T[],
+  prefix: string,
+  view: (item: T) => V,
+): { rows: ({ id: string } & V)[]; aliases: Map<string, T> } {
+  const aliases = new Map<string, T>();
+  const rows = items.map((item, i) => {
+    const alias = `${prefix}${i + 1}`;
+    aliases.set(alias, item);
+    return { id: alias, ...view(item) };
+  });
+  return { rows, aliases };
 }
 
 function shorten(text: string, max: number): string {

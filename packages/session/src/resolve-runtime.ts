@@ -468,26 +468,19 @@ function objectId(o: object): number {
   return id;
 }
 
-function isEngineStore(value: unknown): value is EngineStore {
-  const s = value as Partial<EngineStore> | null;
+/** An object with a function under each of `methods` (a duck-typed port). */
+function hasMethods(value: unknown, methods: readonly string[]): boolean {
   return (
-    !!s &&
-    typeof s === 'object' &&
-    typeof s.commit === 'function' &&
-    typeof s.enqueue === 'function' &&
-    typeof s.claim === 'function' &&
-    typeof s.searchLexical === 'function'
+    !!value &&
+    typeof value === 'object' &&
+    methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
   );
 }
 
+function isEngineStore(value: unknown): value is EngineStore {
+  return hasMethods(value, ['commit', 'enqueue', 'claim', 'searchLexical']);
+}
+
 function isTranscriptStore(value: unknown): value is TranscriptStore {
-  const s = value as Partial<TranscriptStore> | null;
-  return (
-    !!s &&
-    typeof s === 'object' &&
-    typeof s.appendItems === 'function' &&
-    typeof s.getItems === 'function' &&
-    typeof s.popItem === 'function' &&
-    typeof s.clearSession === 'function'
-  );
+  return hasMethods(value, ['appendItems', 'getItems', 'popItem', 'clearSession']);
 }
