@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { FORGOTTEN_MARKER, forgetNeedles, mayContainNeedle, redactTranscriptItem } from '../src/redact.js';
+import { assistantMessageItem } from '../src/testing/index.js';
 
 const userTurn = (text: string) => ({ role: 'user', content: text });
-const assistantTurn = (text: string) => ({
-  type: 'message',
-  role: 'assistant',
-  status: 'completed',
-  id: 'msg_1',
-  content: [{ type: 'output_text', text, annotations: [] }],
-});
+const assistantTurn = assistantMessageItem;
 
 describe('forgetNeedles', () => {
   it('keeps the statement and value, trimmed, distinct and at least 3 characters long', () => {

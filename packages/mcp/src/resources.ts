@@ -3,8 +3,9 @@
  * server's user policy: a single-user server answers only for its own user. Failures are protocol errors
  * (`InvalidParams`), as the MCP specification has it for resources and prompts.
  */
-import { AUTHORITY_POLICY, Mem01Error } from '@mem01/engine';
+import { AUTHORITY_POLICY, Mem01Error, type Scope } from '@mem01/engine';
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { beliefView, oneLine } from './format.js';
@@ -45,6 +46,22 @@ async function guarded<T>(ctx: ServerContext, fn: () => Promise<T>): Promise<T> 
 }
 
 /** Registers the profile and belief resources and the `with-memory` prompt. */
+/**
+ * The read callback of a resource of one user (`{userId}` in its template): `read` gives the text for that user's
+ * scope, returned as the resource's one content of `mimeType`; errors as {@link guarded} maps them.
+ */
+function readForUser(
+  ctx: ServerContext,
+  mimeType: string,
+  read: (scope: Scope, variables: Variables) => Promise<string>,
+) {
+  return (uri: URL, variables: Variables) =>
+    guarded(ctx, async () => {
+      const text = await read(ctx.scope(decode(variables.userId, 'userId')), variables);
+      return { contents: [{ uri: uri.href, mimeType, text }] };
+    });
+}
+
 export function registerResources(server: McpServer, ctx: ServerContext): void {
   const { engine, access } = ctx;
   // Listing names only the served user (single-user): other ids are never enumerated.
@@ -68,12 +85,7 @@ export function registerResources(server: McpServer, ctx: ServerContext): void {
         "The user's newest active beliefs, rendered as the bounded block of untrusted data an agent is given.",
       mimeType: 'text/plain',
     },
-    async (uri, variables) =>
-      guarded(ctx, async () => {
-        const scope = ctx.scope(decode(variables.userId, 'userId'));
-        const block = await engine.context(scope, '');
-        return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: block.text }] };
-      }),
+    readForUser(ctx, 'text/plain', async (scope) => (await engine.context(scope, '')).text),
   );
 
   server.registerResource(
@@ -85,22 +97,12 @@ export function registerResources(server: McpServer, ctx: ServerContext): void {
         'One belief as JSON (text fields neutralised), in any status; a forgotten one is a tombstone.',
       mimeType: 'application/json',
     },
-    async (uri, variables) =>
-      guarded(ctx, async () => {
-        const scope = ctx.scope(decode(variables.userId, 'userId'));
-        const id = decode(variables.id, 'id');
-        const belief = await engine.get(scope, id);
-        if (!belief) throw new McpError(ErrorCode.InvalidParams, `not_found: belief ${id} not found`);
-        return {
-          contents: [
-            {
-              uri: uri.href,
-              mimeType: 'application/json',
-              text: JSON.stringify(beliefView(belief), null, 2),
-            },
-          ],
-        };
-      }),
+    readForUser(ctx, 'application/json', async (scope, variables) => {
+      const id = decode(variables.id, 'id');
+      const belief = await engine.get(scope, id);
+      if (!belief) throw new McpError(ErrorCode.InvalidParams, `not_found: belief ${id} not found`);
+      return JSON.stringify(beliefView(belief), null, 2);
+    }),
   );
 
   server.registerPrompt(

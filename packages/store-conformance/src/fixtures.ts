@@ -13,6 +13,7 @@ import type {
   Scope,
 } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
+import type { SuiteContext } from './context.js';
 
 /** The fixed start of test time; `t(n)` is n seconds later. */
 export const T0 = Date.parse('2025-03-01T12:00:00.000Z');
@@ -27,6 +28,16 @@ let counter = 0;
 export function unique(prefix = 'k'): string {
   counter += 1;
   return `${prefix}${counter}`;
+}
+
+/** A store of the suite under test (`dimensions`: fixed, see `ctx.open`) and the scope of a user new to it. */
+export async function storeAndUser(
+  ctx: Pick<SuiteContext, 'open'>,
+  userPrefix = 'user-',
+  dimensions?: number,
+): Promise<[FullStore, Scope]> {
+  const store = await ctx.open(dimensions);
+  return [store, { userId: unique(userPrefix) }];
 }
 
 export interface BeliefSpec {

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/index.js';
 import { FakeExtractor } from './fake-extractor.js';
-import { dropSchema, REAL_URL, uniqueSchema } from './helpers.js';
+import { dropSchema, numberedFact, REAL_URL, uniqueSchema } from './helpers.js';
 
 const quiet = { info: () => {}, warn: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -117,17 +117,7 @@ describe('faults on the real server', () => {
             failed.push({ input, error });
           }
           const scope = { userId: `c${lane}` };
-          const b = createBelief({
-            scope,
-            kind: 'fact',
-            subject: 'user',
-            attribute: `k${i}`,
-            value: `${i}`,
-            statement: `Fact ${i}.`,
-            confidence: 1,
-            source: 'manual',
-            at: input.at,
-          });
+          const b = numberedFact(scope, i, input.at);
           try {
             await store.commit({
               scope,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { type Belief, type BeliefSource, createBelief, type Scope } from '@mem01/engine';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../src/index.js';
@@ -84,4 +85,19 @@ export class StoreFactory {
     for (const schema of this.#schemas) await dropSchema(this.url, schema);
     this.#schemas.clear();
   }
+}
+
+/** Fact number `i` of a bulk test: a distinct key (`k<i>`) and value per number, full confidence. */
+export function numberedFact(scope: Scope, i: number, at: string, source: BeliefSource = 'manual'): Belief {
+  return createBelief({
+    scope,
+    kind: 'fact',
+    subject: 'user',
+    attribute: `k${i}`,
+    value: `${i}`,
+    statement: `Fact ${i}.`,
+    confidence: 1,
+    source,
+    at,
+  });
 }

@@ -1,8 +1,7 @@
-import { createBelief } from '@mem01/engine';
 import { cosineSimilarity } from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StoreFactory, TARGETS, usesHnsw } from './helpers.js';
+import { numberedFact, StoreFactory, TARGETS, usesHnsw } from './helpers.js';
 
 const DIMS = 8;
 let seed = 7;
@@ -15,17 +14,7 @@ const vec = () => Float32Array.from({ length: DIMS }, rand);
 const make = (userId: string, n: number) => {
   const at = new Date().toISOString();
   return Array.from({ length: n }, (_, i) => ({
-    belief: createBelief({
-      scope: { userId },
-      kind: 'fact',
-      subject: 'user',
-      attribute: `a${i}`,
-      value: `${i}`,
-      statement: `S ${i}.`,
-      confidence: 1,
-      source: 'import',
-      at,
-    }),
+    belief: numberedFact({ userId }, i, at, 'import'),
     embedding: vec(),
   }));
 };

@@ -77,6 +77,17 @@ export class KeyValueExtractor implements Extractor {
   }
 }
 
+/** An assistant turn as the Agents SDK keeps it in a session: a completed message with one `output_text` part. */
+export function assistantMessageItem(text: string, id = 'msg_1') {
+  return {
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    id,
+    content: [{ type: 'output_text', text, annotations: [] }],
+  };
+}
+
 /** An extractor that returns whatever `fn` returns (including malformed output), for validation tests. */
 export function scriptedExtractor(
   fn: (request: ExtractionRequest) => unknown,

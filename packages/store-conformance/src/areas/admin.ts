@@ -19,6 +19,7 @@ import {
   listAll,
   rejects,
   sortDesc,
+  storeAndUser,
   t,
   turn,
   unique,
@@ -32,8 +33,7 @@ function exported(b: Belief, patch: Partial<Belief>): Belief {
 
 export function importTests(ctx: SuiteContext): void {
   ctx.test('getEmbeddings returns stored vectors of the scope only, never of forgotten beliefs', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const other = { userId: unique('user-') };
     const a = belief(scope);
     const b = belief(scope);
@@ -59,8 +59,7 @@ export function importTests(ctx: SuiteContext): void {
   });
 
   ctx.test('importBeliefs restores records verbatim and a repeated import is a no-op', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const project = { userId: scope.userId, namespace: 'p' };
     const oldId = belief(scope).id;
     const newer = belief(scope, {
@@ -110,8 +109,7 @@ export function importTests(ctx: SuiteContext): void {
   });
 
   ctx.test('importBeliefs is all-or-nothing', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const existing = belief(scope, { attribute: 'employer', value: 'Acme' });
     await insertAll(store, scope, [existing]);
     const good = belief(scope, { attribute: 'pet', value: 'cat' });
@@ -245,8 +243,7 @@ export function eraseTests(ctx: SuiteContext): void {
   });
 
   ctx.test('auditLog is content-free, oldest first, filtered by belief and limited', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const a = belief(scope, { value: 'Marrakesh', statement: 'The user lives in Marrakesh.' });
     const b = belief(scope, { value: 'Tbilisi', statement: 'The user lives in Tbilisi.' });
     await store.commit({

@@ -29,6 +29,7 @@ import {
   listAll,
   rejects,
   snapshot,
+  storeAndUser,
   supersede,
   t,
   turn,
@@ -138,8 +139,7 @@ const BAD_PARTS: readonly [string, BadPart, abstract new (...args: never[]) => M
 
 export function commitTests(ctx: SuiteContext): void {
   ctx.test('inserts, updates and audit apply together; every update bumps version', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const old = belief(scope, { attribute: 'home_city', value: 'NYC', statement: 'The user lives in NYC.' });
     await insertAll(store, scope, [old]);
     const next = belief(scope, {
@@ -200,8 +200,7 @@ export function commitTests(ctx: SuiteContext): void {
   }
 
   ctx.test('two active beliefs for one key in one request are refused', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const a = belief(scope, { attribute: 'employer', value: 'Acme' });
     const b = belief(scope, { attribute: 'employer', value: 'Globex' });
     await rejects(store.commit(inserts(scope, [a, b])), DuplicateActiveBeliefError);
@@ -210,8 +209,7 @@ export function commitTests(ctx: SuiteContext): void {
   });
 
   ctx.test('pending beliefs do not count for uniqueness, approving one does', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const active = belief(scope, { attribute: 'employer', value: 'Acme' });
     const p1 = belief(scope, { attribute: 'employer', value: 'Globex', status: 'pending' });
     const p2 = belief(scope, { attribute: 'employer', value: 'Initech', status: 'pending' });
@@ -247,8 +245,7 @@ export function commitTests(ctx: SuiteContext): void {
   });
 
   ctx.test('the same key in another scope, subject or attribute is not a duplicate', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const project = { userId: scope.userId, namespace: 'project-x' };
     const other = { userId: unique('user-') };
     await insertAll(store, scope, [
@@ -264,8 +261,7 @@ export function commitTests(ctx: SuiteContext): void {
   });
 
   ctx.test('retract ends a belief without replacing it and frees the key', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const a = belief(scope, { attribute: 'employer', value: 'Acme' });
     await insertAll(store, scope, [a]);
     await store.commit({
@@ -299,8 +295,7 @@ export function commitTests(ctx: SuiteContext): void {
   });
 
   ctx.test('stored beliefs are copies: mutating inputs or outputs changes nothing', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const a = belief(scope, {
       evidence: [{ sessionId: 's', position: 0, role: 'user', quote: 'I like blue', at: t(0) }],
     });
@@ -324,8 +319,7 @@ export function commitTests(ctx: SuiteContext): void {
   });
 
   ctx.test('a completed claim may not complete again', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     await store.enqueue([turn(scope, unique('s-'), 0, 'hello')]);
     const claim = (await store.claim({ worker: 'w', leaseMs: 60_000, now: t(0) }))!;
     const complete = { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) };

@@ -26,6 +26,7 @@ import {
   listAll,
   rejects,
   snapshot,
+  storeAndUser,
   t,
   turn,
   unique,
@@ -111,8 +112,7 @@ export function governanceTests(ctx: SuiteContext): void {
   ctx.test(
     'operation keys are scoped by user and namespace: one scope never sees or blocks another',
     async () => {
-      const store = await ctx.open();
-      const alice = { userId: unique('alice-') };
+      const [store, alice] = await storeAndUser(ctx, 'alice-');
       const aliceWork = { userId: alice.userId, namespace: 'work' };
       const bob = { userId: unique('bob-') };
       for (const scope of [alice, aliceWork, bob]) {
@@ -127,8 +127,7 @@ export function governanceTests(ctx: SuiteContext): void {
   ctx.test(
     'forget records its operation, also for a tombstone; a recorded key refuses the forget',
     async () => {
-      const store = await ctx.open();
-      const scope = { userId: unique('user-') };
+      const [store, scope] = await storeAndUser(ctx);
       const a = belief(scope, { value: 'Marrakesh', statement: 'The user lives in Marrakesh.' });
       const b = belief(scope);
       await insertAll(store, scope, [a, b]);
@@ -287,8 +286,7 @@ export function governanceTests(ctx: SuiteContext): void {
   ctx.test(
     'recordAccess adds counts without a new version; unknown and foreign ids are skipped',
     async () => {
-      const store = await ctx.open();
-      const scope = { userId: unique('user-') };
+      const [store, scope] = await storeAndUser(ctx);
       const other = { userId: unique('user-') };
       const a = belief(scope);
       const b = belief(scope);
@@ -325,8 +323,7 @@ export function governanceTests(ctx: SuiteContext): void {
   ctx.test(
     'host metadata and origin are stored and returned on every read path; forget removes them',
     async () => {
-      const store = await ctx.open();
-      const scope = { userId: unique('user-') };
+      const [store, scope] = await storeAndUser(ctx);
       const metadata = { crm: { id: 42, tags: ['vip', null, true] }, note: 'été', score: 1.5 };
       const origin = { label: 'crm', ref: 'ticket-7' };
       const a: Belief = {
@@ -377,8 +374,7 @@ export function governanceTests(ctx: SuiteContext): void {
   );
 
   ctx.test('audit records keep a capture policy’s revision and decision', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const a = belief(scope);
     const events = [
       { ...audit(scope, a.id, 'add', t(1)), policy: { revision: 'policy-v3', decision: 'pending' as const } },
@@ -406,8 +402,7 @@ export function governanceTests(ctx: SuiteContext): void {
   ctx.test(
     'eraseUser also deletes the user’s operation keys, grants and budget counters, and no one else’s',
     async () => {
-      const store = await ctx.open();
-      const user = { userId: unique('user-') };
+      const [store, user] = await storeAndUser(ctx);
       const keeper = { userId: unique('user-') };
       for (const scope of [user, keeper]) {
         const b = belief(scope);
@@ -442,8 +437,7 @@ export function governanceTests(ctx: SuiteContext): void {
   );
 
   ctx.test('clearAll erases every user with a receipt, and the store stays usable', async () => {
-    const store = await ctx.open();
-    const a = { userId: unique('user-') };
+    const [store, a] = await storeAndUser(ctx);
     const aWork = { userId: a.userId, namespace: 'work' };
     const b = { userId: unique('user-') };
     await insertAll(store, a, [belief(a), belief(a, { status: 'pending' })]);

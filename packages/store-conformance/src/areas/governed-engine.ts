@@ -33,6 +33,12 @@ function engine(store: EngineStore, options: Partial<MemoryEngineOptions> = {}):
   });
 }
 
+/** A store of the suite, an engine on it (see {@link engine}) and a fresh user's scope. */
+async function engineOn(ctx: SuiteContext, userPrefix: string, options: Partial<MemoryEngineOptions> = {}) {
+  const store = await ctx.open();
+  return { store, e: engine(store, options), scope: { userId: unique(userPrefix) } };
+}
+
 const turn = (scope: Scope, sessionId: string, position: number, text: string) => ({
   scope,
   sessionId,
@@ -111,9 +117,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
   ctx.test(
     'governed writes: approve, reject, retract and forget are idempotent by key; forget’s record is content-free',
     async () => {
-      const store = await ctx.open();
-      const e = engine(store);
-      const scope = { userId: unique('keys-') };
+      const { store, e, scope } = await engineOn(ctx, 'keys-');
       const a = await e.remember(
         scope,
         { kind: 'fact', attribute: 'pet', value: 'cat' },
@@ -158,9 +162,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
   );
 
   ctx.test('governed writes: config.requireVersion refuses a mutation without expectedVersion', async () => {
-    const store = await ctx.open();
-    const e = engine(store, { config: { requireVersion: true } });
-    const scope = { userId: unique('ver-') };
+    const { e, scope } = await engineOn(ctx, 'ver-', { config: { requireVersion: true } });
     const a = await e.remember(scope, { kind: 'fact', attribute: 'pet', value: 'cat' });
     for (const call of [
       () => e.correct(scope, a.id, 'dog'),
@@ -180,9 +182,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
   ctx.test(
     'remember with free text: drawn beliefs or a note, pending state, source label and reference, key',
     async () => {
-      const store = await ctx.open();
-      const e = engine(store);
-      const scope = { userId: unique('text-') };
+      const { e, scope } = await engineOn(ctx, 'text-');
       const drawn = await e.remember(scope, 'diet=vegan', {
         source: 'crm',
         sourceRef: 'T-1',
@@ -231,9 +231,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
   ctx.test(
     'context with host-selected ids: in the order given; unknown, foreign and inactive ids skipped',
     async () => {
-      const store = await ctx.open();
-      const e = engine(store);
-      const scope = { userId: unique('sel-') };
+      const { e, scope } = await engineOn(ctx, 'sel-');
       const other = { userId: unique('sel-') };
       const a = await e.remember(scope, {
         kind: 'fact',
@@ -504,9 +502,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
   });
 
   ctx.test('clearAll through the engine; a store without a capability fails loudly, naming it', async () => {
-    const store = await ctx.open();
-    const e = engine(store);
-    const scope = { userId: unique('clear-') };
+    const { store, e, scope } = await engineOn(ctx, 'clear-');
     await e.remember(scope, { kind: 'fact', attribute: 'a', value: 'b' });
     await e.accept([turn({ userId: unique('clear-') }, 's', 0, 'x=1')]);
     const receipt = await e.clearAll();

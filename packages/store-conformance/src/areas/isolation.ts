@@ -2,7 +2,7 @@ import { type Belief, type BeliefStatus, InvalidInputError, type Scope } from '@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
-import { ALL_STATUSES, belief, ids, listAll, rejects, t, unique, vec } from '../fixtures.js';
+import { ALL_STATUSES, belief, ids, listAll, rejects, storeAndUser, t, vec } from '../fixtures.js';
 
 /** Ids that break naive stores: LIKE wildcards, quotes, case and space variants, separators, prefixes, unicode. */
 const HOSTILE_IDS = [
@@ -151,8 +151,7 @@ export function isolationTests(ctx: SuiteContext): void {
   });
 
   ctx.test('bad belief input is refused with InvalidInputError and writes nothing', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const good = belief(scope);
     const bad: [string, unknown][] = [
       ['empty userId', { ...good, scope: { userId: '' } }],

@@ -1,4 +1,5 @@
 import { type Belief, FORGOTTEN_MARKER, NotFoundError, VersionConflictError } from '@mem01/engine/store-kit';
+import { assistantMessageItem } from '@mem01/engine/testing';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import {
@@ -9,6 +10,7 @@ import {
   insertAll,
   listAll,
   rejects,
+  storeAndUser,
   supersede,
   t,
   turn,
@@ -18,8 +20,7 @@ import {
 
 export function historyTests(ctx: SuiteContext): void {
   ctx.test('history follows the chain both ways, oldest first', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const a = belief(scope, { attribute: 'home_city', value: 'NYC', at: t(10) });
     await insertAll(store, scope, [a]);
     const b = belief(scope, { attribute: 'home_city', value: 'SF', supersedes: a.id, at: t(20) });
@@ -40,8 +41,7 @@ export function historyTests(ctx: SuiteContext): void {
   });
 
   ctx.test('history without id lists every belief of the scope by storedAt, then id', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const late = belief(scope, { at: t(50) });
     const early = belief(scope, { at: t(5), status: 'retracted' });
     const sameA = belief(scope, { at: t(20), status: 'pending' });
@@ -52,8 +52,7 @@ export function historyTests(ctx: SuiteContext): void {
   });
 
   ctx.test('history of an unknown id, or an id of another scope, is []', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const other = { userId: unique('user-') };
     const mine = belief(scope);
     await insertAll(store, scope, [mine]);
@@ -159,13 +158,7 @@ export function forgetTests(ctx: SuiteContext): void {
       const session = unique('s-');
       const earlier = unique('s-');
       const otherSession = unique('s-');
-      const reply = (text: string) => ({
-        type: 'message',
-        role: 'assistant',
-        status: 'completed',
-        id: 'msg_1',
-        content: [{ type: 'output_text', text, annotations: [] }],
-      });
+      const reply = assistantMessageItem;
       await store.appendItems(scope, session, [
         { role: 'user', content: `I moved to ${SECRET} last spring` },
         reply(`${SECRET} is lovely in spring; zanzibari food too.`),
@@ -206,8 +199,7 @@ export function forgetTests(ctx: SuiteContext): void {
   );
 
   ctx.test('forget checks expectedVersion, and forgetting twice is a no-op', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const a = belief(scope, { value: 'secret-ish' });
     await insertAll(store, scope, [a]);
     await rejects(store.forget(scope, a.id, { at: t(5), expectedVersion: 2 }), VersionConflictError);
@@ -226,8 +218,7 @@ export function forgetTests(ctx: SuiteContext): void {
   });
 
   ctx.test("forget of an unknown id or another scope's id is NotFoundError and changes nothing", async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const other = { userId: unique('user-') };
     const theirs: Belief = belief(other, { value: 'theirs' });
     await insertAll(store, other, [theirs]);

@@ -15,6 +15,7 @@ import {
   FAR_FUTURE,
   inserts,
   rejects,
+  storeAndUser,
   t,
   turn,
   unique,
@@ -35,8 +36,7 @@ async function claimOf(store: FullStore, userId: string | undefined, now: string
 
 export function outboxTests(ctx: SuiteContext): void {
   ctx.test('enqueue is idempotent on session + position + text', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const s = unique('s-');
     const batch = [turn(scope, s, 0, 'I live in Lima'), turn(scope, s, 1, 'I like tea')];
     expect(await store.enqueue(batch)).toEqual({ accepted: 2, duplicates: 0 });
@@ -72,8 +72,7 @@ export function outboxTests(ctx: SuiteContext): void {
   });
 
   ctx.test('claim hands out the oldest accepted user first, one claim per user in flight', async () => {
-    const store = await ctx.open();
-    const u1 = { userId: unique('user-') };
+    const [store, u1] = await storeAndUser(ctx);
     const u2 = { userId: unique('user-') };
     const u3 = { userId: unique('user-') };
     await store.enqueue([turn(u1, 'a', 0, 'u1 first')]);
@@ -132,8 +131,7 @@ export function outboxTests(ctx: SuiteContext): void {
   });
 
   ctx.test('an expired lease is taken over and the old claim can no longer commit', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     await store.enqueue([turn(scope, unique('s-'), 0, 'take me')]);
     const old = (await claimOf(store, scope.userId, t(0)))!;
     expect(await claimOf(store, scope.userId, t(30))).toBeNull();
@@ -189,8 +187,7 @@ export function outboxTests(ctx: SuiteContext): void {
   });
 
   ctx.test('fail counts an attempt and retryAt blocks the user until then', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const other = { userId: unique('user-') };
     const s = unique('s-');
     await store.enqueue([
@@ -224,8 +221,7 @@ export function outboxTests(ctx: SuiteContext): void {
   });
 
   ctx.test('an entry reaching maxAttempts is dead and no longer blocks the user', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const s = unique('s-');
     await store.enqueue([turn(scope, s, 0, 'poison'), turn(scope, s, 1, 'fine')]);
     const c1 = (await claimOf(store, scope.userId, t(0)))!;
@@ -247,8 +243,7 @@ export function outboxTests(ctx: SuiteContext): void {
   });
 
   ctx.test('release gives entries back without counting an attempt', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     await store.enqueue([turn(scope, unique('s-'), 0, 'budget')]);
     const c1 = (await claimOf(store, scope.userId, t(0)))!;
     await store.release(c1, { retryAt: t(100), reason: 'budget spent' });
@@ -258,8 +253,7 @@ export function outboxTests(ctx: SuiteContext): void {
   });
 
   ctx.test('commit with complete marks entries done; they are never claimed again', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const s = unique('s-');
     await store.enqueue([turn(scope, s, 0, 'one'), turn(scope, s, 1, 'two')]);
     const c = (await claimOf(store, scope.userId, t(0), { maxEntries: 1 }))!;
@@ -324,8 +318,7 @@ export function outboxTests(ctx: SuiteContext): void {
   });
 
   ctx.test('bad outbox input is refused and accepts nothing', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const good = turn(scope, unique('s-'), 0, 'ok');
     const bad: unknown[] = [
       { ...good, scope: { userId: '' } },
@@ -402,8 +395,7 @@ export function outboxTests(ctx: SuiteContext): void {
   );
 
   ctx.test('a turn at MAX_POSITION is kept exactly; beyond it, nothing is written', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const s = unique('s-');
     expect(MAX_POSITION).toBe(2 ** 31 - 1);
     for (const position of [MAX_POSITION + 1, 2 ** 53, Number.MAX_SAFE_INTEGER + 2]) {

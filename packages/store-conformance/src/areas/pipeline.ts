@@ -19,7 +19,7 @@ import { KeyValueExtractor, scriptedExtractor, WordHashEmbedder } from '@mem01/e
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
-import { unique } from '../fixtures.js';
+import { storeAndUser, unique } from '../fixtures.js';
 
 const DIMS = 16;
 const AT = '2026-01-01T00:00:00.000Z';
@@ -372,8 +372,7 @@ export function pipelineTests(ctx: SuiteContext): void {
   });
 
   ctx.test('pipeline: resume processes turns left queued by a previous engine exactly once', async () => {
-    const store = await ctx.open(DIMS);
-    const scope = { userId: unique('resume-') };
+    const [store, scope] = await storeAndUser(ctx, 'resume-', DIMS);
     await store.enqueue([turnInput(scope, 's', 0, 'a=1'), turnInput(scope, 's', 1, 'b=2')]);
     // A claim whose worker died: its lease expires and resume takes it over.
     const dead = await store.claim({
@@ -469,8 +468,7 @@ export function pipelineTests(ctx: SuiteContext): void {
   ctx.test(
     'pipeline: correct, approve, reject and retract re-plan after losing a race to another writer',
     async () => {
-      const store = await ctx.open(DIMS);
-      const scope = { userId: unique('race-ops-') };
+      const [store, scope] = await storeAndUser(ctx, 'race-ops-', DIMS);
       // Every lifecycle commit first loses once: another writer changed what it read (as a racing engine would).
       let lose = 0;
       const racy = new Proxy(store, {
@@ -533,8 +531,7 @@ export function pipelineTests(ctx: SuiteContext): void {
   ctx.test(
     "pipeline: turns held by a crashed worker's lease are taken over when it expires, without another call",
     async () => {
-      const store = await ctx.open(DIMS);
-      const scope = { userId: unique('lease-') };
+      const [store, scope] = await storeAndUser(ctx, 'lease-', DIMS);
       const leaseMs = 400;
       // A process accepted a turn, claimed it, and died holding the lease.
       await store.enqueue([turnInput(scope, 's', 0, 'city=Rome')]);
@@ -558,8 +555,7 @@ export function pipelineTests(ctx: SuiteContext): void {
   ctx.test(
     "pipeline: flush waits for turns another worker's lease holds, up to a bound, then reports them",
     async () => {
-      const store = await ctx.open(DIMS);
-      const scope = { userId: unique('flushlease-') };
+      const [store, scope] = await storeAndUser(ctx, 'flushlease-', DIMS);
       await store.enqueue([turnInput(scope, 's', 0, 'city=Rome')]);
       const now = () => new Date().toISOString();
       // A short lease: flush waits it out and the turn is processed.
@@ -593,8 +589,7 @@ export function pipelineTests(ctx: SuiteContext): void {
   );
 
   ctx.test('pipeline: the read barrier also waits for turns that resume() is processing', async () => {
-    const store = await ctx.open(DIMS);
-    const scope = { userId: unique('resumed-') };
+    const [store, scope] = await storeAndUser(ctx, 'resumed-', DIMS);
     // Turns left in the outbox (e.g. by a crashed process, or enqueued with a transcript append).
     await store.enqueue([turnInput(scope, `${scope.userId}-s`, 0, 'city=Lima')]);
     const e = engine(store, { extractor: new KeyValueExtractor({ delayMs: () => 30 }) });

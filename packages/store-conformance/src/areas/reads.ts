@@ -8,6 +8,7 @@ import {
   insertAll,
   rejects,
   sortDesc,
+  storeAndUser,
   supersede,
   t,
   unique,
@@ -15,8 +16,7 @@ import {
 
 export function readTests(ctx: SuiteContext): void {
   ctx.test('get returns the belief in any status; other scopes and unknown ids give null', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const project = { userId: scope.userId, namespace: 'work' };
     const other = { userId: unique('user-') };
     const a = belief(scope, { status: 'pending' });
@@ -33,8 +33,7 @@ export function readTests(ctx: SuiteContext): void {
   });
 
   ctx.test('getActiveByKeys returns only active beliefs of the given keys in the scope', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const other = { userId: unique('user-') };
     const city = belief(scope, { attribute: 'home_city', value: 'Rome' });
     const pendingJob = belief(scope, { attribute: 'employer', value: 'Acme', status: 'pending' });
@@ -64,8 +63,7 @@ export function readTests(ctx: SuiteContext): void {
   });
 
   ctx.test('list is newest first (id descending), active by default, filtered by status', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const made: Belief[] = [];
     const statuses = ['active', 'pending', 'active', 'retracted', 'active', 'pending'] as const;
     for (const status of statuses) made.push(belief(scope, { status }));
@@ -86,8 +84,7 @@ export function readTests(ctx: SuiteContext): void {
   });
 
   ctx.test('list pages with cursors across statuses without gaps or repeats', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     const statuses = [
       'active',
       'pending',
@@ -133,8 +130,7 @@ export function readTests(ctx: SuiteContext): void {
   });
 
   ctx.test('list refuses a page size outside 1..1000', async () => {
-    const store = await ctx.open();
-    const scope = { userId: unique('user-') };
+    const [store, scope] = await storeAndUser(ctx);
     for (const limit of [0, -1, 1001, Number.NaN, 2.5]) {
       await rejects(store.list(scope, { limit }), InvalidInputError);
     }
