@@ -3,6 +3,7 @@ import type { Belief, Scope } from '@mem01/engine';
 import { describe, expect, it } from 'vitest';
 import { belief, quiet, tempDir } from '../test/helpers.js';
 import { openSqliteStore } from './index.js';
+import { looseWords } from './lexical-search.js';
 
 /** `n` beliefs of `scope`, `share` of them holding the word "apple", every one holding "river" or "maple". */
 function corpus(scope: Scope, n: number, share: number, from: number): Belief[] {
@@ -59,4 +60,51 @@ describe('lexical search plans from cached counts', () => {
       await warm.close();
     });
   }
+});
+
+describe('lexical search skips the rows of common words only when none of them can rank', () => {
+  // "common" is in 39% of the beliefs, "apple" in 25%: a query for both lets FTS5 score only the rows holding
+  // "apple" when the best of those outscore anything a row holding only "common" could. Short "apple" rows do
+  // (pruned); long ones do not, so the check after the query must rank every match instead. Either way the list is
+  // the head of the exhaustive ranking (a limit of 1000 ranks every match).
+  for (const apple of ['short', 'long'] as const) {
+    it(`gives the exhaustive head with ${apple} rows for the rarer word`, async () => {
+      const store = openSqliteStore({ path: join(tempDir(), `c-${apple}.db`), logger: quiet });
+      const scope = { userId: 'u' };
+      const filler = apple === 'long' ? ` ${'and then some more words about nothing '.repeat(20)}` : '';
+      // 300 "apple" rows, 470 "common" ones (its bound, 2.2 idf, just under the idf of "apple"), 430 others.
+      const beliefs = Array.from({ length: 1200 }, (_, i) =>
+        belief(scope, {
+          attribute: `item_${i}`,
+          value: `v${i % 7}`,
+          statement:
+            i % 4 === 0
+              ? `apple${filler} number ${i % 9}`
+              : i - Math.floor(i / 4) - 1 < 470
+                ? `common thing ${i % 3}`
+                : `plain thing ${i % 11}`,
+        }),
+      );
+      await store.importBeliefs(beliefs.map((b) => ({ belief: b })));
+      for (const searchWorkers of [0, 2]) {
+        const s = openSqliteStore({ path: store.path, logger: quiet, searchWorkers });
+        const all = await s.searchLexical(scope, 'common apple', { limit: 1000 });
+        for (const limit of [5, 20, 60]) {
+          const head = await s.searchLexical(scope, 'common apple', { limit });
+          expect(ranked(head), `${apple} ${limit}`).toEqual(ranked(all.slice(0, limit)));
+        }
+        await s.close();
+      }
+      await store.close();
+    });
+  }
+
+  it('leaves out a common word only while the other words hold enough rows, never a word with a digit', () => {
+    const df = (t: string) => ({ common: 480, apple: 300, rare: 10, s12: 480 })[t] ?? 0;
+    expect(looseWords(['common', 'apple'], df, 1200, 40)).toEqual(['common']);
+    // Too few rows left to rank (2k = 800).
+    expect(looseWords(['common', 'apple'], df, 1200, 400)).toEqual([]);
+    expect(looseWords(['common', 'rare'], df, 1200, 40)).toEqual([]);
+    expect(looseWords(['s12', 'apple'], df, 1200, 40)).toEqual([]);
+  });
 });

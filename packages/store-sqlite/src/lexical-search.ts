@@ -7,7 +7,7 @@ import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { AsyncMethod } from './connection.js';
 import { buildMatch, quoteTerm, readVarint } from './fts-query.js';
-import { type ReadBatch, type ReadStep, type SearchTarget, scopeFilter } from './read-batch.js';
+import { type ReadBatch, type ReadStep, type SearchTarget, scopeFilter, tableRows } from './read-batch.js';
 
 export const searchLexical: AsyncMethod<'searchLexical'> = async (c, scope, query, options) => {
   const { scope: s, terms, limit, statuses } = kit.validateLexicalSearch(scope, query, options);
@@ -91,7 +91,12 @@ export class TermStatsCache {
 interface FtsQuery {
   readonly match: string;
   readonly k: number;
+  /** Common words whose rows alone FTS5 may skip (see {@link looseWords}), and the MATCH of the other words. */
+  readonly prune?: { readonly loose: readonly string[]; readonly match: string } | undefined;
 }
+
+/** FTS5's bm25() constant k1: no row gains more than `idf * (k1 + 1)` from one phrase. */
+const BM25_K1 = 1.2;
 
 /** The first varint of the FTS5 averages record is the number of indexed rows. */
 const TOTAL_STEP: ReadStep = { sql: 'SELECT block FROM belief_fts_data WHERE id = 1', params: [] };
@@ -122,12 +127,14 @@ async function searchLexicalRows(
   if (guessTotal !== undefined) {
     const guess = planQuery(target, terms, cache, guessTotal, scopeKey, now);
     if (guess !== undefined) {
-      const [block, rows] = await exec(guess === null ? [TOTAL_STEP] : [TOTAL_STEP, rankStep(target, guess)]);
+      const [block, ...rest] = await exec(
+        guess === null ? [TOTAL_STEP] : [TOTAL_STEP, ...rankSteps(target, guess, guess.k)],
+      );
       cache.observeTotal(totalOf(block));
       const actual = planQuery(target, terms, cache, totalOf(block), scopeKey, now);
       if (actual === null && guess === null) return [];
       if (actual && guess && actual.match === guess.match && actual.k === guess.k) {
-        return rankRows(exec, target, guess, rows ?? []);
+        return rankRows(exec, target, guess, rest);
       }
     }
   }
@@ -231,50 +238,137 @@ function plan(
   // Candidates needed for `limit` rows of this scope: the scope's share of the index when it is not in the MATCH.
   const share = narrow ? 1 : total / Math.max(1, scopeDocs);
   const k = Math.ceil((target.limit + Math.max(16, target.limit)) * share);
-  return { match, k: k > MAX_FTS_K ? -1 : k };
+  if (k > MAX_FTS_K) return { match, k: -1 };
+  // Only where the candidates are counted over the whole index, as the words' counts are.
+  const loose = narrow ? [] : looseWords(kept, df, total, k);
+  if (loose.length === 0) return { match, k };
+  const others = buildMatch(kept.filter((t) => !loose.includes(t)));
+  return others === null
+    ? { match, k }
+    : { match, k, prune: { loose, match: `${TEXT_COLUMNS} : (${others})` } };
+}
+
+/** BM25's IDF as FTS5 computes it, for a word in `hits` of `total` rows. */
+function idf(hits: number, total: number): number {
+  const v = Math.log((total - hits + 0.5) / (hits + 0.5));
+  return v > 0 ? v : 1e-6;
+}
+
+/**
+ * Common words (by the cached counts) that FTS5 may skip the rows of: a row holding only such words scores less than
+ * the sum of their `idf * (k1 + 1)`, so when the `k` best rows holding the other words all score at least that much,
+ * no row holding only the common ones is among the best `k`, and FTS5 need not score them (most of the cost of a
+ * query with a common word). Each one is taken only when the other words still hold at least `2k` rows and the bound
+ * stays below the largest IDF among them (a guess that the check after the query mostly confirms). Nothing is left
+ * out when a word holds a digit (it could match the scope token, which the counts here do not tell apart).
+ */
+export function looseWords(
+  kept: readonly string[],
+  df: (term: string) => number,
+  total: number,
+  k: number,
+): string[] {
+  // A repeated word would be two phrases, each adding to a row's score.
+  if (kept.some((t) => /\p{N}/u.test(t)) || new Set(kept).size !== kept.length) return [];
+  const loose: string[] = [];
+  let bound = 0;
+  for (const word of [...kept].sort((a, b) => df(b) - df(a))) {
+    const others = kept.filter((t) => t !== word && !loose.includes(t));
+    if (others.length === 0 || df(word) < 2 * k) break;
+    if (Math.max(...others.map(df)) < 2 * k) break;
+    const next = bound + idf(df(word), total) * (BM25_K1 + 1);
+    if (next > Math.max(...others.map((t) => idf(df(t), total)))) break;
+    bound = next;
+    loose.push(word);
+  }
+  return loose;
 }
 
 /**
  * One FTS5 query: its best `k` candidates (ties by rowid descending), then, of those in the scope with an allowed
  * status, the best `limit` by score and id descending. Only those are read from the beliefs table. Every row also
- * carries `candidates`, how many candidates FTS5 returned; when none passes, one row with no belief carries it.
+ * carries `candidates`, how many candidates FTS5 returned, and `kth`, the lowest score among them; when none passes,
+ * one row with no belief carries them. With `prune`, FTS5 scores only the rows matching `prune` (the other words):
+ * the unary `+` keeps the rowid test a filter on the MATCH scan rather than one FTS5 query per rowid.
  */
-function rankStep(target: SearchTarget, query: FtsQuery): ReadStep {
+function rankStep(target: SearchTarget, match: string, k: number, prune: string | null): ReadStep {
   const filter = scopeFilter(target, 'b');
   return {
     sql: `WITH f AS MATERIALIZED (
-            SELECT rowid, -${BM25} AS score FROM belief_fts WHERE belief_fts MATCH ?
+            SELECT rowid, -${BM25} AS score FROM belief_fts WHERE belief_fts MATCH ?${
+              prune === null ? '' : ' AND +rowid IN (SELECT rowid FROM belief_fts WHERE belief_fts MATCH ?)'
+            }
             ORDER BY score DESC, rowid DESC LIMIT ?
           ), h AS MATERIALIZED (
             SELECT f.rowid AS seq, f.score AS score, b.id AS id FROM f CROSS JOIN beliefs b
               ON b.seq = f.rowid AND ${filter.sql}
             ORDER BY f.score DESC, b.id DESC LIMIT ?
           )
-          SELECT c.n AS candidates, h.score AS score, b.* FROM (SELECT count(*) AS n FROM f) c
+          SELECT c.n AS candidates, c.kth AS kth, h.score AS score, b.* FROM
+            (SELECT count(*) AS n, min(score) AS kth FROM f) c
             LEFT JOIN h LEFT JOIN beliefs b ON b.seq = h.seq
           ORDER BY h.score DESC, b.id DESC`,
-    params: [query.match, query.k, ...filter.params, target.limit],
+    params: [match, ...(prune === null ? [] : [prune]), k, ...filter.params, target.limit],
+    mode: 'arrays',
   };
 }
 
-/** Ranks with `query` (its first batch's rows may be given), asking for 4 times the candidates until `limit` rows
- * pass the filter or every match has been seen. */
+/**
+ * The batch that ranks `query` at `k`. Pruned, it also reads the index size and how many rows hold each left-out
+ * word, in the same read transaction as the FTS5 query, for {@link rankedRows} to check the result by.
+ */
+function rankSteps(target: SearchTarget, query: FtsQuery, k: number): ReadStep[] {
+  if (!query.prune || k !== query.k) return [rankStep(target, query.match, k, null)];
+  return [
+    TOTAL_STEP,
+    ...query.prune.loose.map(
+      (word): ReadStep => ({
+        sql: 'SELECT count(*) AS n FROM belief_fts WHERE belief_fts MATCH ?',
+        params: [`${TEXT_COLUMNS} : ${quoteTerm(word)}`],
+      }),
+    ),
+    rankStep(target, query.match, k, query.prune.match),
+  ];
+}
+
+/**
+ * The rows of a {@link rankSteps} batch, or undefined when pruning may have left out one of the best `k`: fewer than
+ * `k` rows held the other words, or the `k`-th scores below what a row holding only the left-out words could score
+ * (the sum of their `idf * (k1 + 1)`, from the exact counts of that transaction, with a margin for rounding).
+ */
+function rankedRows(query: FtsQuery, k: number, results: readonly Row[][]): Row[] | undefined {
+  const rows = tableRows(results[results.length - 1]);
+  if (!query.prune || k !== query.k) return rows;
+  const total = totalOf(results[0]);
+  let bound = 0;
+  for (let i = 0; i < query.prune.loose.length; i++) {
+    bound += idf(Number(results[i + 1]?.[0]?.n ?? 0), total) * (BM25_K1 + 1);
+  }
+  const head = rows[0];
+  if (head === undefined || Number(head.candidates) < k) return undefined;
+  return Number(head.kth) >= bound * (1 + 1e-9) ? rows : undefined;
+}
+
+/** Ranks with `query` (the results of its first {@link rankSteps} batch may be given), asking for 4 times the
+ * candidates until `limit` rows pass the filter or every match has been seen. */
 async function rankRows(
   exec: ReadBatch,
   target: SearchTarget,
   query: FtsQuery,
-  first?: readonly Row[],
+  first?: readonly Row[][],
 ): Promise<Row[]> {
   let k = query.k;
-  let rows = first;
+  let results = first;
   for (;;) {
-    if (rows === undefined) [rows = []] = await exec([rankStep(target, { match: query.match, k })]);
+    let rows = rankedRows(query, k, results ?? (await exec(rankSteps(target, query, k))));
+    // Pruning could have missed a row: rank every match.
+    rows ??= tableRows((await exec([rankStep(target, query.match, k, null)]))[0]);
+    results = undefined;
     // With no candidate passing the filter, the one row carries no belief.
     const hits = rows.filter((r) => r.seq !== null && r.seq !== undefined);
     const candidates = Number(rows[0]?.candidates ?? 0);
     if (k === -1 || candidates < k || hits.length >= target.limit) return hits;
     k *= 4;
     if (k > MAX_FTS_K) k = -1; // rank every match
-    rows = undefined;
   }
 }

@@ -9,14 +9,16 @@ import type { BeliefStatus, Row } from '@mem01/engine/store-kit';
 export type SqlValue = string | number | bigint | null | Uint8Array;
 
 /**
- * One statement of a batch. `all` (default) returns its rows; `run` returns none; `topCosine` reads rows with
- * `seq`, `id` and an `embedding` blob and returns the `limit` best as `{ seq, id, score }` (cosine to the unit
- * `query`, ties by id descending) without sending every embedding back.
+ * One statement of a batch. `all` (default) returns its rows; `run` returns none; `arrays` returns the column names
+ * and then each row as an array of values (read them with {@link tableRows}): arrays are cheaper than objects to
+ * build and, from a search worker, to send; `topCosine` reads rows with `seq`, `id` and an `embedding` blob and
+ * returns the `limit` best as `{ seq, id, score }` (cosine to the unit `query`, ties by id descending) without
+ * sending every embedding back.
  */
 export interface ReadStep {
   readonly sql: string;
   readonly params: readonly SqlValue[];
-  readonly mode?: 'all' | 'run' | 'topCosine';
+  readonly mode?: 'all' | 'run' | 'arrays' | 'topCosine';
   readonly query?: Uint8Array;
   readonly limit?: number;
 }
@@ -24,11 +26,13 @@ export interface ReadStep {
 /** Runs the steps in order on one connection, inside one read transaction, and returns the rows of each step. */
 export type ReadBatch = (steps: readonly ReadStep[]) => Promise<Row[][]>;
 
-/** The statement interface `runSteps` needs (node:sqlite's `StatementSync`). */
+/** The statement interface `runSteps` needs (node:sqlite's `StatementSync`; the last two are Node >= 22.16). */
 interface Statement {
   all(...params: SqlValue[]): unknown[];
   run(...params: SqlValue[]): unknown;
   iterate(...params: SqlValue[]): Iterable<unknown>;
+  setReturnArrays?(enabled: boolean): void;
+  columns?(): readonly { readonly name: string }[];
 }
 
 /**
@@ -40,13 +44,25 @@ export function runSteps(
   prepare: (sql: string) => Statement,
   cosine: (query: Uint8Array, stored: Uint8Array) => number,
   steps: readonly ReadStep[],
-): Record<string, unknown>[][] {
+): unknown[][] {
   const outer = db.isTransaction;
   if (!outer) db.exec('BEGIN');
   try {
     const out = steps.map((step) => {
       const stmt = prepare(step.sql);
       const params = step.params as SqlValue[];
+      const arrays = step.mode === 'arrays';
+      // Statements are cached by SQL, so the row shape is set on every use.
+      if (typeof stmt.setReturnArrays === 'function') stmt.setReturnArrays(arrays);
+      if (arrays) {
+        const rows = stmt.all(...params);
+        if (typeof stmt.setReturnArrays === 'function' && typeof stmt.columns === 'function') {
+          return [stmt.columns().map((c) => c.name), ...rows];
+        }
+        // Without row arrays in the driver: the same shape from objects.
+        const names = Object.keys((rows[0] as object | undefined) ?? {});
+        return [names, ...rows.map((r) => names.map((k) => (r as Record<string, unknown>)[k]))];
+      }
       if (step.mode === 'run') {
         stmt.run(...params);
         return [];
@@ -68,7 +84,7 @@ export function runSteps(
         }
         return best;
       }
-      return stmt.all(...params) as Record<string, unknown>[];
+      return stmt.all(...params);
     });
     if (!outer) db.exec('COMMIT');
     return out;
@@ -76,6 +92,20 @@ export function runSteps(
     if (!outer && db.isTransaction) db.exec('ROLLBACK');
     throw err;
   }
+}
+
+/** The rows of an `arrays` step as objects keyed by column name (a later column wins over an earlier namesake). */
+export function tableRows(result: readonly unknown[] | undefined): Row[] {
+  if (result === undefined || result.length === 0) return [];
+  const columns = result[0] as readonly string[];
+  const rows: Row[] = [];
+  for (let i = 1; i < result.length; i++) {
+    const values = result[i] as readonly unknown[];
+    const row: Row = {};
+    for (let j = 0; j < columns.length; j++) row[columns[j]!] = values[j];
+    rows.push(row);
+  }
+  return rows;
 }
 
 /** What every search needs: the scope (its id and, for the join that enforces it, its keys), a limit, statuses. */
