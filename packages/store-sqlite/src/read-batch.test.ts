@@ -25,8 +25,12 @@ describe('runSteps arrays', () => {
     ]);
     expect(arrays?.[0]).toEqual(['a', 'b', 'c']);
     expect(arrays?.[1]).toEqual([1, 'x', 2]);
-    expect(tableRows(arrays)).toEqual(objects.map((o) => ({ ...o })));
+    expect(tableRows(arrays).map(({ a, b, c }) => ({ a, b, c }))).toEqual(objects.map((o) => ({ ...o })));
     expect(again).toEqual(objects);
+    const [dup] = runSteps(db, prepare, unitCosine, [
+      { sql: 'SELECT 1 AS x, 2 AS x', params: [], mode: 'arrays' },
+    ]);
+    expect(tableRows(dup)[0]?.x).toBe(2);
     const none = runSteps(db, prepare, unitCosine, [{ sql: `${sql} LIMIT 0`, params: [], mode: 'arrays' }]);
     expect(tableRows(none[0])).toEqual([]);
   });
@@ -41,6 +45,6 @@ describe('runSteps arrays', () => {
       };
     };
     const [arrays] = runSteps(db, prepare, unitCosine, [{ sql, params: [], mode: 'arrays' }]);
-    expect(tableRows(arrays)).toEqual(objects.map((o) => ({ ...o })));
+    expect(tableRows(arrays).map(({ a, b, c }) => ({ a, b, c }))).toEqual(objects.map((o) => ({ ...o })));
   });
 });

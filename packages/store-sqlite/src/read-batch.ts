@@ -94,16 +94,42 @@ export function runSteps(
   }
 }
 
-/** The rows of an `arrays` step as objects keyed by column name (a later column wins over an earlier namesake). */
+/** Per column list, a prototype whose getters read a row array by column name. */
+const rowPrototypes = new Map<string, object>();
+const VALUES = Symbol('values');
+
+function rowPrototype(columns: readonly string[]): object {
+  const key = columns.join('\u0000');
+  let proto = rowPrototypes.get(key);
+  if (!proto) {
+    proto = {};
+    columns.forEach((name, i) => {
+      Object.defineProperty(proto, name, {
+        get(this: { readonly [VALUES]: readonly unknown[] }) {
+          return this[VALUES][i];
+        },
+        enumerable: true,
+        configurable: true,
+      });
+    });
+    if (rowPrototypes.size >= 64) rowPrototypes.clear();
+    rowPrototypes.set(key, proto);
+  }
+  return proto;
+}
+
+/**
+ * The rows of an `arrays` step, read by column name (a later column wins over an earlier namesake). Each row is a
+ * view over its array: one small object per row, its columns getters shared by every row of that shape.
+ */
 export function tableRows(result: readonly unknown[] | undefined): Row[] {
   if (result === undefined || result.length === 0) return [];
-  const columns = result[0] as readonly string[];
+  const proto = rowPrototype(result[0] as readonly string[]);
   const rows: Row[] = [];
   for (let i = 1; i < result.length; i++) {
-    const values = result[i] as readonly unknown[];
-    const row: Row = {};
-    for (let j = 0; j < columns.length; j++) row[columns[j]!] = values[j];
-    rows.push(row);
+    const row = Object.create(proto) as { [VALUES]: unknown };
+    row[VALUES] = result[i];
+    rows.push(row as Row);
   }
   return rows;
 }
