@@ -40,6 +40,8 @@ export class PgConnection {
   loaded: LoadedSchema | null = null;
   /** The planner statistics the searches use (see `search-stats.ts`), cached. */
   stats: SearchStats | null = null;
+  /** Per-scope document frequencies of lexemes, and scope sizes (see `scopeFrequencies` in `search-stats.ts`). */
+  readonly frequencyCache = new Map<string, { readonly n: number; readonly size: number }>();
   /** Search word → its `english` lexemes (see `lexical-search.ts`). */
   readonly stemCache = new Map<string, string[]>();
   /** Per-user tail of this process's enqueues, so turns of one user reach the database in call order. */

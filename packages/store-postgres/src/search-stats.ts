@@ -100,3 +100,70 @@ function userShare(stats: SearchStats, userId: string): number | null {
   const rest = 1 - [...stats.users.values()].reduce((a, b) => a + b, 0);
   return Math.max(0, rest) / Math.max(1, distinct - stats.users.size);
 }
+
+/** Beliefs counted at most per lexeme (and, ×4, per scope) when weighing a search's words. */
+const MAX_COUNTED = 5000;
+/** Per-scope frequencies kept in {@link PgConnection.frequencyCache}. */
+const FREQUENCY_CACHE_SIZE = 20_000;
+/** A lexeme's count is reused while the scope's size stays within this share of the size it was counted at. */
+const FREQUENCY_DRIFT = 0.1;
+
+/**
+ * How many of the scope's beliefs (in the searched statuses) hold each lexeme, and how many it has: the document
+ * frequencies of BM25's idf, per user, as the memory store's index keeps them. A word's weight is how rare it is
+ * among this user's memories, not across every user of the table (a name in every turn of one user's conversations
+ * says little to that user, however rare it is elsewhere). One round trip per search counts the scope (up to
+ * 4 × {@link MAX_COUNTED} beliefs; the planner's estimate above) and the lexemes whose counts are not cached; a count
+ * stops at {@link MAX_COUNTED} (the planner's share of the table stands in above it: the word is common for this user
+ * anyway) and is reused while the scope's size stays within {@link FREQUENCY_DRIFT} of the size it was counted at.
+ */
+export async function scopeFrequencies(
+  c: PgConnection,
+  stats: SearchStats,
+  scope: { readonly userId: string; readonly namespace: string },
+  statuses: readonly string[],
+  operands: ReadonlyMap<string, string>,
+): Promise<{ readonly size: number; readonly counts: ReadonlyMap<string, number> }> {
+  const prefix = `${scope.userId}\u0000${scope.namespace}\u0000${[...statuses].sort().join(',')}\u0000`;
+  const fresh = (l: string, size: number) => {
+    const hit = c.frequencyCache.get(prefix + l);
+    return hit && Math.abs(size - hit.size) <= FREQUENCY_DRIFT * hit.size ? hit.n : undefined;
+  };
+  // The lexemes to count: those without a count that still fits the scope's size at its previous search (the size
+  // now is read in the same statement).
+  const lastSize = c.frequencyCache.get(prefix)?.size;
+  const missing = [...operands.keys()].filter(
+    (l) => lastSize === undefined || fresh(l, lastSize) === undefined,
+  );
+  const beliefs = c.t('beliefs');
+  const scoped = sql`b.user_id = ${scope.userId} and b.namespace = ${scope.namespace} and b.status = any(${statuses}::text[])`;
+  const r = await sql<{ i: number; n: number }>`
+    select i, (select count(*)::float8 from (
+      select 1 from ${beliefs} b where ${scoped} and (o is null or b.tsv @@ o::tsquery)
+      limit case when o is null then ${4 * MAX_COUNTED}::int else ${MAX_COUNTED}::int end) x) as n
+    from unnest(${[null, ...missing.map((l) => operands.get(l) ?? '')]}::text[]) with ordinality as u(o, i)`.execute(
+    c.db,
+  );
+  const counted = new Map<number, number>(r.rows.map((row) => [Number(row.i) - 1, Number(row.n)]));
+  let size = counted.get(0) ?? 0;
+  if (size >= 4 * MAX_COUNTED) size = Math.max(size, (userShare(stats, scope.userId) ?? 0) * stats.rows);
+  const remember = (key: string, n: number) => {
+    if (c.frequencyCache.size >= FREQUENCY_CACHE_SIZE) {
+      const oldest = c.frequencyCache.keys().next().value;
+      if (oldest !== undefined) c.frequencyCache.delete(oldest);
+    }
+    c.frequencyCache.delete(prefix + key);
+    c.frequencyCache.set(prefix + key, { n, size });
+  };
+  remember('', size);
+  for (const [i, l] of missing.entries()) remember(l, counted.get(i + 1) ?? 0);
+  const counts = new Map<string, number>();
+  for (const l of operands.keys()) {
+    // A count that drifted since the previous search is scaled to the size now, and counted again by the next one.
+    const hit = c.frequencyCache.get(prefix + l);
+    let n = fresh(l, size) ?? (hit && hit.size > 0 ? (hit.n * size) / hit.size : 0);
+    if (n >= MAX_COUNTED) n = Math.max(n, (stats.lexemeShares.get(l) ?? 0) * size);
+    counts.set(l, Math.min(n, size));
+  }
+  return { size, counts };
+}

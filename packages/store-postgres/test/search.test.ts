@@ -20,13 +20,16 @@ function belief(scope: Scope, attribute: string, statement: string, value = 'yes
   });
 }
 
+/** Lucene's BM25 idf of a word held by n of N beliefs. */
+const idf = (n: number, N: number) => Math.log(1 + (N - n + 0.5) / (n + 0.5));
+
 describe.each(TARGETS)('search on %s', (target) => {
   const factory = new StoreFactory(target);
   afterEach(async () => {
     await factory.cleanup();
   });
 
-  it('scores the query words a belief holds (weight 1 each without statistics) plus ts_rank_cd', async () => {
+  it('scores the query words a belief holds, each by its BM25 idf among the scope’s beliefs, plus ts_rank_cd', async () => {
     const store = await factory.open({ dimensions: DIMS });
     const s = { userId: 'ranker' };
     const all = belief(s, 'a1', 'The user buys dark roast coffee.');
@@ -40,14 +43,18 @@ describe.each(TARGETS)('search on %s', (target) => {
     // A word repeated four times does not outrank a belief holding two of the query's words, but it does outrank
     // the same word once (ts_rank_cd, below 1, breaks the tie between one-word matches).
     expect(hits.map((h) => h.belief.id)).toEqual([all.id, two.id, repeated.id, once.id]);
+    // Of the scope's 5 beliefs, 4 hold "coffee", 2 "dark" and 1 "roast": each word adds its idf, and ts_rank_cd
+    // (in [0, 1)) stands in for frequency and proximity.
     const [s3, s2, s1a, s1b] = hits.map((h) => h.score);
-    expect(s3).toBeGreaterThan(3);
-    expect(s3).toBeLessThan(4);
-    expect(s2).toBeGreaterThan(2);
-    expect(s2).toBeLessThan(3);
-    expect(s1a).toBeLessThan(2);
+    const rank = (score: number | undefined, words: number) => {
+      expect(score! - words).toBeGreaterThan(0);
+      expect(score! - words).toBeLessThan(1);
+    };
+    rank(s3, idf(4, 5) + idf(2, 5) + idf(1, 5));
+    rank(s2, idf(4, 5) + idf(2, 5));
+    rank(s1a, idf(4, 5));
+    rank(s1b, idf(4, 5));
     expect(s1a).toBeGreaterThan(s1b!);
-    expect(s1b).toBeGreaterThan(1);
 
     // Enough beliefs with two or more of the words: the one-word matches are not needed.
     expect((await store.searchLexical(s, 'dark roast coffee', { limit: 2 })).map((h) => h.belief.id)).toEqual(
@@ -56,7 +63,7 @@ describe.each(TARGETS)('search on %s', (target) => {
     // Two words that stem to one lexeme count once.
     const stems = await store.searchLexical(s, 'drinks drinking', { limit: 10 });
     expect(stems.map((h) => h.belief.id)).toEqual([none.id, repeated.id]);
-    expect(stems[0]!.score).toBeLessThan(2);
+    expect(stems[0]!.score - idf(2, 5)).toBeLessThan(1);
     expect(stems[0]!.score).toBe(stems[1]!.score);
     // Ties (same text apart from the attribute) are ordered by id descending.
     const twins = [
@@ -73,7 +80,7 @@ describe.each(TARGETS)('search on %s', (target) => {
     );
   });
 
-  it('ranks every match by word count and ts_rank_cd for queries of more than 16 words', async () => {
+  it('ranks every match by the words’ idf and ts_rank_cd for queries of more than 16 words', async () => {
     const store = await factory.open({ dimensions: DIMS });
     const s = { userId: 'long' };
     const two = belief(s, 'l1', 'The user keeps an otter and a walrus.');
@@ -83,9 +90,33 @@ describe.each(TARGETS)('search on %s', (target) => {
       'otter walrus heron apple banana cherry damson elder fig grape hazel iris juniper kale lime mango nutmeg';
     const hits = await store.searchLexical(s, words, { limit: 10 });
     expect(hits.map((h) => h.belief.id)).toEqual([two.id, one.id]);
-    expect(hits[0]!.score).toBeGreaterThan(2);
-    expect(hits[1]!.score).toBeGreaterThan(1);
-    expect(hits[1]!.score).toBeLessThan(2);
+    // Each of the three words is in 1 of the scope's 2 beliefs.
+    expect(hits[0]!.score - 2 * idf(1, 2)).toBeGreaterThan(0);
+    expect(hits[0]!.score - 2 * idf(1, 2)).toBeLessThan(1);
+    expect(hits[1]!.score - idf(1, 2)).toBeGreaterThan(0);
+    expect(hits[1]!.score - idf(1, 2)).toBeLessThan(1);
+  });
+
+  it('weighs a word by how rare it is in the user’s own beliefs, not across every user of the table', async () => {
+    const store = await factory.open({ dimensions: DIMS });
+    // "kayak" is in most of one user's beliefs and in no other user's; "paddle" is in one of hers and in many of the
+    // other users'. The paddle belief is the oldest, so a tie would put it last.
+    const a = { userId: 'idf-a' };
+    const paddle = belief(a, 'p', 'The user lost a paddle.');
+    const kayaks = ['owns', 'rents', 'paints', 'stores'].map((verb, i) =>
+      belief(a, `k${i}`, `The user ${verb} a kayak.`),
+    );
+    const others = Array.from({ length: 40 }, (_, i) => ({
+      belief: belief({ userId: `idf-other-${i}` }, 'x', `The user has a paddle number ${i}.`),
+    }));
+    await store.importBeliefs([paddle, ...kayaks].map((b) => ({ belief: b })));
+    await store.importBeliefs(others);
+    const hits = await store.searchLexical(a, 'kayak paddle', { limit: 10 });
+    // Within her 5 beliefs "paddle" (1 of 5) outweighs "kayak" (4 of 5), whatever the other users hold.
+    expect(hits.map((h) => h.belief.id)).toEqual([paddle.id, ...kayaks.map((k) => k.id).reverse()]);
+    expect(hits[0]!.score - idf(1, 5)).toBeGreaterThan(0);
+    expect(hits[0]!.score - idf(1, 5)).toBeLessThan(1);
+    expect(hits[1]!.score - idf(4, 5)).toBeLessThan(1);
   });
 
   it('finds one-word matches older than the newest-first window through the index', async () => {
