@@ -11,12 +11,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBelief, MemoryEngine } from '@mem01/engine';
-import { reconcile } from '@mem01/engine/store-kit';
 import { KeyValueExtractor } from '@mem01/engine/testing';
 import { createLocalEmbedder } from '@mem01/local';
 import { createMemoryStore } from '@mem01/store-memory';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import { openMemoryRuntime } from 'mem01session';
+// The planner is internal to the engine (no export names it); the bench measures it from the engine's build.
+import { reconcile } from '../../../packages/engine/dist/reconcile.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const sizes = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
