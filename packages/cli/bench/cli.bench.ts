@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createBelief, MemoryEngine } from '@mem01/engine';
+import { MemoryEngine } from '@mem01/engine';
 import type { BeliefInsert } from '@mem01/engine/store-kit';
+import { syntheticBeliefs } from '@mem01/engine/testing';
 import { createLocalEmbedder } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import { run, startInspector } from '../dist/index.js';
@@ -34,33 +35,7 @@ const src = join(dir, 'src.db');
 {
   const embedder = createLocalEmbedder();
   const store = openSqliteStore({ path: src, dimensions: 384, logger: quiet });
-  const records: BeliefInsert[] = [];
-  const at = new Date('2026-01-01T00:00:00Z').getTime();
-  for (let i = 0; i < N; i++) {
-    const statement = `The user noted fact number ${i} about topic ${i % 97} and hobby ${i % 13}.`;
-    records.push({
-      belief: createBelief({
-        scope: { userId: 'bench-user' },
-        kind: 'fact',
-        subject: 'user',
-        attribute: `fact_${i}`,
-        value: `value ${i}`,
-        statement,
-        confidence: 0.9,
-        source: 'extracted',
-        evidence: [
-          {
-            sessionId: `s-${i % 200}`,
-            position: i,
-            role: 'user',
-            quote: statement,
-            at: new Date(at + i * 1000).toISOString(),
-          },
-        ],
-        at: new Date(at + i * 1000).toISOString(),
-      }),
-    });
-  }
+  const records: BeliefInsert[] = syntheticBeliefs(N, { userId: 'bench-user' }).map((belief) => ({ belief }));
   const vectors = await embedder.embed(records.map((r) => r.belief.statement));
   await store.importBeliefs(records.map((r, i) => ({ ...r, embedding: vectors[i] ?? null })));
   await store.close();

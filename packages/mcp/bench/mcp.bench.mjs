@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createBelief, MemoryEngine } from '@mem01/engine';
+import { MemoryEngine } from '@mem01/engine';
+import { syntheticBeliefs } from '@mem01/engine/testing';
 import { createLocalEmbedder } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -35,26 +36,9 @@ const summary = (xs) => ({ p50: round(pct(xs, 0.5)), p95: round(pct(xs, 0.95)), 
 {
   const embedder = createLocalEmbedder();
   const store = openSqliteStore({ path: db, dimensions: embedder.dimensions, logger: quiet });
-  const at = Date.parse('2026-01-01T00:00:00Z');
-  const records = [];
-  for (let i = 0; i < N; i++) {
-    const when = new Date(at + i * 60_000).toISOString();
-    const statement = `The user noted fact number ${i} about topic ${i % 97} and hobby ${i % 13}.`;
-    records.push({
-      belief: createBelief({
-        scope: { userId: USER },
-        kind: 'fact',
-        subject: 'user',
-        attribute: `fact_${i}`,
-        value: `value ${i}`,
-        statement,
-        confidence: 0.9,
-        source: 'extracted',
-        evidence: [{ sessionId: `s-${i % 500}`, position: i, role: 'user', quote: statement, at: when }],
-        at: when,
-      }),
-    });
-  }
+  const records = syntheticBeliefs(N, { userId: USER, sessions: 500, stepMs: 60_000 }).map((belief) => ({
+    belief,
+  }));
   const vectors = await embedder.embed(records.map((r) => r.belief.statement));
   await store.importBeliefs(records.map((r, i) => ({ ...r, embedding: vectors[i] ?? null })));
   await store.close();

@@ -1,6 +1,7 @@
 /**
  * Test helpers for code built on the engine. Never import these in production code.
  */
+import { createBelief } from '../belief.js';
 import { ExtractionError } from '../errors.js';
 import type {
   Embedder,
@@ -9,6 +10,7 @@ import type {
   ExtractionResult,
   Extractor,
 } from '../ports.js';
+import type { Belief } from '../types.js';
 import { contentHash, normalizeVector } from '../util.js';
 
 export interface KeyValueExtractorOptions {
@@ -136,4 +138,38 @@ export class WordHashEmbedder implements Embedder {
       return normalizeVector(v);
     });
   }
+}
+
+/**
+ * `count` distinct beliefs of one user for benchmarks and load tests: belief `i` is `fact_i`, "The user noted fact
+ * number i about topic i % 97 and hobby i % 13.", told in conversation `s-(i % sessions)` at `start + i × stepMs`.
+ */
+export function syntheticBeliefs(
+  count: number,
+  options: {
+    readonly userId: string;
+    readonly sessions?: number | undefined;
+    readonly stepMs?: number | undefined;
+    readonly start?: string | undefined;
+  },
+): Belief[] {
+  const start = Date.parse(options.start ?? '2026-01-01T00:00:00Z');
+  const sessions = options.sessions ?? 200;
+  const step = options.stepMs ?? 1000;
+  return Array.from({ length: count }, (_, i) => {
+    const at = new Date(start + i * step).toISOString();
+    const statement = `The user noted fact number ${i} about topic ${i % 97} and hobby ${i % 13}.`;
+    return createBelief({
+      scope: { userId: options.userId },
+      kind: 'fact',
+      subject: 'user',
+      attribute: `fact_${i}`,
+      value: `value ${i}`,
+      statement,
+      confidence: 0.9,
+      source: 'extracted',
+      evidence: [{ sessionId: `s-${i % sessions}`, position: i, role: 'user', quote: statement, at }],
+      at,
+    });
+  });
 }
