@@ -1,0 +1,42 @@
+/**
+ * The root README quotes the LoCoMo figures a memSession user gets by default. They must be the committed report's
+ * (`bench/results/locomo-memory.json`, written by `pnpm bench`), rounded as the README prints them.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+interface Row {
+  readonly sessionDefault?: boolean;
+  readonly episodic: boolean;
+  readonly scores: {
+    readonly allButAdversarial: { readonly recall: Record<string, number>; readonly blockRecall: number };
+  };
+}
+
+describe('the root README’s LoCoMo figures', () => {
+  it('are those of the committed memory-store report, in whole percent', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+    const report = JSON.parse(readFileSync(join(ROOT, 'bench/results/locomo-memory.json'), 'utf8')) as {
+      results: Row[];
+      baseline: { scores: { allButAdversarial: { recall: Record<string, number> } } };
+    };
+    const pct = (x: number) => Math.round(x * 100);
+    const headline = report.results.find((r) => r.sessionDefault === true)!;
+    const beliefsOnly = report.results.find((r) => r.episodic === false)!;
+    const m =
+      /recalls by default covers (\d+) % of the turns that questions need in its top 10 \(a turn-level BM25 baseline: (\d+) %\), and the 800-byte block the model sees carries (\d+) % of them .*?beliefs alone would cover (\d+) %/.exec(
+        readme,
+      );
+    expect(m, 'the README states the LoCoMo figures').not.toBeNull();
+    expect(m!.slice(1, 5).map(Number)).toEqual([
+      pct(headline.scores.allButAdversarial.recall['10']!),
+      pct(report.baseline.scores.allButAdversarial.recall['10']!),
+      pct(headline.scores.allButAdversarial.blockRecall),
+      pct(beliefsOnly.scores.allButAdversarial.recall['10']!),
+    ]);
+  });
+});
