@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { quotingResponder, startFakeOpenAI } from '@mem01/openai/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { artifactText } from '../src/artifact.js';
-import { DEFAULT_FIXTURE, loadFixture, REPO_ROOT } from '../src/fixture.js';
+import { loadFixture, REPO_ROOT } from '../src/fixture.js';
 import { runScaling, type ScalingResult, scalingArtifact } from '../src/scaling.js';
 import { runStory, type StoryStep } from '../src/story.js';
 

@@ -316,7 +316,7 @@ export function reconcile(
     for (const e of ev) {
       const turn = turnsById.get(e.turnId);
       if (options.requireGrounding) {
-        if (!turn || turn.role !== 'user' || !isGrounded(e.quote, turn.text)) continue;
+        if (turn?.role !== 'user' || !isGrounded(e.quote, turn.text)) continue;
       }
       if (!turn) continue;
       out.push({

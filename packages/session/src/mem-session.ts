@@ -11,7 +11,6 @@ import {
   InvalidInputError,
   Mem01Error,
   normalizeScope,
-  type OutboxInput,
   type Scope,
   sanitizeError,
 } from '@mem01/engine';

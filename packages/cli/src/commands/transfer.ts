@@ -1,7 +1,7 @@
 /** `mem01 export` and `mem01 import`: versioned JSON Lines, lossless, idempotent, all-or-nothing. */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Belief, Embedder, FullStore, Scope } from '@mem01/engine';
+import type { Belief, FullStore, Scope } from '@mem01/engine';
 import type { BeliefInsert } from '@mem01/engine/store-kit';
 import cliProgress from 'cli-progress';
 import type { CliContext } from '../context.js';
