@@ -4,7 +4,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { describeError, Mem01Error } from '@mem01/engine';
+import { Mem01Error } from '@mem01/engine';
+import { describeError } from '@mem01/engine/store-kit';
 import { SingleBar } from 'cli-progress';
 import { Command, CommanderError } from 'commander';
 import { artifactText } from './artifact.js';

@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_CONFIG, MEMORY_BLOCK_OPEN } from '@mem01/engine';
-import { utf8Length } from '@mem01/engine/store-kit';
+import { DEFAULT_CONFIG } from '@mem01/engine';
+import { MEMORY_BLOCK_OPEN, utf8Length } from '@mem01/engine/store-kit';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import { Agent, MemorySession, Runner } from '@openai/agents';

@@ -1,13 +1,7 @@
 /** Opens the selected store and an engine over it for one command, and closes both afterwards. */
 import { existsSync } from 'node:fs';
-import {
-  type Embedder,
-  type FullStore,
-  MemoryAdmin,
-  normalizeScope,
-  type Scope,
-  sanitize,
-} from '@mem01/engine';
+import { type Embedder, type FullStore, MemoryAdmin, type Scope } from '@mem01/engine';
+import { normalizeScope, sanitize } from '@mem01/engine/store-kit';
 import { CliError, UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 import { describeTarget, redactUrl, resolveStoreTarget, type StoreTarget } from './store-target.js';

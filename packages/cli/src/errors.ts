@@ -1,5 +1,6 @@
 /** CLI errors and exit codes. */
-import { Mem01Error, sanitize } from '@mem01/engine';
+import { Mem01Error } from '@mem01/engine';
+import { sanitize } from '@mem01/engine/store-kit';
 
 /** Process exit codes of `mem01`. */
 export const EXIT = { ok: 0, runtime: 1, usage: 2 } as const;

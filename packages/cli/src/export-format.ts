@@ -7,15 +7,14 @@
  * {"type":"belief","belief":{"id":"…","scope":{"userId":"u1","namespace":""},…},"embedding":"AAAgQQ…"}
  * ```
  */
+import { BELIEF_KINDS, type Belief, type Evidence, Mem01Error } from '@mem01/engine';
 import {
-  BELIEF_KINDS,
   BELIEF_SOURCES,
   BELIEF_STATUSES,
-  type Belief,
-  type Evidence,
-  Mem01Error,
-} from '@mem01/engine';
-import { type BeliefInsert, bytesToVector, vectorToBytes } from '@mem01/engine/store-kit';
+  type BeliefInsert,
+  bytesToVector,
+  vectorToBytes,
+} from '@mem01/engine/store-kit';
 
 export const EXPORT_FORMAT = 'mem01-export';
 export const EXPORT_VERSION = 1;

@@ -1,5 +1,5 @@
 /** Which store the CLI opens: flags, then `DATABASE_URL`, then the default SQLite file. */
-import { sanitize } from '@mem01/engine';
+import { sanitize } from '@mem01/engine/store-kit';
 import { UsageError } from './errors.js';
 
 export type StoreKind = 'sqlite' | 'postgres';

@@ -1,12 +1,12 @@
 /**
  * `@mem01/engine`: the belief engine. This root is the consumer API: the engine and its admin facade, the belief
  * model, configuration, the context block, errors, and the ports a store, extractor or embedder is passed as.
- * Store authors: `@mem01/engine/store-kit` (port contracts, input checks, codecs). Test doubles:
- * `@mem01/engine/testing`.
+ * Authors of stores, extractors, embedders and bindings: `@mem01/engine/store-kit` (port contracts, input checks,
+ * codecs, extraction records, the block's delimiters, error helpers). Test doubles: `@mem01/engine/testing`.
  * @packageDocumentation
  */
 
-export { canonicalKey, createBelief } from './belief.js';
+export { createBelief } from './belief.js';
 export type { GrantCaptureOptions } from './capture.js';
 export {
   DEFAULT_CONFIG,
@@ -14,11 +14,9 @@ export {
   type EngineConfig,
   type EngineConfigInput,
   MAX_QUERY_CHARS,
-  NO_BUDGETS,
-  resolveConfig,
 } from './config.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine.js';
-export type { EngineCoreOptions, EngineEvent, EngineStats } from './engine-core.js';
+export type { EngineEvent, EngineStats } from './engine-core.js';
 export {
   AbortedError,
   BudgetExceededError,
@@ -29,7 +27,6 @@ export {
   CorruptStoreError,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
-  describeError,
   ExtractionError,
   InvalidInputError,
   LeaseLostError,
@@ -41,25 +38,20 @@ export {
   ProviderError,
   SchemaTooNewError,
   StoreError,
-  sanitize,
-  sanitizeError,
   UnsupportedRuntimeError,
   VersionConflictError,
 } from './errors.js';
 export type { RememberInput, RememberOptions, VersionedOptions } from './lifecycle.js';
 export { MemoryAdmin, type MemoryAdminOptions } from './memory-admin.js';
 export type {
-  CandidateBelief,
   CaptureGrant,
   CapturePolicy,
   CaptureReview,
   ClearAllReceipt,
   Embedder,
   EngineStore,
-  ExtractionOperation,
   ExtractionRequest,
   ExtractionResult,
-  ExtractionTurn,
   Extractor,
   FullStore,
   ListOptions,
@@ -68,22 +60,16 @@ export type {
   TranscriptStore,
 } from './ports.js';
 export type { RankingConfig } from './recall.js';
-export type { RecallOptions, SelectedContext, SkippedId } from './recall-service.js';
+export type { RecallOptions, SelectedContext } from './recall-service.js';
 export type { RememberTextOptions, RememberTextResult } from './remember-text.js';
 export {
   AUTHORITY_POLICY,
   type ContextBlock,
-  MEMORY_BLOCK_CLOSE,
-  MEMORY_BLOCK_OPEN,
-  neutralise,
   renderContextBlock,
 } from './render.js';
-export { MAX_POSITION } from './store-kit/validate.js';
 export {
   type AuditEvent,
   BELIEF_KINDS,
-  BELIEF_SOURCES,
-  BELIEF_STATUSES,
   type Belief,
   type BeliefKind,
   type BeliefMetadata,
@@ -93,13 +79,9 @@ export {
   type CaptureDecision,
   type Evidence,
   EXTRACTABLE_KINDS,
-  type JsonValue,
   type Page,
-  type RecallSignals,
   type Scope,
   type ScoredBelief,
   type TurnRole,
-  type Usage,
 } from './types.js';
-export { normalizeScope } from './util.js';
 export type { AppendTranscriptOptions, AppendTranscriptResult } from './write-pipeline.js';

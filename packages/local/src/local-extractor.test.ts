@@ -1,6 +1,11 @@
-import type { CandidateBelief, ExtractionOperation, ExtractionRequest, ExtractionTurn } from '@mem01/engine';
+import type { ExtractionRequest } from '@mem01/engine';
 import { InvalidInputError } from '@mem01/engine';
-import type { AddOperation } from '@mem01/engine/store-kit';
+import type {
+  AddOperation,
+  CandidateBelief,
+  ExtractionOperation,
+  ExtractionTurn,
+} from '@mem01/engine/store-kit';
 import { describe, expect, it } from 'vitest';
 import { createLocalExtractor, LocalExtractor } from './index.js';
 

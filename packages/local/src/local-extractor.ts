@@ -1,13 +1,15 @@
 import {
-  type CandidateBelief,
-  canonicalKey,
-  type ExtractionOperation,
   type ExtractionRequest,
   type ExtractionResult,
   type Extractor,
   InvalidInputError,
 } from '@mem01/engine';
-import { canonicalValue } from '@mem01/engine/store-kit';
+import {
+  type CandidateBelief,
+  canonicalKey,
+  canonicalValue,
+  type ExtractionOperation,
+} from '@mem01/engine/store-kit';
 import { findDates } from './dates.js';
 import { type Intent, matchClause } from './rules.js';
 import { clausesOf, isInjection, isQuestion, sameValue, sentencesOf } from './text.js';

@@ -3,14 +3,8 @@
  * model: every text field is neutralised as the engine's context block does it, and text content places belief
  * text only inside the block's untrusted-data markers.
  */
-import {
-  type Belief,
-  describeError,
-  MEMORY_BLOCK_CLOSE,
-  MEMORY_BLOCK_OPEN,
-  Mem01Error,
-  neutralise,
-} from '@mem01/engine';
+import { type Belief, Mem01Error } from '@mem01/engine';
+import { describeError, MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralise } from '@mem01/engine/store-kit';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 

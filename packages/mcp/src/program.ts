@@ -3,7 +3,8 @@
  * In stdio mode stdout belongs to the protocol: everything else goes to stderr.
  */
 import { userInfo } from 'node:os';
-import { ConfigError, describeError, Mem01Error, sanitize } from '@mem01/engine';
+import { ConfigError, Mem01Error } from '@mem01/engine';
+import { describeError, sanitize } from '@mem01/engine/store-kit';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { startHttpServer } from './http-server.js';

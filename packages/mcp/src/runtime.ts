@@ -8,14 +8,8 @@
  * - the engine's settings, with the `MEM01_*` tuning of the environment.
  * The server never resumes other users' queued turns: it drains each user it serves when it first serves them.
  */
-import {
-  ConfigError,
-  type EngineStore,
-  type FullStore,
-  type Logger,
-  type MemoryEngine,
-  sanitize,
-} from '@mem01/engine';
+import { ConfigError, type EngineStore, type FullStore, type Logger, type MemoryEngine } from '@mem01/engine';
+import { sanitize } from '@mem01/engine/store-kit';
 import { openMemoryRuntime } from 'mem01session/runtime';
 
 /** Options of {@link openMcpRuntime}. */

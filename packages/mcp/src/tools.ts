@@ -4,16 +4,13 @@
  */
 import {
   AUTHORITY_POLICY,
-  BELIEF_STATUSES,
   type Belief,
   type BeliefStatus,
   InvalidInputError,
-  MAX_POSITION,
   MAX_QUERY_CHARS,
   NotFoundError,
-  neutralise,
 } from '@mem01/engine';
-import { assertText } from '@mem01/engine/store-kit';
+import { assertText, BELIEF_STATUSES, MAX_POSITION, neutralise } from '@mem01/engine/store-kit';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';

@@ -3,7 +3,8 @@
  * a client names; a multi-user server takes the user id per call, but only ids matching the operator's
  * `--allow-users` patterns. Every tool, resource and prompt resolves its scope here and nowhere else.
  */
-import { ConfigError, InvalidInputError, normalizeScope } from '@mem01/engine';
+import { ConfigError, InvalidInputError } from '@mem01/engine';
+import { normalizeScope } from '@mem01/engine/store-kit';
 
 /** A scope in canonical form. */
 export interface ServedScope {

@@ -2,7 +2,8 @@
  * The scenario every transport runs, as a user's clients would: one connection remembers, a second one recalls,
  * lists, corrects, reads the history and the resources, asks the prompt, and forgets.
  */
-import { AUTHORITY_POLICY, MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine';
+import { AUTHORITY_POLICY } from '@mem01/engine';
+import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
 import type { TextResourceContents } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import {

@@ -4,11 +4,9 @@ import {
   type Embedder,
   InvalidInputError,
   type Logger,
-  normalizeScope,
   type Scope,
-  type Usage,
 } from '@mem01/engine';
-import { contentHash } from '@mem01/engine/store-kit';
+import { contentHash, normalizeScope, type Usage } from '@mem01/engine/store-kit';
 import { BudgetLedger } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
 import { type EmbeddingCache, LruCache } from './lru-cache.js';

@@ -1,16 +1,14 @@
 import { inspect } from 'node:util';
 import {
   ExtractionError,
-  type ExtractionOperation,
   type ExtractionRequest,
   type ExtractionResult,
   type Extractor,
   InvalidInputError,
   type Logger,
-  normalizeScope,
   ProviderError,
-  type Usage,
 } from '@mem01/engine';
+import { type ExtractionOperation, normalizeScope, type Usage } from '@mem01/engine/store-kit';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { BudgetLedger } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';

@@ -2,7 +2,8 @@
  * The extraction prompt and its Structured Outputs schema. Changes here change model behaviour and cost:
  * they show in review through the snapshot in `prompt.test.ts`.
  */
-import { type CandidateBelief, EXTRACTABLE_KINDS, type ExtractionTurn } from '@mem01/engine';
+import { EXTRACTABLE_KINDS } from '@mem01/engine';
+import type { CandidateBelief, ExtractionTurn } from '@mem01/engine/store-kit';
 import { z } from 'zod';
 
 /** Kinds the model may produce: the engine's extractable kinds (`episode` is the engine's own, never extracted). */

@@ -1,6 +1,7 @@
 /** Validation of model output against the batch: grounding, ids, ranges. Pure; no I/O. */
-import { canonicalKey, type ExtractionOperation } from '@mem01/engine';
+
 import type { OperationEvidence } from '@mem01/engine/store-kit';
+import { canonicalKey, type ExtractionOperation } from '@mem01/engine/store-kit';
 import type { ExtractionOutput, PromptAliases } from './prompt.js';
 
 /** Why an operation was dropped. No content, so it can be logged. */

@@ -8,13 +8,11 @@ import {
   ClosedError,
   type ContextBlock,
   InvalidInputError,
-  normalizeScope,
   renderContextBlock,
   type Scope,
   type ScoredBelief,
-  sanitizeError,
 } from '@mem01/engine';
-import { type AppendEnqueue, assertId } from '@mem01/engine/store-kit';
+import { type AppendEnqueue, assertId, normalizeScope, sanitizeError } from '@mem01/engine/store-kit';
 import type { Agent, AgentOutputType, RunContext } from '@openai/agents';
 import { turnOf } from './items.js';
 import type { MemSession } from './mem-session.js';

@@ -13,7 +13,8 @@
  * }
  * @packageDocumentation
  */
-export { AUTHORITY_POLICY, MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine';
+export { AUTHORITY_POLICY } from '@mem01/engine';
+export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
 export { RunConfigReusedError } from './errors.js';
 export {
   getMemoryContext,

@@ -7,14 +7,19 @@ import {
   type Belief,
   type BeliefKind,
   ClosedError,
-  describeError,
   InvalidInputError,
   Mem01Error,
-  normalizeScope,
   type Scope,
-  sanitizeError,
 } from '@mem01/engine';
-import { type AppendEnqueue, assertId, assertText, stableJson } from '@mem01/engine/store-kit';
+import {
+  type AppendEnqueue,
+  assertId,
+  assertText,
+  describeError,
+  normalizeScope,
+  sanitizeError,
+  stableJson,
+} from '@mem01/engine/store-kit';
 import type {
   AgentInputItem,
   SessionHistoryTransaction,

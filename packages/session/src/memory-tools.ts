@@ -2,15 +2,8 @@
  * Memory tools for agents: add, search, list, update and delete the user's beliefs. Every failure comes back
  * to the model as a short string; nothing is thrown into the run.
  */
-import {
-  type Belief,
-  canonicalKey,
-  describeError,
-  EXTRACTABLE_KINDS,
-  MAX_QUERY_CHARS,
-  neutralise,
-  normalizeScope,
-} from '@mem01/engine';
+import { type Belief, EXTRACTABLE_KINDS, MAX_QUERY_CHARS } from '@mem01/engine';
+import { canonicalKey, describeError, neutralise, normalizeScope } from '@mem01/engine/store-kit';
 import { type FunctionTool, tool } from '@openai/agents';
 import { z } from 'zod';
 import { helperRuntime, type MemoryHelperOptions, reportError } from './helpers.js';

@@ -14,10 +14,9 @@ import {
   type FullStore,
   type Logger,
   MemoryEngine,
-  resolveConfig,
   type TranscriptStore,
 } from '@mem01/engine';
-import { stableJson } from '@mem01/engine/store-kit';
+import { resolveConfig, stableJson } from '@mem01/engine/store-kit';
 import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
 import { InjectedBlocks } from './items.js';
 

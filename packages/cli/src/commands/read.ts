@@ -1,5 +1,6 @@
 /** Read-only commands: users, beliefs, recall, history, doctor. */
-import { BELIEF_STATUSES, type Belief, type BeliefStatus, type Scope } from '@mem01/engine';
+import type { Belief, BeliefStatus, Scope } from '@mem01/engine';
+import { BELIEF_STATUSES } from '@mem01/engine/store-kit';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { beliefKey, clip, num, signalCells, table } from '../format.js';

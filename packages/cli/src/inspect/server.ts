@@ -6,7 +6,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type FullStore, Mem01Error, type MemoryAdmin, normalizeScope, sanitize } from '@mem01/engine';
+import { type FullStore, Mem01Error, type MemoryAdmin } from '@mem01/engine';
+import { normalizeScope, sanitize } from '@mem01/engine/store-kit';
 import { APP_CSS, APP_JS } from './assets.js';
 import {
   beliefPage,

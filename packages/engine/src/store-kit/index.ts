@@ -1,6 +1,6 @@
 /**
- * `@mem01/engine/store-kit`: what a store author needs to implement the ports of `@mem01/engine`, with each
- * contract check written once (the conformance suite then checks the behaviour):
+ * `@mem01/engine/store-kit`: what the authors of stores, extractors, embedders and bindings need beyond the consumer
+ * API of `@mem01/engine`, with each contract check written once (the conformance suite then checks the behaviour):
  *
  * - the port contracts and the records they carry (types), and the errors a store throws;
  * - input checks of every port call: beliefs, audit records, outbox turns, positions (`MAX_POSITION`), search and
@@ -9,11 +9,18 @@
  *   enqueues;
  * - one list cursor, one query-term splitter (each store adds only its index's stemming), result orders;
  * - governance: operation keys, capture grants, budget charges (one all-or-nothing rule) and access counts;
- * - rows of SQL stores, forget's tombstone and transcript redaction, vectors as bytes.
+ * - rows of SQL stores, forget's tombstone and transcript redaction, vectors as bytes;
+ * - for extractors and embedders: the extraction records (`CandidateBelief`, `ExtractionTurn`,
+ *   `ExtractionOperation`), `canonicalKey`, `normalizeScope`, provider `Usage`, and the belief value sets
+ *   (`BELIEF_SOURCES`, `BELIEF_STATUSES`);
+ * - for bindings (sessions, tools, servers, CLIs): `resolveConfig`, the context block's delimiters
+ *   (`MEMORY_BLOCK_OPEN`, `MEMORY_BLOCK_CLOSE`) and `neutralise`, error reporting (`describeError`, `sanitize`,
+ *   `sanitizeError`), and `RecallSignals`.
  * @packageDocumentation
  */
 
 export { canonicalKey, canonicalValue, createBelief } from '../belief.js';
+export { resolveConfig } from '../config.js';
 export {
   CapabilityError,
   ClosedError,
@@ -30,6 +37,7 @@ export {
   SchemaTooNewError,
   StoreError,
   sanitize,
+  sanitizeError,
   UnsupportedRuntimeError,
   VersionConflictError,
 } from '../errors.js';
@@ -40,6 +48,7 @@ export {
   mayContainNeedle,
   redactTranscriptItem,
 } from '../redact.js';
+export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralise } from '../render.js';
 export type {
   AuditEvent,
   Belief,
@@ -53,10 +62,12 @@ export type {
   JsonValue,
   OutboxEntry,
   Page,
+  RecallSignals,
   Scope,
   TurnRole,
+  Usage,
 } from '../types.js';
-export { BELIEF_STATUSES } from '../types.js';
+export { BELIEF_SOURCES, BELIEF_STATUSES } from '../types.js';
 export {
   assertId,
   assertText,
