@@ -101,8 +101,10 @@ function userShare(stats: SearchStats, userId: string): number | null {
   return Math.max(0, rest) / Math.max(1, distinct - stats.users.size);
 }
 
-/** Beliefs counted at most per lexeme (and, ×4, per scope) when weighing a search's words. */
-const MAX_COUNTED = 5000;
+/** Beliefs counted at most per lexeme when weighing a search's words. */
+const MAX_COUNTED = 1000;
+/** Beliefs of the scope counted at most; above, the planner's estimate of the user's rows stands in. */
+const MAX_SCOPE_COUNTED = 2000;
 /** Per-scope frequencies kept in {@link PgConnection.frequencyCache}. */
 const FREQUENCY_CACHE_SIZE = 20_000;
 /** A lexeme's count is reused while the scope's size stays within this share of the size it was counted at. */
@@ -113,7 +115,7 @@ const FREQUENCY_DRIFT = 0.1;
  * frequencies of BM25's idf, per user, as the memory store's index keeps them. A word's weight is how rare it is
  * among this user's memories, not across every user of the table (a name in every turn of one user's conversations
  * says little to that user, however rare it is elsewhere). One round trip per search counts the scope (up to
- * 4 × {@link MAX_COUNTED} beliefs; the planner's estimate above) and the lexemes whose counts are not cached; a count
+ * {@link MAX_SCOPE_COUNTED} beliefs; the planner's estimate above) and the lexemes whose counts are not cached; a count
  * stops at {@link MAX_COUNTED} (the planner's share of the table stands in above it: the word is common for this user
  * anyway) and is reused while the scope's size stays within {@link FREQUENCY_DRIFT} of the size it was counted at.
  */
@@ -140,13 +142,13 @@ export async function scopeFrequencies(
   const r = await sql<{ i: number; n: number }>`
     select i, (select count(*)::float8 from (
       select 1 from ${beliefs} b where ${scoped} and (o is null or b.tsv @@ o::tsquery)
-      limit case when o is null then ${4 * MAX_COUNTED}::int else ${MAX_COUNTED}::int end) x) as n
+      limit case when o is null then ${MAX_SCOPE_COUNTED}::int else ${MAX_COUNTED}::int end) x) as n
     from unnest(${[null, ...missing.map((l) => operands.get(l) ?? '')]}::text[]) with ordinality as u(o, i)`.execute(
     c.db,
   );
   const counted = new Map<number, number>(r.rows.map((row) => [Number(row.i) - 1, Number(row.n)]));
   let size = counted.get(0) ?? 0;
-  if (size >= 4 * MAX_COUNTED) size = Math.max(size, (userShare(stats, scope.userId) ?? 0) * stats.rows);
+  if (size >= MAX_SCOPE_COUNTED) size = Math.max(size, (userShare(stats, scope.userId) ?? 0) * stats.rows);
   const remember = (key: string, n: number) => {
     if (c.frequencyCache.size >= FREQUENCY_CACHE_SIZE) {
       const oldest = c.frequencyCache.keys().next().value;
