@@ -215,7 +215,9 @@ describe('isolation of a single-user server', () => {
     );
     const after = await snapshot();
     expect(after).toEqual(before);
-    // The served user's memory did work meanwhile (the property did not pass by refusing everything).
+    // The served user's memory did work meanwhile (the property did not pass by refusing everything). `remember`
+    // returns once the turn is durable; its extraction runs in the background, so the harness waits for it.
+    await engine.flush(SERVED);
     const own: Belief[] = await store.history(SERVED);
     expect(own.length).toBeGreaterThan(1);
     const bob = await store.backlog({ now: new Date().toISOString(), userId: 'bob' });
