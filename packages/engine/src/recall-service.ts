@@ -89,10 +89,17 @@ export async function recallBeliefs(
         core.config.ranking.feedbackTerms,
       );
       if (extra.length > 0) {
-        const second = (
-          await core.store.searchLexical(scope, [...terms, ...extra].join(' '), { limit: candidateLimit })
+        // BM25 adds up over words, so the expanded query's score is the first search's plus the added words' alone:
+        // only the added words are searched, and the query's words are not matched a second time.
+        const added = (
+          await core.store.searchLexical(scope, extra.join(' '), { limit: candidateLimit })
         ).filter((h) => keep(h.belief));
-        lexical = mergeLexical(lexical, second, feedback);
+        const expanded = new Map<string, LexicalHit>(lexical.map((h) => [h.belief.id, h]));
+        for (const h of added) {
+          const base = expanded.get(h.belief.id)?.score ?? 0;
+          expanded.set(h.belief.id, { belief: h.belief, score: base + h.score });
+        }
+        lexical = mergeLexical(lexical, [...expanded.values()], feedback);
         first = rank(lexical);
       }
     }
@@ -114,7 +121,9 @@ function feedbackWords(
   const inQuery = new Set(queryWords.map(stem));
   const counts = new Map<string, { word: string; n: number }>();
   for (const r of ranked.slice(0, docs)) {
-    const seen = new Set<string>();
+    // The belief's subject ("user") names what every statement is about: it tells no answer from another, and as a
+    // search word it would match most of the index.
+    const seen = new Set<string>(contentWords(r.belief.subject).map(stem));
     for (const word of contentWords(r.belief.statement)) {
       const st = stem(word);
       if (inQuery.has(st) || seen.has(st) || word.length < 3 || /^\d+$/.test(word)) continue;

@@ -246,6 +246,36 @@ describe('the relevance floor', () => {
   });
 });
 
+describe('pseudo-relevance feedback', () => {
+  it('searches only the words the best results add, never the query’s words again nor the subject', async () => {
+    const store = createMemoryStore();
+    const searched: string[] = [];
+    const search = store.searchLexical.bind(store);
+    store.searchLexical = (s, query, options) => {
+      searched.push(query);
+      return search(s, query, options);
+    };
+    const { engine } = engineOn(store, { config: { episodic: false } });
+    await engine.accept([
+      turn(0, 'trip=Lisbon harbour ferry'),
+      turn(1, 'trip_plan=Lisbon harbour tram'),
+      turn(2, 'hotel=harbour view'),
+      turn(3, 'car=blue'),
+    ]);
+    await engine.flush(scope); // extraction searches too (the candidates it offers); only recall's searches count
+    searched.length = 0;
+    const hits = await engine.recall(scope, 'the trip to Lisbon');
+    expect(hits.length).toBeGreaterThan(0);
+    // The first search has the query's words; feedback adds the words two of the best results share ("harbour"),
+    // without the query's words (already matched) or "user" (the subject every statement names).
+    expect(searched).toHaveLength(2);
+    expect(searched[1]!.split(' ')).toContain('harbour');
+    for (const word of [...searched[0]!.split(' '), 'user'])
+      expect(searched[1]!.split(' ')).not.toContain(word);
+    await engine.close();
+  });
+});
+
 describe('long turns', () => {
   it('a turn over maxTextBytes is kept as several episodes, nothing dropped; forgetting a fact from it forgets them all', async () => {
     const store = createMemoryStore();
