@@ -180,3 +180,24 @@ describe('await using, clearMemory and memory by conversation', () => {
     await second.close();
   });
 });
+
+describe('one session id, two users', () => {
+  it('the second user reads nothing of the first one’s session, and their run fails with a typed owner error', async () => {
+    const store = createMemoryStore();
+    const options = { store, extractor: new KeyValueExtractor(), embedder: null, env: {} };
+    const alice = memSession('conv-1', { ...options, userId: 'alice' });
+    const model = echoModel();
+    await runner().run(agentWith(model), 'city=Lisbon', { session: alice, ...alice.runConfig() });
+    const bob = memSession('conv-1', { ...options, userId: 'bob' });
+    expect(await bob.getItems()).toEqual([]);
+    const calls = model.inputs.length;
+    await expect(
+      runner().run(agentWith(model), 'where do I live?', { session: bob, ...bob.runConfig() }),
+    ).rejects.toMatchObject({ name: 'InvalidInputError', field: 'owner' });
+    // Whatever reached the model in bob's run holds nothing of alice's.
+    for (const input of model.inputs.slice(calls)) expect(inputText(input)).not.toContain('Lisbon');
+    expect((await alice.getItems()).length).toBeGreaterThan(0);
+    await alice.close();
+    await bob.close();
+  });
+});

@@ -49,7 +49,10 @@ export function mayUseSession(
 
 /** The error an append to another scope's session throws. */
 export function foreignSessionError(): InvalidInputError {
-  return new InvalidInputError('owner', 'the session belongs to another scope');
+  return new InvalidInputError(
+    'owner',
+    'the session id is already used by another user or namespace of this store (a session belongs to the scope of its first append); give each user their own session ids, for example prefixed with the user id',
+  );
 }
 
 /** The error a repeated operation id with another fingerprint throws. */
