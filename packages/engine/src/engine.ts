@@ -165,7 +165,11 @@ export class MemoryEngine extends MemoryAdmin {
     }
   }
 
-  /** The last pipeline failure for a user, sanitized; null when the last attempt succeeded. */
+  /**
+   * The last pipeline failure for a user, sanitized; null when the last attempt succeeded. A turn refused at
+   * acceptance (too long, invalid) stays reported after later extractions succeed, until a later append of this user
+   * is accepted whole or another failure replaces it: that turn will never be remembered.
+   */
   lastError(scope: Scope): string | null {
     return this.pipeline.lastError(normalizeScope(scope).userId);
   }

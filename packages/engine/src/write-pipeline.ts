@@ -66,6 +66,11 @@ interface UserState {
   /** Consecutive failed store calls (claim, backlog), for backoff. */
   storeFailures: number;
   lastError: string | null;
+  /**
+   * The latest turn refused at acceptance (failure-open). Kept apart from `lastError` because that turn is lost for
+   * good: a later extraction succeeding does not make it less true, only a later clean acceptance replaces it.
+   */
+  refusal: string | null;
   /** Strict mode: the (sanitised) error to raise at the user's next operation. */
   strictError: Error | undefined;
 }
@@ -83,6 +88,19 @@ export interface AppendTranscriptResult {
   readonly duplicate: boolean;
   /** Turns accepted for extraction (0 for a repeated operation). */
   readonly accepted: number;
+  /**
+   * Turns refused at acceptance in failure-open mode (too long, invalid): their items are stored in the transcript,
+   * but they are never extracted. Each failure is also recorded as the user's `lastError`. Empty when all passed.
+   */
+  readonly refused: readonly RefusedTurn[];
+}
+
+/** A turn that {@link WritePipeline.appendTranscript} stored but refused to accept for extraction. */
+export interface RefusedTurn {
+  /** The turn's position in `turns` as passed in. */
+  readonly turn: number;
+  /** Why, as a typed error (an `InvalidInputError` naming `turns[i].…`, with the size and the limit if too long). */
+  readonly error: Error;
 }
 
 /** Options of `MemoryEngine.runWorker`. */
@@ -115,18 +133,18 @@ export class WritePipeline {
   // ---------------------------------------------------------------- accepting
 
   /** Validates a turn for the outbox and returns its canonical form. */
-  checkInput(input: OutboxInput, index = 0): OutboxInput {
-    if (!input || typeof input !== 'object')
-      throw new InvalidInputError(`inputs[${index}]`, 'must be an object');
+  checkInput(input: OutboxInput, index = 0, list = 'inputs'): OutboxInput {
+    const at = `${list}[${index}]`;
+    if (!input || typeof input !== 'object') throw new InvalidInputError(at, 'must be an object');
     const scope = normalizeScope(input.scope);
-    assertId(input.sessionId, `inputs[${index}].sessionId`);
-    assertPosition(input.position, `inputs[${index}].position`);
+    assertId(input.sessionId, `${at}.sessionId`);
+    assertPosition(input.position, `${at}.position`);
     if (input.role !== 'user' && input.role !== 'assistant') {
-      throw new InvalidInputError(`inputs[${index}].role`, 'must be "user" or "assistant"');
+      throw new InvalidInputError(`${at}.role`, 'must be "user" or "assistant"');
     }
-    assertText(input.text, `inputs[${index}].text`, this.core.config.maxTurnBytes);
+    assertText(input.text, `${at}.text`, this.core.config.maxTurnBytes);
     if (typeof input.at !== 'string' || Number.isNaN(Date.parse(input.at))) {
-      throw new InvalidInputError(`inputs[${index}].at`, 'must be an ISO-8601 date');
+      throw new InvalidInputError(`${at}.at`, 'must be an ISO-8601 date');
     }
     return { ...input, scope, at: new Date(input.at).toISOString() };
   }
@@ -170,12 +188,13 @@ export class WritePipeline {
     }
     this.raiseStrict(s.userId);
     const turns: AppendEnqueue[] = [];
+    const refused: RefusedTurn[] = [];
     for (const [i, turn] of (options.turns ?? []).entries()) {
       try {
         if (!Number.isInteger(turn?.index) || turn.index < 0 || turn.index >= items.length) {
           throw new InvalidInputError(`turns[${i}].index`, `must point into items (0..${items.length - 1})`);
         }
-        const c = this.checkInput({ scope: s, sessionId, position: 0, ...turn }, i);
+        const c = this.checkInput({ scope: s, sessionId, position: 0, ...turn }, i, 'turns');
         turns.push({
           index: turn.index,
           role: c.role,
@@ -185,8 +204,11 @@ export class WritePipeline {
         });
       } catch (err) {
         if (this.core.config.strict) throw err;
-        // Failure-open: the transcript keeps the item; only its extraction is skipped, and the user can see why.
+        // Failure-open: the transcript keeps the item; only its extraction is skipped, and the user can see why
+        // (the caller gets it back in `refused`, and it is the user's `lastError` until a later failure or success).
         this.record(s, err, 1);
+        this.state(s.userId).refusal = describeError(err);
+        refused.push({ turn: i, error: sanitizeError(err) });
       }
     }
     // One message saved twice (through the session and through `saveTurn`, say) is accepted once: a user turn that
@@ -237,7 +259,8 @@ export class WritePipeline {
     this.core.stats.accepted += result.accepted;
     if (previous && !result.duplicate) this.rememberUserTurn(conversation, previous);
     if (result.accepted > 0) this.defer(s.userId);
-    return { positions: result.positions, duplicate: result.duplicate, accepted: result.accepted };
+    if (result.accepted > 0 && refused.length === 0) this.state(s.userId).refusal = null;
+    return { positions: result.positions, duplicate: result.duplicate, accepted: result.accepted, refused };
   }
 
   /** Runs a store write that accepts turns of `userIds`, so that their barriers wait for it. */
@@ -597,7 +620,8 @@ export class WritePipeline {
   // ---------------------------------------------------------------- state
 
   lastError(userId: string): string | null {
-    return this.users.get(userId)?.lastError ?? null;
+    const st = this.users.get(userId);
+    return st?.lastError ?? st?.refusal ?? null;
   }
 
   /** Strict mode: raises (once) a failure recorded for this user. */
@@ -633,6 +657,7 @@ export class WritePipeline {
         retryNow: false,
         storeFailures: 0,
         lastError: null,
+        refusal: null,
         strictError: undefined,
       };
       this.users.set(userId, st);

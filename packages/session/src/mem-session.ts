@@ -244,7 +244,12 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     // The engine stores the items and accepts the turns in one transaction, and its read barrier knows about them:
     // the user's next recall, in this run or the next, waits for their extraction. An unacceptable turn fails the
     // call in strict mode before anything is written, and is recorded (its item still stored) otherwise.
-    await rt.engine.appendTranscript(this.scope, this.sessionId, kept, { ...options, turns });
+    const result = await rt.engine.appendTranscript(this.scope, this.sessionId, kept, { ...options, turns });
+    // A refused turn (too long, say) is stored but never remembered: say so now, not at some later operation.
+    for (const refusal of result.refused) {
+      this.notify(refusal.error);
+    }
+    if (result.refused.length > 0) this.reportedPipelineError = rt.engine.lastError(this.scope);
   }
 
   // ---------------------------------------------------------------- runs

@@ -161,6 +161,42 @@ describe('strict mode and turns that cannot be accepted', () => {
     await open.close();
   });
 
+  it('a turn refused in a run is reported at once (onError, lastMemoryError with size and limit) and stays reported', async () => {
+    const errors: Error[] = [];
+    const options = offline({ embedder: new WordHashEmbedder(), onError: (e) => errors.push(e) });
+    const session = memSession('refused', options);
+    const huge = `I live in Oslo. ${'x'.repeat(1_000_000)}`;
+    await runner().run(agentWith(echoModel()), huge, { session, ...session.runConfig() });
+    // Reported by the time the run returns, not at some later operation.
+    expect(errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/turns\[0\]\.text: is 1000016 bytes, over the limit of 262144/),
+    ]);
+    expect(errors[0]).toMatchObject({ code: 'invalid_input' });
+    // The assistant's reply in the same run is extracted successfully; the refusal is still what the user sees.
+    await session.flushMemory();
+    expect(session.lastMemoryError).toMatch(/is 1000016 bytes, over the limit of 262144/);
+    expect(await session.getItems()).toHaveLength(2);
+    // The next run whose turns are accepted whole replaces it.
+    await runner().run(agentWith(echoModel()), 'I work as a nurse.', { session, ...session.runConfig() });
+    await session.flushMemory();
+    expect(session.lastMemoryError).toBeNull();
+    expect(errors).toHaveLength(1);
+    await session.close();
+  });
+
+  it('strict: a run whose turn is refused fails, and nothing of it is stored', async () => {
+    const session = memSession('refused-strict', offline({ strict: true, embedder: new WordHashEmbedder() }));
+    const huge = 'y'.repeat(500_000);
+    await expect(
+      runner().run(agentWith(echoModel()), huge, { session, ...session.runConfig() }),
+    ).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/500000 bytes, over the limit/),
+    });
+    expect(await session.getItems()).toEqual([]);
+    await session.close();
+  });
+
   it('a long pasted turn (over 16 KiB) is kept whole in the transcript and recalled from its parts', async () => {
     const options = offline();
     const filler = Array.from({ length: 400 }, (_, i) => `Line ${i} of the pasted report is routine.`).join(
