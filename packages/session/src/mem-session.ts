@@ -88,6 +88,7 @@ export function memSession(sessionId: string, options: MemSessionOptions): MemSe
 export class MemSession implements SessionHistoryTransactionAwareSession {
   readonly sessionId: string;
   readonly scope: Readonly<{ userId: string; namespace: string }>;
+  /** Raise memory failures instead of degrading: the runtime engine's `strict`, however it was set. */
   readonly strict: boolean;
   private readonly spec: ReturnType<typeof resolveRuntime> | null;
   /** A runtime the caller opened and owns (`options.runtime`). */
@@ -107,7 +108,6 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     if (!options || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
     this.sessionId = sessionId;
     this.scope = normalizeScope({ userId: options.userId, namespace: options.namespace });
-    this.strict = options.strict ?? false;
     if (options.longTerm !== undefined && typeof options.longTerm !== 'boolean') {
       throw new InvalidInputError('longTerm', 'must be a boolean');
     }
@@ -118,6 +118,7 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     this.onError = options.onError;
     this.given = checkGivenRuntime(options);
     this.spec = this.given ? null : resolveRuntime(options);
+    this.strict = this.given ? this.given.engine.config.strict : (this.spec as RuntimeSpec).strict;
   }
 
   /** The shared runtime, opened on first use. */

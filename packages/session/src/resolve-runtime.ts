@@ -107,6 +107,8 @@ export interface Runtime {
 export interface RuntimeSpec {
   /** Hash of the settings (object identities, paths, a hash of credentials); never contains a secret. */
   readonly key: string;
+  /** The engine's `strict`, as the runtime will open it. */
+  readonly strict: boolean;
   open(): Promise<Runtime>;
 }
 
@@ -221,7 +223,15 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
     throw new ConfigError('engine must be an object of engine settings');
   }
   const fromEnv = tuningFromEnv(env);
-  const strict = options.strict ?? false;
+  // `strict` has one home, the engine's config: the shorthand and `engine.strict` are two ways to set it.
+  if (
+    options.strict !== undefined &&
+    options.engine?.strict !== undefined &&
+    options.strict !== options.engine.strict
+  ) {
+    throw new ConfigError('strict and engine.strict disagree: set one of them');
+  }
+  const strict = options.strict ?? options.engine?.strict ?? false;
   const budgetBytes =
     options.budgetBytes ?? options.engine?.budgetBytes ?? fromEnv.budgetBytes ?? DEFAULT_BUDGET_BYTES;
   if (typeof strict !== 'boolean') throw new ConfigError('strict must be a boolean');
@@ -284,6 +294,7 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
 
   return {
     key,
+    strict,
     async open(): Promise<Runtime> {
       const owned: Array<() => Promise<void>> = [];
       const closeOwned = async () => {
@@ -374,7 +385,7 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
             store: storeName,
             extractor: extractor.name,
             embedder: embedderName,
-            strict,
+            strict: engine.config.strict,
             budgetBytes,
           },
           close() {

@@ -15,7 +15,13 @@ import {
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { closeSharedRuntimes, memSession, RunConfigReusedError, sharedRuntimeCount } from '../src/index.js';
+import {
+  closeSharedRuntimes,
+  memSession,
+  openMemoryRuntime,
+  RunConfigReusedError,
+  sharedRuntimeCount,
+} from '../src/index.js';
 import { withFaults } from '../src/testing/index.js';
 import { agentWith, echoModel, RecordingExtractor, runner, testSession } from './harness.js';
 
@@ -309,6 +315,54 @@ describe('failure modes', () => {
     await session.addItems([{ role: 'user', content: 'pet=cat' }]);
     await expect(session.flushMemory()).rejects.toThrow(/injected failure in commit/);
     await session.close();
+  });
+
+  describe('strict set through the engine settings is the strict the session runs with', () => {
+    const question = 'what is my home city?';
+
+    it('memSession(id, { engine: { strict: true } }) surfaces a recall failure', async () => {
+      const { store, faults } = withFaults(createMemoryStore());
+      const session = memSession('strict-engine', {
+        userId: 'u1',
+        store,
+        extractor: new RecordingExtractor(),
+        embedder: new WordHashEmbedder(),
+        engine: { strict: true },
+      });
+      expect(session.strict).toBe(true);
+      faults.fail('searchLexical');
+      await expect(
+        runner().run(agentWith(echoModel()), question, { session, ...session.runConfig() }),
+      ).rejects.toThrow(/injected failure in searchLexical/);
+      await session.close();
+    });
+
+    it('openMemoryRuntime({ engine: { strict: true } }) opens a strict engine, and a session over it is strict', async () => {
+      const { store, faults } = withFaults(createMemoryStore());
+      const runtime = await openMemoryRuntime({
+        store,
+        extractor: new RecordingExtractor(),
+        embedder: new WordHashEmbedder(),
+        engine: { strict: true },
+        env: {},
+      });
+      expect(runtime.engine.config.strict).toBe(true);
+      expect(runtime.description.strict).toBe(true);
+      const session = memSession('strict-runtime', { userId: 'u1', runtime });
+      expect(session.strict).toBe(true);
+      faults.fail('searchLexical');
+      await expect(
+        runner().run(agentWith(echoModel()), question, { session, ...session.runConfig() }),
+      ).rejects.toThrow(/injected failure in searchLexical/);
+      await session.close();
+      await runtime.close();
+    });
+
+    it('strict and engine.strict that disagree are refused', () => {
+      expect(() =>
+        memSession('strict-both', { userId: 'u1', strict: false, engine: { strict: true }, env: {} }),
+      ).toThrow(/strict and engine.strict disagree/);
+    });
   });
 
   it('a transcript that cannot be written fails addItems (the Session contract), in both modes', async () => {
