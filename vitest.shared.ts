@@ -9,5 +9,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: { conditions: ['mem01-source'] },
   ssr: { resolve: { conditions: ['mem01-source'], externalConditions: ['mem01-source'] } },
-  test: { include: ['src/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 },
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // The counts `pnpm test` adds up into its closing line (scripts/test-all.mjs); the default output is unchanged.
+    reporters: ['default', ['json', { outputFile: '.vitest/results.json' }]],
+  },
 });

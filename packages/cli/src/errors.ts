@@ -24,7 +24,8 @@ export class CliError extends Mem01Error {
 
 /** One line for stderr, never with secrets, and the exit code the error maps to. */
 export function describeForCli(err: unknown): { line: string; exitCode: number } {
-  if (err instanceof UsageError) return { line: `error: ${sanitize(err.message)}`, exitCode: EXIT.usage };
+  if (err instanceof UsageError)
+    return { line: `error [usage]: ${oneLine(sanitize(err.message))}`, exitCode: EXIT.usage };
   if (err instanceof CliError)
     return { line: `error [${err.code}]: ${oneLine(sanitize(err.message))}`, exitCode: EXIT.runtime };
   if (err instanceof Mem01Error) {
@@ -33,9 +34,10 @@ export function describeForCli(err: unknown): { line: string; exitCode: number }
       exitCode: err.code === 'invalid_input' ? EXIT.usage : EXIT.runtime,
     };
   }
+  // Not one of ours (a driver's, say): still one line with a code, so scripts can match every error the same way.
   if (err instanceof Error)
-    return { line: `error: ${oneLine(sanitize(err.message))}`, exitCode: EXIT.runtime };
-  return { line: `error: ${oneLine(sanitize(String(err)))}`, exitCode: EXIT.runtime };
+    return { line: `error [unexpected]: ${oneLine(sanitize(err.message))}`, exitCode: EXIT.runtime };
+  return { line: `error [unexpected]: ${oneLine(sanitize(String(err)))}`, exitCode: EXIT.runtime };
 }
 
 function oneLine(text: string): string {

@@ -57,7 +57,8 @@ export function createProgram(io: CliIo): Command {
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
-      outputError: (s, write) => write(s),
+      // Every error line reads `error [code]: message`, commander's usage errors too.
+      outputError: (s, write) => write(s.replace(/^error: /, 'error [usage]: ')),
     })
     .exitOverride();
 

@@ -545,10 +545,13 @@ describe('migrate, usage and errors', () => {
     const db = fresh();
     const unknown = await cli(db, 'frobnicate');
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/unknown command 'frobnicate'/);
+    expect(unknown.stderr).toMatch(/^error \[usage\]: unknown command 'frobnicate'/);
     const noUser = await cli(db, 'beliefs');
     expect(noUser.code).toBe(2);
-    expect(noUser.stderr).toMatch(/required option '-u, --user <id>' not specified/);
+    expect(noUser.stderr).toMatch(/^error \[usage\]: required option '-u, --user <id>' not specified/);
+    const badFlag = await cli(db, 'users', '--bogus');
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toMatch(/^error \[usage\]: unknown option '--bogus'\n/);
     const notFound = await cli(db, 'forget', '--user', USER, '--id', 'no-such-belief');
     expect(notFound.code).toBe(1);
     expect(notFound.stderr).toMatch(/^error \[not_found\]: .*\n$/);
