@@ -54,6 +54,12 @@ export interface EngineConfig {
    */
   readonly requireVersion: boolean;
   /**
+   * Refuse a mutation (`remember`, `correct`, `forget`, `approve`, `reject`, `retract`) that does not give an operation
+   * `key`, with `InvalidInputError`, so that every change a host makes can be retried safely and found in the
+   * operation journal. Default false: a key is used when given.
+   */
+  readonly requireOperationKey: boolean;
+  /**
    * Capture (`accept`, `appendTranscript` with turns, `remember`) only for a user + namespace with a valid capture
    * grant (`grantCapture`); otherwise `CaptureNotAuthorizedError`, and nothing is written. Default false. Needs a
    * store with capture grants (every mem01 store).
@@ -126,6 +132,7 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
   budgetRetryMs: 60_000,
   flushTimeoutMs: 30_000,
   requireVersion: false,
+  requireOperationKey: false,
   requireCaptureGrant: false,
   accessCounts: true,
   accessFlushMs: 5_000,
@@ -167,7 +174,12 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   int('budgetRetryMs', 0, 86_400_000);
   int('flushTimeoutMs', 0, 86_400_000);
   int('accessFlushMs', 1, 86_400_000);
-  for (const flag of ['requireVersion', 'requireCaptureGrant', 'accessCounts'] as const) {
+  for (const flag of [
+    'requireVersion',
+    'requireOperationKey',
+    'requireCaptureGrant',
+    'accessCounts',
+  ] as const) {
     if (typeof merged[flag] !== 'boolean') throw new InvalidInputError(`config.${flag}`, 'must be a boolean');
   }
   const budgets = resolveBudgets(input?.budgets);

@@ -96,7 +96,7 @@ export class MemoryEngine extends MemoryAdmin {
     if (typeof input !== 'string') return super.remember(scope, input, options as RememberOptions);
     const s = this.open(scope);
     const checked = checkRememberText(this.core, input, options);
-    assertKey(checked.options.key);
+    assertKey(this.core, checked.options.key);
     await assertCaptureAllowed(this.core, [s]);
     await this.beforeUserOperation(s.userId);
     return rememberText(this.core, this.extractor, s, checked.text, checked.options, checked.origin);

@@ -167,7 +167,7 @@ export class MemoryAdmin {
     if (options === null || typeof options !== 'object')
       throw new InvalidInputError('options', 'must be an object');
     lifecycle.checkVersion(this.core, options.expectedVersion);
-    assertKey(options.key);
+    assertKey(this.core, options.key);
   }
 
   /**
@@ -240,7 +240,7 @@ export class MemoryAdmin {
       throw new InvalidInputError('source', 'must be "manual" or "tool"');
     }
     const checked = lifecycle.checkRememberOptions(options);
-    assertKey(checked.key);
+    assertKey(this.core, checked.key);
     await assertCaptureAllowed(this.core, [s]);
     await this.beforeUserOperation(s.userId);
     await checkCapacity(this.core, s.userId);

@@ -4,7 +4,7 @@
  * read again); with another request it fails with `OperationConflictError`. Records hold ids and digests only.
  */
 import type { EngineCore } from './engine-core.js';
-import { CapabilityError, NotFoundError, OperationConflictError } from './errors.js';
+import { CapabilityError, InvalidInputError, NotFoundError, OperationConflictError } from './errors.js';
 import type { OperationAction, OperationJournal, OperationRecord } from './ports.js';
 import type { Belief, Scope } from './types.js';
 import { assertId, sha256Hex, stableJson } from './util.js';
@@ -70,9 +70,17 @@ export async function keyed<T>(
   }
 }
 
-/** Checks an operation key given to a mutation (an id: 1..256 characters, no control characters). */
-export function assertKey(key: unknown): asserts key is string | undefined {
-  if (key !== undefined) assertId(key, 'key');
+/**
+ * Checks an operation key given to a mutation (an id: 1..256 characters, no control characters); with
+ * `config.requireOperationKey`, a mutation without one is refused.
+ */
+export function assertKey(core: EngineCore, key: unknown): asserts key is string | undefined {
+  if (key === undefined) {
+    if (core.config.requireOperationKey)
+      throw new InvalidInputError('key', 'is required (config.requireOperationKey is on)');
+    return;
+  }
+  assertId(key, 'key');
 }
 
 /** The beliefs a recorded operation returned, read again (a forgotten one as its tombstone). */

@@ -179,6 +179,28 @@ export function governedEngineTests(ctx: SuiteContext): void {
     await e.close();
   });
 
+  ctx.test('governed writes: config.requireOperationKey refuses a mutation without a key', async () => {
+    const { e, scope } = await engineOn(ctx, 'opkey-', { config: { requireOperationKey: true } });
+    const remember = () => e.remember(scope, { kind: 'fact', attribute: 'pet', value: 'cat' });
+    expect((await rejects(remember(), InvalidInputError)).message).toMatch(/key: is required/);
+    expect((await rejects(e.remember(scope, 'pet=cat'), InvalidInputError)).message).toMatch(/key/);
+    expect(await e.history(scope)).toEqual([]);
+    const a = await e.remember(scope, { kind: 'fact', attribute: 'pet', value: 'cat' }, { key: 'r1' });
+    for (const call of [
+      () => e.correct(scope, a.id, 'dog'),
+      () => e.forget(scope, a.id),
+      () => e.retract(scope, a.id),
+      () => e.approve(scope, a.id),
+      () => e.reject(scope, a.id),
+    ]) {
+      const err = await rejects(call(), InvalidInputError);
+      expect(err.message).toMatch(/key: is required \(config\.requireOperationKey is on\)/);
+    }
+    expect((await e.get(scope, a.id))?.version).toBe(1);
+    expect((await e.correct(scope, a.id, 'dog', { key: 'c1' })).value).toBe('dog');
+    await e.close();
+  });
+
   ctx.test(
     'remember with free text: drawn beliefs or a note, pending state, source label and reference, key',
     async () => {
