@@ -253,6 +253,36 @@ describe('bench summary', () => {
   });
 });
 
+describe('bench summary: cold start', () => {
+  it('puts each entry point’s own import cost and first recall beside the SDK’s import time', async () => {
+    const entry = (importMs: number, firstRecallMs: number) => ({
+      importMs: { median: importMs },
+      ownImportMs: importMs - 500,
+      firstRecallMs: { median: firstRecallMs },
+      firstRecallOverSdkMs: firstRecallMs - 500,
+    });
+    await put('cold-start.json', {
+      package: '@mem01/mcp',
+      sdkImportMs: { median: 500 },
+      entryPoints: { mem01session: entry(580, 760), '@mem01/mcp': entry(420, 900) },
+    });
+    const { figures, markdown } = await writeSummary(dir);
+    const own = 'Cold start, mem01session: own import cost on top of importing @openai/agents, median';
+    expect(figures.find((f) => f.figure === own)).toMatchObject({ value: 80, meets: true });
+    expect(markdown).toContain(
+      `| ${own} | ≤ 150 ms | 80 ms | yes | cold-start.json (import 580 ms − SDK import 500 ms) |`,
+    );
+    const mcpRecall =
+      "Cold start, @mem01/mcp: first recall (SQLite, 1k beliefs, offline) beyond the SDK's import time, median";
+    expect(figures.find((f) => f.figure === mcpRecall)).toMatchObject({ value: 400, meets: false });
+    expect(figures.find((f) => f.figure.startsWith('Cold start, @mem01/cli: own import'))).toMatchObject({
+      value: null,
+      source: 'no @mem01/cli entry in cold-start.json',
+      meets: null,
+    });
+  });
+});
+
 describe('bench summary: LoCoMo on every store, and recall beside episodes', () => {
   it('shows the memSession default of each store against its targets and the file’s own BM25', async () => {
     await put('locomo-memory.json', locomoReport('memory', { r10: 0.73, block: 0.62 }));

@@ -261,6 +261,60 @@ function mcpOverheadFigure(files: readonly BenchFile[]): Figure {
   };
 }
 
+/**
+ * Cold start per entry point (bench `cold-start` of @mem01/mcp, issue 25.1): mem01's own import cost on top of
+ * importing `@openai/agents`, and the time to the first recall beyond the SDK's import time, medians of one run.
+ */
+function coldStartFigures(files: readonly BenchFile[]): Figure[] {
+  const data = files.find((f) => f.name === 'cold-start')?.data;
+  const sdk = isObj(data) && isObj(data.sdkImportMs) ? data.sdkImportMs.median : undefined;
+  const entries = isObj(data) && isObj(data.entryPoints) ? data.entryPoints : {};
+  return ['mem01session', '@mem01/mcp', '@mem01/cli'].flatMap((name): Figure[] => {
+    const importFigure = `Cold start, ${name}: own import cost on top of importing @openai/agents, median`;
+    const recallFigure = `Cold start, ${name}: first recall (SQLite, 1k beliefs, offline) beyond the SDK's import time, median`;
+    const importTarget = '≤ 150 ms';
+    const recallTarget = '≤ 300 ms';
+    const e = entries[name];
+    const missing = (figure: string, target: string, why: string): Figure => ({
+      figure,
+      target,
+      value: null,
+      unit: 'ms',
+      source: why,
+      meets: null,
+    });
+    if (data === undefined) {
+      return [missing(importFigure, importTarget, 'not run'), missing(recallFigure, recallTarget, 'not run')];
+    }
+    const own = isObj(e) ? e.ownImportMs : undefined;
+    const over = isObj(e) ? e.firstRecallOverSdkMs : undefined;
+    const median = (k: string) => (isObj(e) && isObj(e[k]) ? e[k].median : undefined);
+    const why = `no ${name} entry in cold-start.json`;
+    return [
+      typeof own === 'number'
+        ? {
+            figure: importFigure,
+            target: importTarget,
+            value: own,
+            unit: 'ms',
+            source: `cold-start.json (import ${String(median('importMs'))} ms − SDK import ${String(sdk)} ms)`,
+            meets: own <= 150,
+          }
+        : missing(importFigure, importTarget, why),
+      typeof over === 'number'
+        ? {
+            figure: recallFigure,
+            target: recallTarget,
+            value: over,
+            unit: 'ms',
+            source: `cold-start.json (first recall ${String(median('firstRecallMs'))} ms − SDK import ${String(sdk)} ms)`,
+            meets: over <= 300,
+          }
+        : missing(recallFigure, recallTarget, why),
+    ];
+  });
+}
+
 function openaiFigure(files: readonly BenchFile[], pattern: RegExp, figure: string, max: number): Figure {
   const target = `≤ ${max} LLM calls per user turn`;
   const file = files.find((f) => f.name === 'openai');
@@ -493,6 +547,7 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
     episodesLatencyFigure(files, 'memory', 5),
     episodesLatencyFigure(files, 'sqlite', 10),
     mcpOverheadFigure(files),
+    ...coldStartFigures(files),
     openaiFigure(files, /unbatched/i, 'OpenAI extraction, unbatched', 1),
     openaiFigure(files, /batch(es)? of 4/i, 'OpenAI extraction, batches of 4', 0.3),
     ...locomoFigures(files),

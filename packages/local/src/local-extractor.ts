@@ -10,9 +10,10 @@ import {
   canonicalValue,
   type ExtractionOperation,
 } from '@mem01/engine/store-kit';
-import { findDates } from './dates.js';
-import { type Intent, matchClause } from './rules.js';
-import { clausesOf, isInjection, isQuestion, sameValue, sentencesOf } from './text.js';
+import type { Found, TurnSettings } from './turn-intents.js';
+import { sameValue } from './values.js';
+
+type TurnIntents = typeof import('./turn-intents.js');
 
 /** Options for {@link createLocalExtractor}. */
 export interface LocalExtractorOptions {
@@ -24,12 +25,6 @@ export interface LocalExtractorOptions {
   readonly batchChars?: number;
   /** Longest evidence quote, in characters; a longer sentence is quoted by its clause. Default 240. */
   readonly maxQuoteChars?: number;
-}
-
-interface Found extends Intent {
-  readonly turnId: string;
-  readonly quote: string;
-  readonly confidence: number;
 }
 
 /**
@@ -45,64 +40,45 @@ interface Found extends Intent {
  *
  * It is recall-oriented for common phrasings and conservative otherwise: what it does not recognise it
  * ignores. Use an LLM extractor for open-ended conversations.
+ *
+ * Creating one is cheap: compromise and chrono-node are loaded by the first `extract()`, never at import, so a process that only recalls never loads them.
  */
 export class LocalExtractor implements Extractor {
   readonly name = 'local-rules';
   readonly batchChars: number;
-  readonly #confidence: number;
-  readonly #hedged: number;
-  readonly #maxQuote: number;
+  readonly #settings: TurnSettings;
+  #rules: Promise<TurnIntents> | null = null;
 
   constructor(options: LocalExtractorOptions = {}) {
-    this.#confidence = checkUnit(options.confidence ?? 0.9, 'confidence');
-    this.#hedged = checkUnit(options.hedgedConfidence ?? 0.4, 'hedgedConfidence');
+    this.#settings = {
+      confidence: checkUnit(options.confidence ?? 0.9, 'confidence'),
+      hedged: checkUnit(options.hedgedConfidence ?? 0.4, 'hedgedConfidence'),
+      maxQuote: checkPositive(options.maxQuoteChars ?? 240, 'maxQuoteChars'),
+    };
     this.batchChars = checkPositive(options.batchChars ?? 4000, 'batchChars');
-    this.#maxQuote = checkPositive(options.maxQuoteChars ?? 240, 'maxQuoteChars');
+  }
+
+  #load(): Promise<TurnIntents> {
+    // Deferred: the recall path (store, embedder, engine) never needs the parser, and it dominates import time.
+    // A failed load is not cached, so a later extraction retries it.
+    this.#rules ??= import('./turn-intents.js').catch((err: unknown) => {
+      this.#rules = null;
+      throw err;
+    });
+    return this.#rules;
   }
 
   async extract(request: ExtractionRequest): Promise<ExtractionResult> {
     request.signal?.throwIfAborted();
     if (!request || !Array.isArray(request.turns)) throw new InvalidInputError('turns', 'must be an array');
+    const { intentsOfTurn } = await this.#load();
     const found: Found[] = [];
     for (const turn of request.turns) {
       if (turn.role !== 'user' || typeof turn.text !== 'string' || !turn.text.trim()) continue;
       request.signal?.throwIfAborted();
-      found.push(...this.#extractTurn(turn.id, turn.text, turn.at || request.now));
+      found.push(...intentsOfTurn(turn.id, turn.text, turn.at || request.now, this.#settings));
     }
     return { operations: resolve(found, request.candidates ?? []), usage: { llmCalls: 0 } };
-  }
-
-  /** Intents of one user turn, with their quotes. Exposed for tests and tools through {@link LocalExtractor.extract}. */
-  #extractTurn(turnId: string, text: string, at: string): Found[] {
-    const out: Found[] = [];
-    for (const sentence of sentencesOf(text)) {
-      if (isQuestion(sentence) || isInjection(sentence.text)) continue;
-      for (const clause of clausesOf(sentence)) {
-        if (!clause.core) continue;
-        const dates = findDates(clause.core, at);
-        const intents = matchClause(clause.core, { core: clause.core, dates });
-        if (intents.length === 0) continue;
-        const quote = this.#quote(text, sentence.text, clause.span.text);
-        for (const intent of intents) {
-          const base = intent.confidence ?? this.#confidence;
-          out.push({
-            ...intent,
-            subject: canonicalKey(intent.subject),
-            attribute: canonicalKey(intent.attribute),
-            confidence: clause.hedged ? Math.min(base, this.#hedged) : base,
-            turnId,
-            quote,
-          });
-        }
-      }
-    }
-    return out;
-  }
-
-  #quote(text: string, sentence: string, clause: string): string {
-    const pick = sentence.length <= this.#maxQuote ? sentence : clause.trim().slice(0, this.#maxQuote);
-    // Both come from slicing `text`; the check keeps that an invariant rather than an assumption.
-    return text.includes(pick) ? pick : text.slice(0, this.#maxQuote);
   }
 }
 

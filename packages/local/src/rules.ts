@@ -16,7 +16,8 @@ import {
   RELATIONS,
   RELATIONSHIP_STATUSES,
 } from './lexicon.js';
-import { capitalise, cleanValue, displayCity, objectKey, type Span } from './text.js';
+import { capitalise, cleanValue, objectKey, type Span } from './text.js';
+import { displayCity } from './values.js';
 
 /** What a rule found, before it is matched against the candidates. */
 export interface Intent {

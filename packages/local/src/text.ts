@@ -2,9 +2,8 @@
  * Text plumbing for the rule-based extractor: sentence and clause segmentation with exact offsets into the
  * turn text, lead-in/hedge detection, injection markers, value clean-up and canonical keys.
  */
-import { canonicalValue } from '@mem01/engine/store-kit';
 import nlp from 'compromise';
-import { CITY_ALIASES, HEDGES, KEY_STOP_WORDS, LEAD_INS } from './lexicon.js';
+import { HEDGES, KEY_STOP_WORDS, LEAD_INS } from './lexicon.js';
 
 /** A span of the original turn text. `text` is always `source.slice(start, start + text.length)`. */
 export interface Span {
@@ -232,17 +231,6 @@ export function objectKey(phrase: string): string {
     .split(/[^\p{L}\p{N}+#]+/u)
     .filter((w) => w && !KEY_STOP_WORDS.has(w));
   return words.slice(0, 8).join('_');
-}
-
-/** Display name for a city as written ("NYC" → "New York City"); unknown names are returned unchanged. */
-export function displayCity(value: string): string {
-  return CITY_ALIASES[value.toLowerCase().replace(/\./g, '').trim()] ?? value;
-}
-
-/** Values are the same when equal after the engine's canonicalisation, or after alias expansion. */
-export function sameValue(a: string, b: string): boolean {
-  if (canonicalValue(a) === canonicalValue(b)) return true;
-  return canonicalValue(displayCity(a)) === canonicalValue(displayCity(b));
 }
 
 /** Title case for the first letter of each word, keeping the rest as written ("ana" → "Ana", "McDonald"). */

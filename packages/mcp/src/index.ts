@@ -4,7 +4,19 @@
  *
  * @packageDocumentation
  */
-export { type HttpServer, type HttpServerOptions, startHttpServer } from './http-server.js';
+import type { HttpServer, HttpServerOptions } from './http-server.js';
+
+export type { HttpServer, HttpServerOptions } from './http-server.js';
+
+/**
+ * Starts the Streamable HTTP server at `/mcp`. Its HTTP stack (express and the SDK's middleware) is loaded on the
+ * first call rather than when `@mem01/mcp` is imported, so stdio servers and embedders that never serve HTTP start
+ * without it.
+ */
+export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const http = await import('./http-server.js');
+  return http.startHttpServer(options);
+}
 export { DEFAULT_HTTP_PORT, type ProgramIo, run } from './program.js';
 export {
   conversationSessionId,

@@ -7,7 +7,6 @@ import { ConfigError, Mem01Error } from '@mem01/engine';
 import { describeError, sanitize } from '@mem01/engine/store-kit';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { startHttpServer } from './http-server.js';
 import { openMcpRuntime } from './runtime.js';
 import { createMemoryServer, MCP_SERVER_VERSION } from './server.js';
 import { parseAllowUsers, UserAccess } from './user-access.js';
@@ -130,6 +129,8 @@ export async function run(argv: readonly string[], io: ProgramIo): Promise<numbe
     try {
       if (options.http) {
         const token = options.token ?? nonEmpty(io.env.MEM01_MCP_TOKEN);
+        // Loaded for --http only: express and its middleware would slow every stdio start down.
+        const { startHttpServer } = await import('./http-server.js');
         const http = await startHttpServer({
           engine: runtime.engine,
           access,
