@@ -4,7 +4,9 @@
  *
  * @packageDocumentation
  */
+export { DEFAULT_MAX_BODY_BYTES } from './http-guard.js';
 export { type HttpServer, type HttpServerOptions, startHttpServer } from './http-server.js';
+export { parseTokenSpecs, type TokenGrant } from './http-tokens.js';
 export { DEFAULT_HTTP_PORT, type ProgramIo, run } from './program.js';
 export {
   conversationSessionId,
