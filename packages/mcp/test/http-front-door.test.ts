@@ -31,6 +31,8 @@ const INITIALIZE = {
 
 interface Reply {
   readonly status: number;
+  /** The server sent "100 Continue" (invited the body). */
+  readonly continued: boolean;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly body: string;
 }
@@ -48,6 +50,7 @@ interface RawRequest {
 function send(url: string, r: RawRequest): Promise<Reply> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
+    let continued = false;
     const req = request(
       {
         host: u.hostname,
@@ -66,17 +69,21 @@ function send(url: string, r: RawRequest): Promise<Reply> {
         res.setEncoding('utf8').on('data', (c: string) => {
           body += c;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, continued, headers: res.headers, body }));
       },
     );
+    req.on('continue', () => {
+      continued = true;
+      if (r.declared) req.write('x'.repeat(r.declared.sendBytes));
+    });
     // The server may close the connection on a refused upload before all of it is written.
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
     });
     if (r.declared) {
       // Part of the declared body only, and the request left open: an answer can only come from a server that
-      // refuses without reading the rest.
-      req.write('x'.repeat(r.declared.sendBytes));
+      // refuses without reading the rest. A client expecting "100 Continue" sends nothing before it.
+      if (!/100-continue/i.test(r.headers?.expect ?? '')) req.write('x'.repeat(r.declared.sendBytes));
     } else {
       req.end(r.body ?? JSON.stringify(INITIALIZE));
     }
@@ -197,6 +204,25 @@ describe('mem01-mcp --http, single user: the front door', () => {
   it('checks the token before the size: an oversized body without a token gets 401', async () => {
     const reply = await send(server.url, { declared: { length: 50 * 1024 * 1024, sendBytes: 16 } });
     expect(reply.status).toBe(401);
+  });
+
+  it('invites an "Expect: 100-continue" upload only past the token and the size checks', async () => {
+    const expect100 = { expect: '100-continue' };
+    const none = await send(server.url, { headers: expect100, declared: { length: 10, sendBytes: 10 } });
+    expect(none.status).toBe(401);
+    expect(none.continued).toBe(false);
+    const big = await send(server.url, {
+      headers: { ...expect100, ...bearer(server.token) },
+      declared: { length: 2 * 1024 * 1024, sendBytes: 10 },
+    });
+    expect(big.status).toBe(413);
+    expect(big.continued).toBe(false);
+    const fine = await send(server.url, {
+      headers: { ...expect100, ...bearer(server.token) },
+      body: JSON.stringify(INITIALIZE),
+    });
+    expect(fine.status).toBe(200);
+    expect(fine.continued).toBe(true);
   });
 
   it('makes the MCP transport’s own refusals generic too, with the detail in the log', async () => {
@@ -389,6 +415,57 @@ describe('mem01-mcp --http --multi-user with per-user tokens', () => {
     } finally {
       await transport.terminateSession().catch(() => undefined);
       await client.close();
+    }
+  });
+});
+
+describe('mem01-mcp --http --multi-user with a server token beside per-user tokens (MEM01_MCP_TOKEN_FILE)', () => {
+  const SERVER = 'server-token-0123456789abcdef';
+  const CAROL = 'carol-token-0123456789abcdef';
+  let home: ReturnType<typeof tempDir>;
+  let server: HttpChild;
+
+  beforeAll(async () => {
+    home = tempDir();
+    const file = join(home.path, 'tokens');
+    writeFileSync(file, `${CAROL}:carol\n`);
+    server = await startHttpChild(
+      ['--multi-user', '--allow-users', 'carol,team-*', '--token', SERVER],
+      childEnv(home.path, { MEM01_MCP_TOKEN_FILE: file }),
+    );
+  });
+
+  afterAll(async () => {
+    expect(await server?.stop()).toBe(0);
+    home.remove();
+  });
+
+  it('the server token serves every allowed user; the per-user token only its own', async () => {
+    expect(server.stderr()).toContain('a server token for every allowed user and 1 per-user token(s)');
+    const all = await connectHttp(server.url, SERVER);
+    try {
+      for (const user of ['carol', 'team-x', 'team-y']) {
+        expect((await ok<{ userId: string }>(all.client, 'list_memories', { userId: user })).userId).toBe(
+          user,
+        );
+      }
+      // Beyond --allow-users even the server token gets the policy's refusal.
+      const outside = await call(all.client, 'list_memories', { userId: 'mallory' });
+      expect(outside.isError).toBe(true);
+      expect(textOf(outside)).toMatch(/not allowed/);
+    } finally {
+      await all.close();
+    }
+    const carol = await connectHttp(server.url, CAROL);
+    try {
+      expect((await ok<{ userId: string }>(carol.client, 'list_memories', { userId: 'carol' })).userId).toBe(
+        'carol',
+      );
+      await expect(
+        carol.client.callTool({ name: 'list_memories', arguments: { userId: 'team-x' } }),
+      ).rejects.toMatchObject({ code: 403 });
+    } finally {
+      await carol.close();
     }
   });
 });
