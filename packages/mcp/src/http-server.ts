@@ -135,9 +135,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   /** The front door: a refusal, or the grant the request is authenticated as. Reads no body. */
   const admit = (req: IncomingMessage): Refusal | number => {
-    const what = `${req.method ?? '?'} ${quote(req.url)}`;
-    if (closing) return { status: 503, code: -32000, message: 'server is shutting down', detail: what };
+    // The path only: a query string is the client's and may hold anything, a mistakenly sent secret included.
     const path = (req.url ?? '').split('?')[0];
+    const what = `${req.method ?? '?'} ${quote(path)}`;
+    if (closing) return { status: 503, code: -32000, message: 'server is shutting down', detail: what };
     if (path !== '/mcp')
       return { status: 404, code: -32000, message: 'not found', detail: `${what}: no such path` };
     const name = hostName(req.headers.host);

@@ -55,7 +55,7 @@ function send(url: string, r: RawRequest): Promise<Reply> {
       {
         host: u.hostname,
         port: u.port,
-        path: u.pathname,
+        path: `${u.pathname}${u.search}`,
         method: r.method ?? 'POST',
         headers: {
           'content-type': 'application/json',
@@ -153,6 +153,11 @@ describe('mem01-mcp --http, single user: the front door', () => {
     expect(reply.headers['www-authenticate']).toBe('Bearer');
     const id = expectGeneric(reply);
     expect(await logLine(server, id)).toMatch(/HTTP 401 .* no bearer token/);
+    // A token sent where it does not belong (the query) is not logged either.
+    const query = await send(`${server.url}?access_token=misplaced-secret-123`, {});
+    expect(query.status).toBe(401);
+    expect(await logLine(server, expectGeneric(query))).toContain('POST "/mcp"');
+    expect(server.stderr()).not.toContain('misplaced-secret');
   });
 
   it('answers a malformed body with the token with a JSON-RPC parse error, no stack, the body kept out of the log', async () => {
