@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import { sanitize } from '@mem01/engine/store-kit';
 import getRawBody from 'raw-body';
 
 /** Default largest request body: 1 MiB (a `remember` text is at most a few KiB). */
@@ -192,7 +193,8 @@ export function genericErrorsFrom(res: ServerResponse, log: (line: string) => vo
       if (typeof args[0] !== 'function') keep(args[0]);
       const original = Buffer.concat(chunks).toString('utf8');
       const errorId = randomUUID();
-      log(`mem01-mcp: HTTP ${status} [${errorId}] ${quote(original.slice(0, 300))}`);
+      // An unexpected failure's text may quote a connection URL: credentials are masked, as everywhere else.
+      log(`mem01-mcp: HTTP ${status} [${errorId}] ${quote(sanitize(original.slice(0, 300)))}`);
       const body = JSON.stringify({
         jsonrpc: '2.0',
         error: {
