@@ -6,10 +6,12 @@
  */
 import type { HttpServer, HttpServerOptions } from './http-server.js';
 
+export { DEFAULT_MAX_BODY_BYTES } from './http-limits.js';
 export type { HttpServer, HttpServerOptions } from './http-server.js';
+export { parseTokenSpecs, type TokenGrant } from './http-tokens.js';
 
 /**
- * Starts the Streamable HTTP server at `/mcp`. Its HTTP stack (express and the SDK's middleware) is loaded on the
+ * Starts the Streamable HTTP server at `/mcp`. Its HTTP stack (the SDK's Streamable HTTP transport) is loaded on the
  * first call rather than when `@mem01/mcp` is imported, so stdio servers and embedders that never serve HTTP start
  * without it.
  */

@@ -2,11 +2,14 @@
  * The `mem01-mcp` command line: commander wiring, then one server over stdio (default) or Streamable HTTP.
  * In stdio mode stdout belongs to the protocol: everything else goes to stderr.
  */
+import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { ConfigError, Mem01Error } from '@mem01/engine';
 import { describeError, sanitize } from '@mem01/engine/store-kit';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { DEFAULT_MAX_BODY_BYTES } from './http-limits.js';
+import { parseTokenSpecs, type TokenGrant } from './http-tokens.js';
 import { openMcpRuntime } from './runtime.js';
 import { createMemoryServer, MCP_SERVER_VERSION } from './server.js';
 import { parseAllowUsers, UserAccess } from './user-access.js';
@@ -26,7 +29,10 @@ export interface ProgramOptions {
   readonly host?: string | undefined;
   readonly port?: number | undefined;
   readonly token?: string | undefined;
+  readonly tokenFile?: string | undefined;
   readonly allowedHosts?: string[] | undefined;
+  readonly allowOrigin?: string[] | undefined;
+  readonly maxBodyBytes?: number | undefined;
 }
 
 /** What the program talks to: its streams, environment and a way to wait for a stop signal. */
@@ -39,6 +45,13 @@ export interface ProgramIo {
 function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be 0..65535');
+  return n;
+}
+
+function positive(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError('must be a whole number of bytes >= 1');
   return n;
 }
 
@@ -58,10 +71,13 @@ export function createProgram(io: ProgramIo, action: (options: ProgramOptions) =
       'the user whose memory this server serves (default: MEM01_USER_ID, else your OS user name)',
     )
     .option('-n, --namespace <ns>', 'namespace (project or agent) of the user; default the default namespace')
-    .option('--multi-user', 'take the user per call (userId argument), only ids matching --allow-users')
+    .option(
+      '--multi-user',
+      'take the user per call (userId argument), only ids matching --allow-users (and, over HTTP, the caller’s token)',
+    )
     .option(
       '--allow-users <globs>',
-      'with --multi-user: comma-separated glob patterns of user ids served ("team-*", "*" for all)',
+      'with --multi-user: comma-separated glob patterns of user ids served ("team-*", "*" for all; default with --token-file: the users its tokens name)',
       collect,
     )
     .option(
@@ -74,9 +90,23 @@ export function createProgram(io: ProgramIo, action: (options: ProgramOptions) =
     .option('--port <port>', `with --http: port (0 for a free one)`, port, DEFAULT_HTTP_PORT)
     .option(
       '--token <token>',
-      'with --http: bearer token (default: MEM01_MCP_TOKEN, else generated and printed once)',
+      'with --http: the server token, serving every allowed user (default: MEM01_MCP_TOKEN, else generated and printed once unless --token-file is given)',
+    )
+    .option(
+      '--token-file <path>',
+      'with --http: per-user tokens, one "TOKEN:user1,user2" a line; each serves only the users it names (default: MEM01_MCP_TOKEN_FILE)',
     )
     .option('--allowed-hosts <names>', 'with --http: extra Host header names, comma-separated', collect)
+    .option(
+      '--allow-origin <origins>',
+      'with --http: extra browser origins allowed (comma-separated, e.g. https://app.example); loopback origins always are',
+      collect,
+    )
+    .option(
+      '--max-body-bytes <n>',
+      `with --http: largest request body (default ${DEFAULT_MAX_BODY_BYTES})`,
+      positive,
+    )
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
@@ -85,13 +115,21 @@ export function createProgram(io: ProgramIo, action: (options: ProgramOptions) =
     .action(async (options: ProgramOptions) => action(options));
 }
 
-/** The access policy the options and environment select. */
-export function accessFrom(options: ProgramOptions, env: ProgramIo['env']): UserAccess {
+/**
+ * The access policy the options and environment select. With per-user tokens and no `--allow-users`, a
+ * multi-user server allows exactly the users its tokens name.
+ */
+export function accessFrom(
+  options: ProgramOptions,
+  env: ProgramIo['env'],
+  grants: readonly TokenGrant[] = [],
+): UserAccess {
   const user = options.user ?? nonEmpty(env.MEM01_USER_ID);
   if (options.multiUser) {
+    const allowUsers = parseAllowUsers(options.allowUsers ?? []);
     return new UserAccess({
       mode: 'multi',
-      allowUsers: parseAllowUsers(options.allowUsers ?? []),
+      allowUsers: allowUsers.length > 0 ? allowUsers : [...new Set(grants.flatMap((g) => g.users ?? []))],
       defaultUserId: user,
       namespace: options.namespace,
     });
@@ -111,7 +149,12 @@ export function accessFrom(options: ProgramOptions, env: ProgramIo['env']): User
 export async function run(argv: readonly string[], io: ProgramIo): Promise<number> {
   let code = 0;
   const program = createProgram(io, async (options) => {
-    const access = accessFrom(options, io.env);
+    const tokenFile = options.tokenFile ?? nonEmpty(io.env.MEM01_MCP_TOKEN_FILE);
+    if (tokenFile !== undefined && !options.http) throw new ConfigError('--token-file needs --http');
+    const grants = tokenFile === undefined ? [] : readTokenFile(tokenFile);
+    const access = accessFrom(options, io.env, grants);
+    // Refused before the store opens: a token that could serve no one is a mistake in the file.
+    for (const g of grants) if (g.users) access.narrow(g.users);
     const runtime = await openMcpRuntime({
       db: options.db,
       pgSchema: options.pgSchema,
@@ -137,12 +180,16 @@ export async function run(argv: readonly string[], io: ProgramIo): Promise<numbe
           host: options.host,
           port: options.port,
           token,
-          allowedHosts: options.allowedHosts
-            ?.flatMap((h) => h.split(','))
-            .map((h) => h.trim())
-            .filter(Boolean),
+          tokens: grants,
+          allowedHosts: splitList(options.allowedHosts),
+          allowedOrigins: splitList(options.allowOrigin),
+          maxBodyBytes: options.maxBodyBytes,
         });
-        io.stderr.write(`mem01-mcp: serving ${what} over Streamable HTTP\n`);
+        const credentials = [
+          ...(http.token === undefined ? [] : ['a server token for every allowed user']),
+          ...(grants.length > 0 ? [`${grants.length} per-user token(s)`] : []),
+        ].join(' and ');
+        io.stderr.write(`mem01-mcp: serving ${what} over Streamable HTTP (${credentials})\n`);
         io.stdout.write(`url: ${http.url}\n`);
         // The one place a secret is printed: a generated token, once, so the user can configure the client.
         if (http.tokenGenerated) io.stdout.write(`token: ${http.token}\n`);
@@ -197,6 +244,26 @@ function stopSignal(stdin: boolean, stderr: NodeJS.WritableStream): Promise<void
     process.on('SIGTERM', stop);
     if (stdin) process.stdin.on('end', stop);
   });
+}
+
+/** Reads per-user tokens; the error names the file and line, never a token. */
+function readTokenFile(path: string): TokenGrant[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(
+      `cannot read the token file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
+  }
+  return parseTokenSpecs(text, `token file ${path}`);
+}
+
+function splitList(values: readonly string[] | undefined): string[] | undefined {
+  return values
+    ?.flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 function describeForCli(err: unknown): string {

@@ -39,9 +39,9 @@ function userIdField(ctx: ServerContext) {
     : base
         .optional()
         .describe(
-          `The user whose memory to use (ids allowed on this server: ${ctx.access.allowUsers.join(', ')})${
-            ctx.access.defaultUserId ? '; default: the server’s default user' : ''
-          }.`,
+          `The user whose memory to use (ids allowed on this server: ${ctx.access.allowUsers.join(', ')}${
+            ctx.access.grantedUsers ? `; for your token: ${ctx.access.grantedUsers.join(', ')}` : ''
+          })${ctx.access.defaultUserId ? '; default: the server’s default user' : ''}.`,
         );
 }
 

@@ -59,3 +59,26 @@ describe('user access', () => {
     );
   });
 });
+
+describe('user access narrowed to a per-user token', () => {
+  it('serves only ids both the server and the token allow; the default only when the token names it', () => {
+    const server = new UserAccess({ mode: 'multi', allowUsers: ['team-*', 'alice'], defaultUserId: 'alice' });
+    const team = server.narrow(['team-a', 'team-b*', 'zed']);
+    expect(team.grantedUsers).toEqual(['team-a', 'team-b*', 'zed']);
+    expect(team.resolve('team-a').userId).toBe('team-a');
+    expect(team.resolve('team-bx').userId).toBe('team-bx');
+    for (const bad of ['team-c', 'alice', 'zed']) expect(() => team.resolve(bad)).toThrow(/not allowed/);
+    expect(team.defaultUserId).toBeUndefined();
+    expect(() => team.resolve(undefined)).toThrow(/is required/);
+    expect(server.narrow(['alice']).resolve(undefined).userId).toBe('alice');
+    // The server's own policy is unchanged.
+    expect(server.resolve('team-c').userId).toBe('team-c');
+    expect(() => server.narrow([' ', ''])).toThrow(ConfigError);
+  });
+
+  it('a single-user server takes only tokens that name its user', () => {
+    const single = new UserAccess({ mode: 'single', userId: 'alice' });
+    expect(single.narrow(['ali*']).resolve(undefined).userId).toBe('alice');
+    expect(() => single.narrow(['bob'])).toThrow(/does not name the served user/);
+  });
+});

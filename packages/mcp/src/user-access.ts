@@ -1,7 +1,8 @@
 /**
  * Whose memory a server may touch. A single-user server serves exactly one scope and refuses any other user id
  * a client names; a multi-user server takes the user id per call, but only ids matching the operator's
- * `--allow-users` patterns. Every tool, resource and prompt resolves its scope here and nowhere else.
+ * `--allow-users` patterns, narrowed further by the users a per-user token names. Every tool, resource and
+ * prompt resolves its scope here and nowhere else.
  */
 import { ConfigError, InvalidInputError } from '@mem01/engine';
 import { normalizeScope } from '@mem01/engine/store-kit';
@@ -19,6 +20,8 @@ export type UserAccessOptions =
       /** The one user this server serves. */
       readonly userId: string;
       readonly namespace?: string | undefined;
+      /** The users a per-user token names: the served user must match one of these globs. */
+      readonly grantedUsers?: readonly string[] | undefined;
     }
   | {
       readonly mode: 'multi';
@@ -30,6 +33,11 @@ export type UserAccessOptions =
       /** Used when a call names no user. Without it, every call must name one. It must match `allowUsers`. */
       readonly defaultUserId?: string | undefined;
       readonly namespace?: string | undefined;
+      /**
+       * The users a per-user token names (same glob syntax): an id must match `allowUsers` and one of these.
+       * The default user is kept only when it matches them too.
+       */
+      readonly grantedUsers?: readonly string[] | undefined;
     };
 
 /** Resolves the user id a client named (or none) to the scope it may use, or throws `InvalidInputError`. */
@@ -39,9 +47,20 @@ export class UserAccess {
   /** The served user (single) or the default user (multi), if any. */
   readonly defaultUserId: string | undefined;
   readonly allowUsers: readonly string[];
+  /** The globs of a per-user token this policy is narrowed to, if any. */
+  readonly grantedUsers: readonly string[] | undefined;
   readonly #patterns: readonly ((id: string) => boolean)[];
+  readonly #granted: readonly ((id: string) => boolean)[] | undefined;
+  readonly #options: UserAccessOptions;
 
   constructor(options: UserAccessOptions) {
+    this.#options = options;
+    const granted = options.grantedUsers?.map((p) => p.trim()).filter((p) => p !== '');
+    if (granted !== undefined && granted.length === 0) {
+      throw new ConfigError('a per-user token must name at least one user');
+    }
+    this.grantedUsers = granted;
+    this.#granted = granted?.map(globMatcher);
     const ns = options.namespace?.trim() ? options.namespace : '';
     try {
       if (ns) normalizeScope({ userId: 'x', namespace: ns });
@@ -52,6 +71,9 @@ export class UserAccess {
     this.mode = options.mode;
     if (options.mode === 'single') {
       checkUserId(options.userId, 'the served user id');
+      if (this.#granted && !this.#granted.some((match) => match(options.userId))) {
+        throw new ConfigError('a per-user token does not name the served user (--user)');
+      }
       this.defaultUserId = options.userId;
       this.allowUsers = [];
       this.#patterns = [];
@@ -65,19 +87,33 @@ export class UserAccess {
     }
     this.allowUsers = patterns;
     this.#patterns = patterns.map(globMatcher);
-    if (options.defaultUserId !== undefined) {
-      checkUserId(options.defaultUserId, 'the default user id');
-      if (!this.allows(options.defaultUserId)) {
+    const fallback = options.defaultUserId;
+    if (fallback !== undefined) {
+      checkUserId(fallback, 'the default user id');
+      if (!this.#patterns.some((match) => match(fallback))) {
         throw new ConfigError('the default user (--user) does not match --allow-users');
       }
     }
-    this.defaultUserId = options.defaultUserId;
+    // A client whose token does not name the default user must name its user on every call.
+    this.defaultUserId = fallback !== undefined && this.allows(fallback) ? fallback : undefined;
   }
 
   /** Whether a multi-user server may serve this id (a single-user server: whether it is the served user). */
   allows(userId: string): boolean {
     if (this.mode === 'single') return userId === this.defaultUserId;
-    return this.#patterns.some((match) => match(userId));
+    return (
+      this.#patterns.some((match) => match(userId)) &&
+      (this.#granted === undefined || this.#granted.some((match) => match(userId)))
+    );
+  }
+
+  /**
+   * This policy narrowed to the users a per-user token names (globs, as `allowUsers`): an id is served only when
+   * both allow it (an earlier grant is replaced, not combined). Throws `ConfigError` when a single-user server's
+   * user is not among them: such a token could serve no one.
+   */
+  narrow(grantedUsers: readonly string[]): UserAccess {
+    return new UserAccess({ ...this.#options, grantedUsers });
   }
 
   /**

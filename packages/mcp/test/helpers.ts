@@ -104,12 +104,15 @@ export async function startHttpChild(
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = await new Promise<{ url: string; token: string }>((resolve, reject) => {
-    const given = args.includes('--token') ? args[args.indexOf('--token') + 1] : env.MEM01_MCP_TOKEN;
+    // With only per-user tokens (a token file) there is no server token to wait for: `token` is then ''.
+    const given = args.includes('--token')
+      ? args[args.indexOf('--token') + 1]
+      : (env.MEM01_MCP_TOKEN ?? (args.includes('--token-file') ? '' : undefined));
     child.stdout?.setEncoding('utf8').on('data', (c: string) => {
       out += c;
       const url = out.match(/^url: (\S+)$/m)?.[1];
       const token = given ?? out.match(/^token: (\S+)$/m)?.[1];
-      if (url && token) resolve({ url, token });
+      if (url && token !== undefined) resolve({ url, token });
     });
     void exited.then((code) => reject(new Error(`mem01-mcp --http exited (${code}) before ready: ${err}`)));
   });
