@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { ConfigError, Mem01Error } from '@mem01/engine';
+import { ConfigError, Mem01Error, UnsupportedRuntimeError } from '@mem01/engine';
 import { describeError, sanitize } from '@mem01/engine/store-kit';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -267,6 +267,10 @@ function splitList(values: readonly string[] | undefined): string[] | undefined 
 }
 
 function describeForCli(err: unknown): string {
+  // The store's own message advises library users (pass `{ store }` to memSession); a server's user needs a Node.
+  if (err instanceof UnsupportedRuntimeError) {
+    return `error [${err.code}]: mem01-mcp needs ${err.required}; this process runs ${err.found}. Run it with Node.js 22.13 or newer.`;
+  }
   if (err instanceof Mem01Error) return `error [${err.code}]: ${err.message}`;
   return `error: ${describeError(err)}`;
 }
