@@ -78,8 +78,14 @@ describe('transcript', () => {
     refuses(() => validateAppend(owner, '', [], {}, 100), 'sessionId');
     refuses(() => validateAppend(owner, 's', 'x' as never, {}, 100), 'items');
     refuses(() => validateAppend(owner, 's', [{ n: 0 }, 1], {}, 100), 'items[1]');
-    refuses(() => validateAppend(owner, 's', [{ n: 1 }], { operationFingerprint: '' }, 100), 'operationFingerprint');
-    refuses(() => validateAppend(owner, 's', [{ n: 1 }], { replaceSuffix: {} as never }, 100), 'replaceSuffix');
+    refuses(
+      () => validateAppend(owner, 's', [{ n: 1 }], { operationFingerprint: '' }, 100),
+      'operationFingerprint',
+    );
+    refuses(
+      () => validateAppend(owner, 's', [{ n: 1 }], { replaceSuffix: {} as never }, 100),
+      'replaceSuffix',
+    );
     const turn = { index: 0, role: 'user' as const, text: 'hello', at: T };
     refuses(
       () => validateAppend(owner, 's', [{ n: 1 }], { enqueue: [{ ...turn, index: 1 }] }, 100),
