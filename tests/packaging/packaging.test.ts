@@ -237,6 +237,40 @@ describe("the engine README's example, installed as its README says", () => {
   });
 });
 
+describe('mem01session installed without the Agents SDK', () => {
+  it('loads; the session and helpers work; only createMemoryTools needs the SDK, and says so', () => {
+    const project = newProject('session-without-sdk', ['mem01session']);
+    assert.ok(!existsSync(join(project, 'node_modules', '@openai', 'agents')), 'the SDK is not installed');
+    writeFileSync(join(project, 'without-sdk.mjs'), readFileSync(join(FIXTURES, 'without-sdk.mjs')));
+    const r = spawn(process.execPath, ['without-sdk.mjs'], {
+      cwd: project,
+      env: userEnv({ MEM01_HOME: join(work, 'without-sdk-home') }),
+    });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    const out = JSON.parse(r.stdout) as {
+      sdkInstalled: boolean;
+      exports: string[];
+      items: unknown[];
+      recalledLisbon: boolean;
+      tools: { name: string; code: string; message: string } | string;
+    };
+    assert.equal(out.sdkInstalled, false);
+    assert.deepEqual(out.exports, [
+      'memSession',
+      'saveTurn',
+      'getMemoryContext',
+      'createMemoryTools',
+      'openMemoryRuntime',
+    ]);
+    assert.deepEqual(out.items, [{ role: 'user', content: 'I live in Lisbon.' }]);
+    assert.equal(out.recalledLisbon, true);
+    assert.ok(typeof out.tools === 'object', `createMemoryTools: ${JSON.stringify(out.tools)}`);
+    assert.equal(out.tools.name, 'AgentsSdkMissingError');
+    assert.equal(out.tools.code, 'agents_sdk_missing');
+    assert.ok(out.tools.message.includes('npm i @openai/agents'), out.tools.message);
+  });
+});
+
 describe("the root README's memSession, installed as the README says", () => {
   let project: string;
   let readme: string;

@@ -362,6 +362,8 @@ export interface TranscriptStore {
    *
    * - `owner`: the scope the session belongs to. Appending to a session of another scope throws
    *   `InvalidInputError('owner', ...)` and changes nothing.
+   * - `items`: each a plain JSON object (`snapshotItem` of the store kit); anything else throws
+   *   `InvalidInputError('items[i]', ...)` naming the index, never the content, and changes nothing.
    * - `operationId` (with `operationFingerprint`, e.g. a `stableJson` hash of the whole transaction): the id is
    *   recorded atomically with the change. Repeating an applied id with the same fingerprint is a no-op that
    *   returns the original positions with `duplicate: true`; with a different fingerprint it throws
@@ -388,12 +390,15 @@ export interface TranscriptStore {
    */
   getItems(owner: Scope, sessionId: string, limit?: number): Promise<unknown[]>;
 
-  /** Removes and returns the newest item of `owner`'s session; undefined for an empty session or another scope's. */
+  /**
+   * Removes and returns the newest item of `owner`'s session; undefined for an empty or unknown session. Another
+   * scope's session throws `InvalidInputError('owner', ...)` and changes nothing, as `appendItems` does.
+   */
   popItem(owner: Scope, sessionId: string): Promise<unknown | undefined>;
 
   /**
-   * Removes every item (and recorded operation id) of `owner`'s session; a no-op for another scope's session.
-   * Beliefs are not touched.
+   * Removes every item (and recorded operation id) of `owner`'s session; a no-op for an unknown session. Another
+   * scope's session throws `InvalidInputError('owner', ...)` and changes nothing. Beliefs are not touched.
    */
   clearSession(owner: Scope, sessionId: string): Promise<void>;
 }

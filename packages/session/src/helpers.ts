@@ -2,6 +2,8 @@
  * Entry points for agents that do not use the session hooks: dynamic instructions, context and search
  * helpers, and saving a turn by hand.
  */
+
+import { createHash } from 'node:crypto';
 import {
   AUTHORITY_POLICY,
   type Belief,
@@ -118,8 +120,11 @@ export async function searchMemories(options: SearchMemoriesOptions): Promise<Sc
 
 /** Options of {@link saveTurn}. */
 export interface SaveTurnOptions extends MemoryHelperOptions {
-  /** The conversation the turn belongs to (its transcript). */
-  readonly sessionId: string;
+  /**
+   * The conversation the turn belongs to (its transcript). Default: `session`'s conversation when `session` is
+   * given, else {@link savedTurnsSessionId} of the user and namespace (one conversation of saved turns per user).
+   */
+  readonly sessionId?: string | undefined;
   /** What the user said. */
   readonly user?: string | undefined;
   /** What the assistant answered (context for extraction, never evidence about the user). */
@@ -128,12 +133,17 @@ export interface SaveTurnOptions extends MemoryHelperOptions {
 
 /**
  * Saves one turn without the session hooks: appends it to the conversation's transcript and accepts its
- * text for extraction in the same transaction. Resolves once accepted, not once extracted.
+ * text for extraction in the same transaction. Resolves once accepted, not once extracted. Returns the
+ * conversation it went to (`sessionId`) with the items' positions there.
+ *
+ * @example
+ * await saveTurn({ userId: 'user-123', user: 'I moved to Lisbon', assistant: 'Noted!' });
  */
 export async function saveTurn(
   options: SaveTurnOptions,
-): Promise<{ positions: readonly number[]; accepted: number }> {
-  assertId(options?.sessionId, 'sessionId');
+): Promise<{ sessionId: string; positions: readonly number[]; accepted: number }> {
+  if (!options || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
+  if (options.sessionId !== undefined) assertId(options.sessionId, 'sessionId');
   const items: unknown[] = [];
   if (options.user !== undefined) {
     if (typeof options.user !== 'string') throw new InvalidInputError('user', 'must be a string');
@@ -150,14 +160,31 @@ export async function saveTurn(
   }
   if (items.length === 0) throw new InvalidInputError('user', 'give `user`, `assistant` or both');
   const { runtime, scope } = await helperRuntime(options);
+  const sessionId =
+    options.sessionId ??
+    (options.session && options.userId === undefined
+      ? options.session.sessionId
+      : savedTurnsSessionId(scope));
   const at = new Date().toISOString();
   const turns: AppendEnqueue[] = [];
   items.forEach((item, index) => {
     const turn = turnOf(item);
     if (turn) turns.push({ index, ...turn, at });
   });
-  const result = await runtime.engine.appendTranscript(scope, options.sessionId, items, { turns });
-  return { positions: result.positions, accepted: result.accepted };
+  const result = await runtime.engine.appendTranscript(scope, sessionId, items, { turns });
+  return { sessionId, positions: result.positions, accepted: result.accepted };
+}
+
+/**
+ * The conversation {@link saveTurn} uses when no `sessionId` is given: one per user and namespace,
+ * `saved-turns:` and a hash of the two (a session id belongs to one user store-wide, so it cannot be shared).
+ */
+export function savedTurnsSessionId(scope: { userId: string; namespace?: string | undefined }): string {
+  const { userId, namespace } = normalizeScope(scope);
+  return `saved-turns:${createHash('sha256')
+    .update(JSON.stringify([userId, namespace]))
+    .digest('hex')
+    .slice(0, 32)}`;
 }
 
 /** Options of {@link memoryInstructions}. */

@@ -15,7 +15,12 @@
  */
 export { AUTHORITY_POLICY } from '@mem01/engine';
 export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
-export { RunConfigReusedError } from './errors.js';
+export {
+  AgentsSdkMissingError,
+  RunConfigReusedError,
+  SessionHistoryError,
+  type SessionHistoryErrorCode,
+} from './errors.js';
 export {
   getMemoryContext,
   type MemoryContextOptions,
@@ -24,6 +29,7 @@ export {
   memoryInstructions,
   type SaveTurnOptions,
   type SearchMemoriesOptions,
+  savedTurnsSessionId,
   saveTurn,
   searchMemories,
 } from './helpers.js';
@@ -38,3 +44,10 @@ export type { MemoryRunConfig } from './run-hooks.js';
 // The runtime without the Agents SDK (`mem01session/runtime`), also part of the root.
 export * from './runtime.js';
 export { closeSharedRuntimes, sharedRuntimeCount } from './runtime-registry.js';
+export type {
+  HistoryAppendTransaction,
+  HistoryMutationArgs,
+  HistoryReplaceFunctionCallMutation,
+  HistoryReplaceSuffixTransaction,
+  HistoryTransactionArgs,
+} from './session-history.js';

@@ -17,15 +17,15 @@ import {
   assertText,
   describeError,
   normalizeScope,
+  operationConflictError,
   sanitizeError,
+  snapshotItem,
   stableJson,
+  suffixMismatchError,
 } from '@mem01/engine/store-kit';
-import type {
-  AgentInputItem,
-  SessionHistoryTransaction,
-  SessionHistoryTransactionArgs,
-  SessionHistoryTransactionAwareSession,
-} from '@openai/agents';
+// Types only: the session is structural, so loading it never loads the SDK (nor ties it to one SDK version).
+import type { AgentInputItem, Session } from '@openai/agents';
+import { SessionHistoryError } from './errors.js';
 import { turnOf } from './items.js';
 import {
   checkGivenRuntime,
@@ -36,6 +36,14 @@ import {
 } from './resolve-runtime.js';
 import { createRunConfig, type MemoryRunConfig } from './run-hooks.js';
 import { acquireRuntime, type RuntimeLease } from './runtime-registry.js';
+import {
+  applyMutations,
+  checkMutations,
+  checkTransaction,
+  type HistoryMutationArgs,
+  type HistoryTransactionArgs,
+  SDK_MESSAGES,
+} from './session-history.js';
 
 /** Options of {@link memSession}. */
 export interface MemSessionOptions extends MemoryRuntimeOptions {
@@ -85,7 +93,7 @@ export function memSession(sessionId: string, options: MemSessionOptions): MemSe
  * A `Session` (item-for-item like the SDK's `MemorySession`) plus the memory hooks and memory management.
  * Sessions with identical settings share one runtime; `close()` releases this session's share.
  */
-export class MemSession implements SessionHistoryTransactionAwareSession {
+export class MemSession implements Session {
   readonly sessionId: string;
   readonly scope: Readonly<{ userId: string; namespace: string }>;
   /** Raise memory failures instead of degrading: the runtime engine's `strict`, however it was set. */
@@ -174,51 +182,101 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
 
   /**
    * Stores the raw items (without the synthetic memory item) and, in the same transaction, accepts every
-   * textual user and assistant message for extraction.
+   * textual user and assistant message for extraction. Each item must be a plain JSON object (what every store
+   * returns as given); anything else throws `InvalidInputError('items[i]', …)` naming the index, and nothing is
+   * stored.
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (!Array.isArray(items)) throw new InvalidInputError('items', 'must be an array');
     if (items.length === 0) return;
-    await this.append(items, {});
+    const plain = items.map((item, i) => snapshotItem(item, `items[${i}]`));
+    await this.append(plain, {});
   }
 
+  /**
+   * Removes and returns the newest item. Another user's (or namespace's) conversation with this id throws
+   * `InvalidInputError('owner', …)` and changes nothing.
+   */
   async popItem(): Promise<AgentInputItem | undefined> {
     const rt = await this.runtime();
     const item = await rt.transcript.popItem(this.scope, this.sessionId);
     return item === undefined ? undefined : (structuredClone(item) as AgentInputItem);
   }
 
-  /** Removes the transcript of this conversation. Beliefs are not touched (see {@link clearMemory}). */
+  /**
+   * Removes the transcript of this conversation and its recorded operation ids. Beliefs are not touched (see
+   * {@link clearMemory}). Another user's (or namespace's) conversation with this id throws
+   * `InvalidInputError('owner', …)` and changes nothing.
+   */
   async clearSession(): Promise<void> {
     const rt = await this.runtime();
     await rt.transcript.clearSession(this.scope, this.sessionId);
   }
 
   /**
-   * Applies an SDK history transaction atomically and idempotently: a retried operation id with the same
-   * transaction is a no-op; with a different one, or a suffix that no longer matches, it fails unchanged.
+   * Applies an SDK history transaction atomically and idempotently, under the SDK's contract and with its error
+   * wording: a retried operation id with the same transaction is a no-op; with a different one (also after an
+   * empty append) it fails unchanged, as does a suffix that no longer matches. Arguments and items are checked
+   * first, as the SDK's `MemorySession` checks them: a refused item is named by its index, never its content.
+   * Every refusal is a {@link SessionHistoryError}, and nothing is written or recorded.
    */
-  async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
+  async applyHistoryTransaction(args: HistoryTransactionArgs<AgentInputItem>): Promise<void> {
     const { operationId, transaction } = checkTransaction(args);
     const rt = await this.runtime();
     const keep = (item: unknown) => !rt.injected.isInjected(item);
     const fingerprint = createHash('sha256').update(stableJson(transaction)).digest('hex');
-    if (transaction.type === 'append_items') {
-      await this.append(
-        transaction.items.filter(keep),
-        { operationId, operationFingerprint: fingerprint },
-        true,
-      );
-    } else {
-      await this.append(
-        transaction.replacement.filter(keep),
-        {
-          operationId,
-          operationFingerprint: fingerprint,
-          replaceSuffix: transaction.expectedSuffix.filter(keep),
-        },
-        true,
-      );
+    try {
+      if (transaction.type === 'append_items') {
+        await this.append(
+          transaction.items.filter(keep),
+          { operationId, operationFingerprint: fingerprint },
+          true,
+        );
+      } else {
+        await this.append(
+          transaction.replacement.filter(keep),
+          {
+            operationId,
+            operationFingerprint: fingerprint,
+            replaceSuffix: transaction.expectedSuffix.filter(keep),
+          },
+          true,
+        );
+      }
+    } catch (err) {
+      throw asHistoryError(err);
+    }
+  }
+
+  /**
+   * The SDK's `applyHistoryMutations`: each `replace_function_call` mutation puts its replacement where the first
+   * stored function call of its `callId` is and drops the other calls of that id. All mutations apply atomically,
+   * as one replacement of the changed end of the transcript; if the transcript changed meanwhile, it fails
+   * unchanged ({@link SessionHistoryError} `history_suffix_mismatch`). Turns already accepted for extraction are
+   * not accepted again.
+   */
+  async applyHistoryMutations(args: HistoryMutationArgs<AgentInputItem>): Promise<void> {
+    const mutations = checkMutations(args);
+    if (mutations.length === 0) return;
+    const rt = await this.runtime();
+    const current = await rt.transcript.getItems(this.scope, this.sessionId);
+    const next = applyMutations(current, mutations);
+    let from = 0;
+    while (
+      from < current.length &&
+      from < next.length &&
+      stableJson(current[from]) === stableJson(next[from])
+    ) {
+      from++;
+    }
+    if (from === current.length && from === next.length) return;
+    try {
+      await rt.engine.appendTranscript(this.scope, this.sessionId, next.slice(from), {
+        replaceSuffix: current.slice(from),
+        turns: [],
+      });
+    } catch (err) {
+      throw asHistoryError(err);
     }
   }
 
@@ -232,7 +290,8 @@ export class MemSession implements SessionHistoryTransactionAwareSession {
     always = false,
   ): Promise<void> {
     const rt = await this.runtime();
-    const kept = items.filter((item) => !rt.injected.isInjected(item)).map((item) => structuredClone(item));
+    // The items are already plain copies (checked by the caller), never the caller's objects.
+    const kept = items.filter((item) => !rt.injected.isInjected(item));
     if (kept.length === 0 && !always) return;
     const at = new Date().toISOString();
     const turns: AppendEnqueue[] = [];
@@ -405,29 +464,22 @@ function passThroughRunConfig(): MemoryRunConfig {
   };
 }
 
-function checkTransaction(args: SessionHistoryTransactionArgs): {
-  operationId: string;
-  transaction: SessionHistoryTransaction;
-} {
-  if (!args || typeof args !== 'object') throw new InvalidInputError('args', 'must be an object');
-  const { operationId, transaction } = args;
-  if (typeof operationId !== 'string' || operationId.trim() === '') {
-    throw new InvalidInputError('operationId', 'must be a non-empty string');
+/** The store's refusals of a history change, in the SDK's words; other errors pass unchanged. */
+function asHistoryError(err: unknown): unknown {
+  if (!(err instanceof InvalidInputError)) return err;
+  if (err.message === operationConflictError().message) {
+    return new SessionHistoryError('history_operation_conflict', SDK_MESSAGES.conflict, {
+      field: 'operationId',
+      cause: err,
+    });
   }
-  if (!transaction || typeof transaction !== 'object') {
-    throw new InvalidInputError('transaction', 'must be an object');
+  if (err.message === suffixMismatchError().message) {
+    return new SessionHistoryError('history_suffix_mismatch', SDK_MESSAGES.suffix, {
+      field: 'transaction.expectedSuffix',
+      cause: err,
+    });
   }
-  if (transaction.type === 'append_items') {
-    if (!Array.isArray(transaction.items))
-      throw new InvalidInputError('transaction.items', 'must be an array');
-  } else if (transaction.type === 'replace_suffix') {
-    if (!Array.isArray(transaction.expectedSuffix) || !Array.isArray(transaction.replacement)) {
-      throw new InvalidInputError('transaction', 'expectedSuffix and replacement must be arrays');
-    }
-  } else {
-    throw new InvalidInputError('transaction.type', 'must be append_items or replace_suffix');
-  }
-  return { operationId, transaction: structuredClone(transaction) };
+  return err;
 }
 
 /** @internal Scope helper for the other entry points. */

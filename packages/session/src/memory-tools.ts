@@ -4,13 +4,13 @@
  */
 import { type Belief, EXTRACTABLE_KINDS, MAX_QUERY_CHARS } from '@mem01/engine';
 import { canonicalKey, describeError, neutralise, normalizeScope } from '@mem01/engine/store-kit';
-import { type FunctionTool, tool } from '@openai/agents';
-import { z } from 'zod';
+import type { FunctionTool } from '@openai/agents';
+import { requireAgentsSdk } from './agents-sdk.js';
 import { helperRuntime, type MemoryHelperOptions, reportError } from './helpers.js';
 
 /** Options of {@link createMemoryTools}. */
 export interface MemoryToolsOptions extends MemoryHelperOptions {
-  /** Only `search_memories` and `list_memories`. Default false. */
+  /** Only the search tools (`search_memory`, `search_memories`) and `list_memories`. Default false. */
   readonly readOnly?: boolean | undefined;
 }
 
@@ -30,32 +30,53 @@ async function safely(options: MemoryToolsOptions, fn: () => Promise<string>): P
 }
 
 /**
- * Tools over one user's memory (`userId` + `namespace`, or `session`'s). With `readOnly`, only search and list.
+ * Tools over one user's memory (`userId` + `namespace`, or `session`'s): `add_memory`, `search_memory` (the name
+ * the specification uses), `search_memories` (the same search under its earlier name), `list_memories`,
+ * `update_memory` and `delete_memory`. With `readOnly`, only the searches and the list.
+ *
+ * Asynchronous because the tools are built with the Agents SDK's `tool()`, loaded here on first use: the package
+ * itself loads without the SDK. Without `@openai/agents` (or zod) installed it rejects with
+ * `AgentsSdkMissingError` (`code: 'agents_sdk_missing'`).
  *
  * @example
- * const agent = new Agent({ name: 'a', tools: createMemoryTools({ userId: 'u1', readOnly: true }) });
+ * const agent = new Agent({ name: 'a', tools: await createMemoryTools({ userId: 'u1', readOnly: true }) });
  */
-// biome-ignore lint/suspicious/noExplicitAny: tools of different parameter types in one list
-export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any, any, any>[] {
+export async function createMemoryTools(
+  options: MemoryToolsOptions,
+  // biome-ignore lint/suspicious/noExplicitAny: tools of different parameter types in one list
+): Promise<FunctionTool<any, any, any>[]> {
   // Fail fast on a bad scope, at creation rather than inside a run.
   if (!options?.session) normalizeScope({ userId: options?.userId, namespace: options?.namespace });
-  const search = tool({
-    name: 'search_memories',
-    description:
-      "Search the user's long-term memory for notes relevant to a query. Returns one note per line.",
-    parameters: z.object({
-      query: z.string().describe('What to look for, in plain words'),
-      limit: z.number().int().min(1).max(50).nullable().describe('Most notes to return (default 8)'),
-    }),
-    execute: ({ query, limit }) =>
-      safely(options, async () => {
-        const { runtime, scope } = await helperRuntime(options);
-        const hits = await runtime.engine.recall(scope, query.slice(0, MAX_QUERY_CHARS), {
-          limit: limit ?? 8,
-        });
-        return hits.length === 0 ? 'no matching memories' : hits.map((h) => line(h.belief)).join('\n');
+  const {
+    sdk: { tool },
+    z,
+  } = await requireAgentsSdk('createMemoryTools');
+  const searchTool = (name: string, description: string) =>
+    tool({
+      name,
+      description,
+      parameters: z.object({
+        query: z.string().describe('What to look for, in plain words'),
+        limit: z.number().int().min(1).max(50).nullable().describe('Most notes to return (default 8)'),
       }),
-  });
+      execute: ({ query, limit }) =>
+        safely(options, async () => {
+          const { runtime, scope } = await helperRuntime(options);
+          const hits = await runtime.engine.recall(scope, query.slice(0, MAX_QUERY_CHARS), {
+            limit: limit ?? 8,
+          });
+          return hits.length === 0 ? 'no matching memories' : hits.map((h) => line(h.belief)).join('\n');
+        }),
+    });
+  const search = searchTool(
+    'search_memory',
+    "Search the user's long-term memory for notes relevant to a query. Returns one note per line.",
+  );
+  // The earlier name, kept so agents and prompts written against it keep working.
+  const searchOld = searchTool(
+    'search_memories',
+    "Same as search_memory: search the user's long-term memory for notes relevant to a query.",
+  );
   const list = tool({
     name: 'list_memories',
     description: "List the user's newest remembered notes. Returns one note per line with its id.",
@@ -72,7 +93,7 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
         return page.items.length === 0 ? 'no memories' : page.items.map(line).join('\n');
       }),
   });
-  if (options?.readOnly) return [search, list];
+  if (options?.readOnly) return [search, searchOld, list];
   const add = tool({
     name: 'add_memory',
     description:
@@ -129,5 +150,5 @@ export function createMemoryTools(options: MemoryToolsOptions): FunctionTool<any
         return `forgotten ${id}`;
       }),
   });
-  return [add, search, list, update, del];
+  return [add, search, searchOld, list, update, del];
 }

@@ -3,7 +3,8 @@
  * bytes and timing, never belief text or the query.
  */
 import { type Belief, MAX_QUERY_CHARS, type Scope } from '@mem01/engine';
-import { type CustomSpanData, getCurrentTrace, type Span, withCustomSpan } from '@openai/agents';
+import type { CustomSpanData, Span } from '@openai/agents';
+import { optionalAgentsSdk } from './agents-sdk.js';
 import type { Runtime } from './resolve-runtime.js';
 
 /** Longest query sent to recall (the engine's); longer user messages are cut (the head carries the question). */
@@ -54,7 +55,8 @@ export async function recallBlock(
       throw err;
     }
   };
-  // Outside a trace (tracing disabled, or a call outside a run) there is no span to attach to.
-  if (!getCurrentTrace()) return body(null);
-  return withCustomSpan(body, { data: { name: 'mem01.recall' } });
+  // Outside a trace (tracing disabled, a call outside a run, or no SDK installed) there is no span to attach to.
+  const sdk = await optionalAgentsSdk();
+  if (!sdk?.getCurrentTrace()) return body(null);
+  return sdk.withCustomSpan(body, { data: { name: 'mem01.recall' } });
 }

@@ -3,13 +3,13 @@
  * run and adds the memory block and the authority policy to every model call of that run.
  */
 import { AUTHORITY_POLICY, type Scope } from '@mem01/engine';
-import {
-  type AgentInputItem,
-  type CallModelInputFilter,
-  getCurrentTrace,
-  type ModelInputData,
-  type SessionInputCallback,
+import type {
+  AgentInputItem,
+  CallModelInputFilter,
+  ModelInputData,
+  SessionInputCallback,
 } from '@openai/agents';
+import { optionalAgentsSdk } from './agents-sdk.js';
 import { RunConfigReusedError } from './errors.js';
 import { latestUserIndex, latestUserText, memoryItem } from './items.js';
 import { type RecalledBlock, recallBlock } from './recall-block.js';
@@ -63,15 +63,16 @@ export function createRunConfig(host: RunHookHost): MemoryRunConfig {
     return recall;
   };
 
-  const sessionInputCallback: SessionInputCallback = (history, newItems) => {
+  const sessionInputCallback: SessionInputCallback = async (history, newItems) => {
     if (started) throw new RunConfigReusedError();
     started = true;
-    query = latestUserText(newItems) ?? latestUserText(history) ?? '';
-    host.noteQuery(query);
+    const q = latestUserText(newItems) ?? latestUserText(history) ?? '';
+    query = q;
+    host.noteQuery(q);
     // Inside a trace, recall starts now and overlaps the rest of the run's preparation. The SDK 0.20 prepares
     // session input before it opens the run's trace, so usually recall starts at the first model call, where
-    // its span lands in the run's trace.
-    if (getCurrentTrace()) void startRecall(query);
+    // its span lands in the run's trace. (The SDK is loaded here: the Runner calling this hook has it.)
+    if ((await optionalAgentsSdk())?.getCurrentTrace()) void startRecall(q);
     return [...history, ...newItems];
   };
 

@@ -10,6 +10,8 @@ import {
   createMemoryTools,
   getMemoryContext,
   memoryInstructions,
+  memSession,
+  savedTurnsSessionId,
   saveTurn,
   searchMemories,
 } from '../src/index.js';
@@ -34,9 +36,10 @@ const outputs = (model: ScriptedModel) =>
 describe('createMemoryTools', () => {
   it('lets an agent add, search, list, update and delete memories; failures come back as strings', async () => {
     const opts = { ...runtimeOptions(), userId: 'tool-user' };
-    const tools = createMemoryTools(opts);
+    const tools = await createMemoryTools(opts);
     expect(tools.map((t) => t.name)).toEqual([
       'add_memory',
+      'search_memory',
       'search_memories',
       'list_memories',
       'update_memory',
@@ -91,8 +94,8 @@ describe('createMemoryTools', () => {
 
   it('readOnly offers only search and list; a failing store gives a short string, not a throw', async () => {
     const { store, faults } = withFaults(createMemoryStore());
-    const tools = createMemoryTools({ ...runtimeOptions(), store, userId: 'ro', readOnly: true });
-    expect(tools.map((t) => t.name)).toEqual(['search_memories', 'list_memories']);
+    const tools = await createMemoryTools({ ...runtimeOptions(), store, userId: 'ro', readOnly: true });
+    expect(tools.map((t) => t.name)).toEqual(['search_memory', 'search_memories', 'list_memories']);
     faults.fail('list');
     const model = new ScriptedModel([
       [functionCall('list_memories', { limit: null }, { callId: 'l1' })],
@@ -101,7 +104,7 @@ describe('createMemoryTools', () => {
     const result = await runner().run(new Agent({ name: 'a', instructions: 'x', model, tools }), 'list');
     expect(result.finalOutput).toBe('ok');
     expect(outputs(model)[0]).toMatch(/memory error: StoreError \[store_error\]: injected failure in list/);
-    expect(() => createMemoryTools({ ...runtimeOptions(), userId: '' })).toThrow(/userId/);
+    await expect(createMemoryTools({ ...runtimeOptions(), userId: '' })).rejects.toThrow(/userId/);
   });
 });
 
@@ -144,7 +147,7 @@ describe('getMemoryContext, searchMemories, saveTurn', () => {
   it('saves a turn into the transcript and the outbox, then recalls it as the bounded block', async () => {
     const opts = { ...runtimeOptions(), userId: 'h1' };
     const saved = await saveTurn({ ...opts, sessionId: 'h-conv', user: 'pet=parrot', assistant: 'Nice!' });
-    expect(saved).toEqual({ positions: [0, 1], accepted: 2 });
+    expect(saved).toEqual({ sessionId: 'h-conv', positions: [0, 1], accepted: 2 });
     expect(await opts.store.getItems({ userId: 'h1' }, 'h-conv')).toHaveLength(2);
     const ctx = await getMemoryContext({ ...opts, query: 'what pet do I have', budgetBytes: 400 });
     expect(ctx.text).toMatch(/parrot/);
@@ -154,5 +157,49 @@ describe('getMemoryContext, searchMemories, saveTurn', () => {
     expect(hits).toHaveLength(1);
     expect(await searchMemories({ ...opts, userId: 'someone-else', query: 'parrot' })).toEqual([]);
     await expect(saveTurn({ ...opts, sessionId: 'h-conv' })).rejects.toMatchObject({ code: 'invalid_input' });
+  });
+});
+
+describe('saveTurn without a sessionId, as the specification calls it', () => {
+  it('saves into one conversation per user and namespace, recalled like any other turn', async () => {
+    const opts = runtimeOptions();
+    const first = await saveTurn({ ...opts, userId: 'st-a', user: 'pet=parrot', assistant: 'Nice!' });
+    const again = await saveTurn({ ...opts, userId: 'st-a', user: 'drink=tea' });
+    expect(first.sessionId).toBe(savedTurnsSessionId({ userId: 'st-a' }));
+    expect(again).toMatchObject({ sessionId: first.sessionId, positions: [2], accepted: 1 });
+    // Another user, or another namespace of the same user, gets a conversation of their own (ids are store-wide).
+    const other = await saveTurn({ ...opts, userId: 'st-b', user: 'pet=cat' });
+    const work = await saveTurn({ ...opts, userId: 'st-a', namespace: 'work', user: 'pet=dog' });
+    expect(new Set([first.sessionId, other.sessionId, work.sessionId]).size).toBe(3);
+    expect(await opts.store.getItems({ userId: 'st-a' }, first.sessionId)).toHaveLength(3);
+    const ctx = await getMemoryContext({ ...opts, userId: 'st-a', query: 'what pet do I have' });
+    expect(ctx.text).toMatch(/parrot/);
+    expect(ctx.text).not.toMatch(/cat|dog/);
+  });
+
+  it('with a session, the turn goes to that session’s conversation', async () => {
+    const opts = runtimeOptions();
+    const session = memSession('st-conv', { ...opts, userId: 'st-c' });
+    const saved = await saveTurn({ session, user: 'city=Oslo' });
+    expect(saved.sessionId).toBe('st-conv');
+    expect(await session.getItems()).toEqual([{ role: 'user', content: 'city=Oslo' }]);
+    await session.close();
+  });
+});
+
+describe('search_memory (the specification’s name) beside search_memories', () => {
+  it('both names search the same memory through the Runner', async () => {
+    const opts = { ...runtimeOptions(), userId: 'sm-user' };
+    await saveTurn({ ...opts, user: 'home_city=Lima' });
+    const model = new ScriptedModel([
+      [functionCall('search_memory', { query: 'home city', limit: null }, { callId: 's1' })],
+      [functionCall('search_memories', { query: 'home city', limit: null }, { callId: 's2' })],
+      [assistantMessage('done')],
+    ]);
+    const tools = await createMemoryTools({ ...opts, readOnly: true });
+    await runner().run(new Agent({ name: 'a', instructions: 'x', model, tools }), 'where do I live?');
+    const [viaNew, viaOld] = outputs(model);
+    expect(viaNew).toMatch(/Lima/);
+    expect(viaOld).toBe(viaNew);
   });
 });

@@ -77,7 +77,12 @@ describe('back-to-back runs and every read path see the previous run, with no fl
       [functionCall('search_memories', { query: 'home city', limit: null }, { callId: 's1' })],
       [assistantMessage('done')],
     ]);
-    const agent = new Agent({ name: 'a', instructions: 'x', model, tools: createMemoryTools({ session }) });
+    const agent = new Agent({
+      name: 'a',
+      instructions: 'x',
+      model,
+      tools: await createMemoryTools({ session }),
+    });
     await runner().run(agent, 'where do I live?');
     const results = ((model.lastCall?.request.input ?? []) as { type?: string; output?: unknown }[]).filter(
       (i) => i.type === 'function_call_result',

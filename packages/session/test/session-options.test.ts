@@ -97,7 +97,7 @@ describe('onError', () => {
       name: 'a',
       instructions: 'x',
       model,
-      tools: createMemoryTools({ ...options, onError: (e) => errors.push(e) }),
+      tools: await createMemoryTools({ ...options, onError: (e) => errors.push(e) }),
     });
     await runner().run(agent, 'what do you know?');
     expect(errors).toHaveLength(2);

@@ -48,12 +48,12 @@ export const getItems: Method<'getItems'> = (state, owner, sessionId, limit) => 
 };
 
 export const popItem: Method<'popItem'> = (state, owner, sessionId) => {
-  const last = ownedSession(state, kit.validateSessionCall(owner, sessionId))?.items.pop();
+  const last = changeableSession(state, kit.validateSessionCall(owner, sessionId))?.items.pop();
   return last === undefined ? undefined : kit.decodeItem(last);
 };
 
 export const clearSession: Method<'clearSession'> = (state, owner, sessionId) => {
-  const session = ownedSession(state, kit.validateSessionCall(owner, sessionId));
+  const session = changeableSession(state, kit.validateSessionCall(owner, sessionId));
   if (!session) return;
   session.items = [];
   session.operations.clear();
@@ -86,4 +86,14 @@ function ownedSession(
 ): Session | undefined {
   const session = state.sessions.get(call.sessionId);
   return session && kit.mayUseSession(call.owner, session.owner) ? session : undefined;
+}
+
+/** The session to change: undefined when it does not exist; another scope's session is refused, as appends are. */
+function changeableSession(
+  state: MemoryState,
+  call: { readonly owner: Parameters<typeof kit.mayUseSession>[0]; readonly sessionId: string },
+): Session | undefined {
+  const session = state.sessions.get(call.sessionId);
+  if (session && !kit.mayUseSession(call.owner, session.owner)) throw kit.foreignSessionError();
+  return session;
 }

@@ -123,6 +123,7 @@ export const popItem: Method<'popItem'> = async (c, owner, sessionId) => {
   const call = kit.validateSessionCall(owner, sessionId);
   return c.run('popItem', () =>
     c.tx(async (trx) => {
+      await refuseForeign(c, trx, call.owner, call.sessionId);
       const r = await sql<{ item: string }>`delete from ${c.t('transcript_items')}
         where session_id = ${call.sessionId} and ${visibleTo(c, call.owner, call.sessionId)}
           and position = (select max(position) from ${c.t('transcript_items')} where session_id = ${call.sessionId})
@@ -140,6 +141,7 @@ export const clearSession: Method<'clearSession'> = async (c, owner, sessionId) 
     'clearSession',
     () =>
       c.tx(async (trx) => {
+        await refuseForeign(c, trx, call.owner, call.sessionId);
         for (const table of ['transcript_items', 'transcript_operations']) {
           await sql`delete from ${c.t(table)} where session_id = ${call.sessionId} and ${visible}`.execute(
             trx,
@@ -164,6 +166,22 @@ export async function eraseSessions(
 }
 
 /** The condition that `owner` may use the session: it owns it, or the session has no owner (yet). */
+/** Throws the foreign-session error when another scope owns the session (its owner row locked until commit). */
+async function refuseForeign(
+  c: PgConnection,
+  trx: Transaction<unknown>,
+  owner: Owner,
+  sessionId: string,
+): Promise<void> {
+  const r = await sql<{ user_id: string | null; namespace: string | null }>`
+    select user_id, namespace from ${c.t('transcript_sessions')} where session_id = ${sessionId} for share`.execute(
+    trx,
+  );
+  const recorded = r.rows[0];
+  if (!kit.mayUseSession(owner, recorded && { userId: recorded.user_id, namespace: recorded.namespace }))
+    throw kit.foreignSessionError();
+}
+
 function visibleTo(c: PgConnection, owner: Owner, sessionId: string): RawBuilder<unknown> {
   return sql`not exists (select 1 from ${c.t('transcript_sessions')} ts where ts.session_id = ${sessionId}
     and ts.user_id is not null and (ts.user_id <> ${owner.userId} or coalesce(ts.namespace, '') <> ${owner.namespace}))`;

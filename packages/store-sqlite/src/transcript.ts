@@ -109,7 +109,7 @@ export const getItems: Method<'getItems'> = (c, owner, sessionId, limit) => {
 export const popItem: Method<'popItem'> = (c, owner, sessionId) => {
   const call = kit.validateSessionCall(owner, sessionId);
   return c.tx('popItem', () => {
-    if (!kit.mayUseSession(call.owner, recordedOwner(c, call.sessionId))) return undefined;
+    if (!kit.mayUseSession(call.owner, recordedOwner(c, call.sessionId))) throw kit.foreignSessionError();
     const row = c.get(
       'SELECT rid, item FROM transcript_items WHERE session_id = ? ORDER BY position DESC LIMIT 1',
       call.sessionId,
@@ -123,7 +123,7 @@ export const popItem: Method<'popItem'> = (c, owner, sessionId) => {
 export const clearSession: Method<'clearSession'> = (c, owner, sessionId) => {
   const call = kit.validateSessionCall(owner, sessionId);
   c.tx('clearSession', () => {
-    if (!kit.mayUseSession(call.owner, recordedOwner(c, call.sessionId))) return;
+    if (!kit.mayUseSession(call.owner, recordedOwner(c, call.sessionId))) throw kit.foreignSessionError();
     c.run('DELETE FROM transcript_items WHERE session_id = ?', call.sessionId);
     c.run('DELETE FROM transcript_operations WHERE session_id = ?', call.sessionId);
   });

@@ -91,5 +91,6 @@ export * from './outbox.js';
 export * from './reads.js';
 export * from './rows.js';
 export * from './transcript.js';
+export { snapshotItem } from './transcript-item.js';
 export * from './validate.js';
 export * from './writes.js';

@@ -65,7 +65,7 @@ describe('query terms', () => {
 describe('transcript', () => {
   it('one item size cap, checked on the encoded JSON', () => {
     expect(encodeItem({ a: '\u0000' }, 'items[0]')).toBe('{"a":"\\u0000"}');
-    refuses(() => encodeItem('x'.repeat(MAX_ITEM_BYTES), 'items[0]'), 'items[0]');
+    refuses(() => encodeItem({ text: 'x'.repeat(MAX_ITEM_BYTES) }, 'items[0]'), 'items[0]');
     refuses(() => encodeItem(undefined, 'items[1]'), 'items[1]');
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
@@ -77,15 +77,22 @@ describe('transcript', () => {
     refuses(() => validateAppend({ userId: '' }, 's', [], {}, 100), 'owner.userId');
     refuses(() => validateAppend(owner, '', [], {}, 100), 'sessionId');
     refuses(() => validateAppend(owner, 's', 'x' as never, {}, 100), 'items');
-    refuses(() => validateAppend(owner, 's', [1], { operationFingerprint: '' }, 100), 'operationFingerprint');
-    refuses(() => validateAppend(owner, 's', [1], { replaceSuffix: {} as never }, 100), 'replaceSuffix');
+    refuses(() => validateAppend(owner, 's', [{ n: 0 }, 1], {}, 100), 'items[1]');
+    refuses(
+      () => validateAppend(owner, 's', [{ n: 1 }], { operationFingerprint: '' }, 100),
+      'operationFingerprint',
+    );
+    refuses(
+      () => validateAppend(owner, 's', [{ n: 1 }], { replaceSuffix: {} as never }, 100),
+      'replaceSuffix',
+    );
     const turn = { index: 0, role: 'user' as const, text: 'hello', at: T };
     refuses(
-      () => validateAppend(owner, 's', [1], { enqueue: [{ ...turn, index: 1 }] }, 100),
+      () => validateAppend(owner, 's', [{ n: 1 }], { enqueue: [{ ...turn, index: 1 }] }, 100),
       'enqueue[0].index',
     );
     refuses(
-      () => validateAppend(owner, 's', [1], { enqueue: [{ ...turn, text: 'x'.repeat(101) }] }, 100),
+      () => validateAppend(owner, 's', [{ n: 1 }], { enqueue: [{ ...turn, text: 'x'.repeat(101) }] }, 100),
       'enqueue[0].text',
     );
   });

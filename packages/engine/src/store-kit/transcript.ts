@@ -14,6 +14,7 @@ import {
   typeOf,
   utf8Length,
 } from '../util.js';
+import { snapshotItem } from './transcript-item.js';
 import { assertPosition, validateOutboxInput } from './validate.js';
 
 /** A scope with its namespace resolved ('' when absent), as stores key it. */
@@ -65,16 +66,12 @@ export function suffixMismatchError(): InvalidInputError {
   return new InvalidInputError('replaceSuffix', 'does not match the last items of the session');
 }
 
-/** One item as stored: its JSON text, at most {@link MAX_ITEM_BYTES}. NUL and every other character round-trip. */
+/**
+ * One item as stored: its JSON text, at most {@link MAX_ITEM_BYTES}. Only a plain JSON object is stored (see
+ * {@link snapshotItem}), so what a read returns is what was given. NUL and every other character round-trip.
+ */
 export function encodeItem(item: unknown, field: string): string {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(item);
-  } catch (cause) {
-    throw new InvalidInputError(field, 'must be JSON-serializable', { cause });
-  }
-  if (json === undefined)
-    throw new InvalidInputError(field, `must be JSON-serializable, got ${typeOf(item)}`);
+  const json = JSON.stringify(snapshotItem(item, field));
   // UTF-8 is at most 3 bytes per UTF-16 unit: only long texts need counting.
   if (json.length * 3 > MAX_ITEM_BYTES && utf8Length(json) > MAX_ITEM_BYTES)
     throw new InvalidInputError(field, `is over the limit of ${MAX_ITEM_BYTES} bytes`);

@@ -246,6 +246,109 @@ export function transcriptTests(ctx: SuiteContext): void {
     expect(await store.getItems(scope, s)).toHaveLength(4);
   });
 
+  ctx.test(
+    'only plain JSON objects are stored: what would not come back identical is refused by index, never by content',
+    async () => {
+      const store = await ctx.open();
+      const me = user();
+      const s = unique('s-');
+      await store.appendItems(me, s, [item(0)]);
+      const secret = 'api-key-secret-4f1c';
+      const withData = (data: unknown) => item(1, { providerData: data });
+      const hidden = item(1);
+      Object.defineProperty(hidden, 'providerData', { enumerable: false, value: { secret } });
+      const getter = item(1);
+      Object.defineProperty(getter, 'providerData', {
+        enumerable: true,
+        get: () => {
+          throw new Error(secret);
+        },
+      });
+      const cycle: Record<string, unknown> = { secret };
+      cycle.self = cycle;
+      const symbolKey = item(1, { [Symbol(secret)]: 1 });
+      class Note {
+        text = secret;
+      }
+      const refused: Array<[string, unknown]> = [
+        ['a number', 42],
+        ['a string', secret],
+        ['null', null],
+        ['an array', [item(1)]],
+        ['a Date', new Date(0)],
+        ['a nested Date', withData({ timestamp: new Date(0) })],
+        ['a Uint16Array', withData({ values: new Uint16Array([300]) })],
+        ['a Uint8Array', withData({ bytes: new Uint8Array([3, 7]) })],
+        ['a Map', withData(new Map([[secret, 1]]))],
+        ['a class instance', withData(new Note())],
+        ['a hidden field', hidden],
+        ['a throwing getter', getter],
+        ['a symbol', withData({ secret: Symbol(secret) })],
+        ['a symbol key', symbolKey],
+        ['a bigint', withData({ value: 42n })],
+        ['a function', withData({ fn: () => secret })],
+        ['NaN', withData({ value: Number.NaN })],
+        ['Infinity', withData({ value: Number.POSITIVE_INFINITY })],
+        ['a cycle', withData(cycle)],
+        // biome-ignore lint/suspicious/noSparseArray: the hole is the case under test
+        ['a sparse array', withData({ list: [secret, , 1] })],
+        ['undefined in an array', withData({ list: [secret, undefined] })],
+        ['a Proxy', new Proxy(item(1, { secret }), {})],
+      ];
+      for (const [what, bad] of refused) {
+        const err = await rejects(
+          store.appendItems(me, s, [item(1), bad], {
+            operationId: 'op-refused',
+            operationFingerprint: 'f',
+            enqueue: [{ index: 0, role: 'user', text: 'never accepted', at: t(1) }],
+          }),
+          InvalidInputError,
+        );
+        expect(err, what).toMatchObject({ field: 'items[1]' });
+        expect(err.message, what).not.toContain(secret);
+        expect(String(err.cause ?? ''), what).not.toContain(secret);
+        // As an expected suffix it is refused the same way.
+        const suffixErr = await rejects(
+          store.appendItems(me, s, [item(1)], { replaceSuffix: [bad] }),
+          InvalidInputError,
+        );
+        expect(suffixErr, what).toMatchObject({ field: 'replaceSuffix[0]' });
+      }
+      // Nothing was written, and the refused operation id was never recorded.
+      expect(await store.getItems(me, s)).toEqual([item(0)]);
+      expect(await store.backlog({ now: FAR_FUTURE, userId: me.userId })).toMatchObject({ queued: 0 });
+      expect(
+        await store.appendItems(me, s, [item(1)], { operationId: 'op-refused', operationFingerprint: 'f2' }),
+      ).toEqual({ positions: [1], duplicate: false });
+    },
+  );
+
+  ctx.test('an accepted item comes back exactly as given', async () => {
+    const store = await ctx.open();
+    const me = user();
+    const s = unique('s-');
+    // A null-prototype object is plain data; an undefined field is absent, as JSON has it.
+    const bare = Object.assign(Object.create(null) as object, { source: 'provider' });
+    const given = item(0, {
+      providerData: bare,
+      id: undefined,
+      nested: { list: [1, -2.5, 'x', null, false, { deep: ['y'] }], empty: {}, none: [] },
+    });
+    await store.appendItems(me, s, [given]);
+    const [got] = await store.getItems(me, s);
+    expect(got).toEqual({
+      type: 'message',
+      role: 'user',
+      content: 'item 0',
+      providerData: { source: 'provider' },
+      nested: { list: [1, -2.5, 'x', null, false, { deep: ['y'] }], empty: {}, none: [] },
+    });
+    expect(Object.keys(got as object)).not.toContain('id');
+    // What came back is accepted as it is: a suffix compares equal to it.
+    await store.appendItems(me, s, [item(1)], { replaceSuffix: [got] });
+    expect(await store.getItems(me, s)).toEqual([item(1)]);
+  });
+
   ctx.test('bad transcript input is refused and writes nothing', async () => {
     const store = await ctx.open();
     const me = user();
@@ -284,7 +387,7 @@ export function transcriptTests(ctx: SuiteContext): void {
   });
 
   ctx.test(
-    'a session is not found through another scope: another user or another namespace of its user',
+    'a session is not found through another scope: reads see nothing, pop and clear are refused and change nothing',
     async () => {
       const { store, alice, bob, thread } = await twoUsers(ctx);
       const aliceWork = { userId: alice.userId, namespace: 'work' };
@@ -296,8 +399,12 @@ export function transcriptTests(ctx: SuiteContext): void {
       for (const stranger of [bob, aliceWork]) {
         expect(await store.getItems(stranger, thread)).toEqual([]);
         expect(await store.getItems(stranger, thread, 1)).toEqual([]);
-        expect(await store.popItem(stranger, thread)).toBeUndefined();
-        await store.clearSession(stranger, thread);
+        expect(await rejects(store.popItem(stranger, thread), InvalidInputError)).toMatchObject({
+          field: 'owner',
+        });
+        expect(await rejects(store.clearSession(stranger, thread), InvalidInputError)).toMatchObject({
+          field: 'owner',
+        });
         expect(await store.getItems(alice, thread)).toEqual([item(0), item(1)]);
       }
       // Alice's own scope still reads and changes it.
@@ -342,10 +449,10 @@ export function transcriptTests(ctx: SuiteContext): void {
     async () => {
       const { store, alice, bob, thread } = await twoUsers(ctx);
       await store.appendItems(alice, thread, [item(0, { content: 'alice private' })]);
-      // Bob's client picks the same id: his reads find nothing of alice's, his writes are refused.
+      // Bob's client picks the same id: his reads find nothing of alice's, his changes are refused.
       expect(await store.getItems(bob, thread)).toEqual([]);
       await rejects(store.appendItems(bob, thread, [item(0, { content: 'bob' })]), InvalidInputError);
-      expect(await store.popItem(bob, thread)).toBeUndefined();
+      await rejects(store.popItem(bob, thread), InvalidInputError);
       expect(await store.getItems(alice, thread)).toEqual([item(0, { content: 'alice private' })]);
       // The session stays alice's when it is emptied and when it is cleared.
       expect(await store.popItem(alice, thread)).toEqual(item(0, { content: 'alice private' }));
@@ -384,8 +491,8 @@ export function transcriptTests(ctx: SuiteContext): void {
       ).toEqual({ positions: [2], duplicate: false });
       expect(await store.getItems(alice, legacy)).toEqual([item(0), item(1), item(3)]);
       expect(await store.getItems(bob, legacy)).toEqual([]);
-      expect(await store.popItem(bob, legacy)).toBeUndefined();
-      await store.clearSession(bob, legacy);
+      await rejects(store.popItem(bob, legacy), InvalidInputError);
+      await rejects(store.clearSession(bob, legacy), InvalidInputError);
       await rejects(store.appendItems(bob, legacy, [item(4)]), InvalidInputError);
       expect(await store.getItems(alice, legacy)).toEqual([item(0), item(1), item(3)]);
       // It is alice's now: erasing alice removes it.
