@@ -109,6 +109,53 @@ describe('the masking table', () => {
     }
   });
 
+  it('masks the other shapes the README names', () => {
+    const cases = [
+      'xoxa-2-1234567890-abcdefABCDEF',
+      'xoxe-1-ABCDEFGHIJ1234567890abcdefghij',
+      'https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX',
+      'gldt-Ab1Cd2Ef3Gh4Ij5Kl6Mn',
+      'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
+      '"client_secret": "q8Zr-2mVx_91LkP"',
+      'x-api-key: 1f2e3d4c5b6a7988',
+      'secret: hunter2hunter2',
+      'https://api.example.com/v1?access_token=a1b2c3d4e5f6&page=2',
+    ];
+    for (const text of cases) {
+      const out = sanitize(text);
+      expect(out, text).toContain('***');
+      for (const secret of [
+        '1234567890-abcdef',
+        'ABCDEFGHIJ123',
+        'XXXXXXXXXXXX',
+        'Ab1Cd2Ef3Gh4',
+        '4eC39HqLyjWD',
+        'q8Zr-2mVx',
+        '1f2e3d4c5b6a',
+        'hunter2hunter2',
+        'a1b2c3d4e5f6',
+      ]) {
+        expect(out, text).not.toContain(secret);
+      }
+    }
+    expect(sanitize('https://api.example.com/v1?access_token=a1b2c3d4e5f6&page=2')).toBe(
+      'https://api.example.com/v1?access_token=***&page=2',
+    );
+  });
+
+  it('a sanitised Mem01Error keeps its class, code and fields', () => {
+    const err = new ProviderError('refused key sk-abcdefghijklmnopqrstuvwxyz', 429, { retryAfterMs: 1500 });
+    const copy = sanitizeError(err);
+    expect(copy).toBeInstanceOf(ProviderError);
+    expect(copy).toMatchObject({
+      code: 'provider_error',
+      status: 429,
+      retryAfterMs: 1500,
+      name: 'ProviderError',
+    });
+    expect(copy.message).toBe('refused key ***');
+  });
+
   it('keeps what says where the secret was: the header name, the URL user and host, the AWS key id position', () => {
     expect(sanitize('Authorization: Bearer abcdefghijklmnop0123')).toBe('Authorization: Bearer ***');
     expect(sanitize('postgres://app:hunter2-hunter2@db:5432/x')).toBe('postgres://app:***@db:5432/x');
