@@ -1,4 +1,6 @@
 /** The `mem01` command line: commander wiring, exit codes and one-line errors. */
+
+import { sanitize } from '@mem01/engine/store-kit';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { migrateCommand, supportedSchemaVersion } from './commands/migrate.js';
 import {
@@ -56,7 +58,8 @@ export function createProgram(io: CliIo): Command {
     .showHelpAfterError('(run mem01 --help for usage)')
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
+      // commander echoes a bad option value back, and a value can be a pasted key.
+      writeErr: (s) => io.stderr.write(sanitize(s)),
       // Every error line reads `error [code]: message`, commander's usage errors too.
       outputError: (s, write) => write(s.replace(/^error: /, 'error [usage]: ')),
     })

@@ -49,18 +49,12 @@ export function resolveStoreTarget(sel: StoreSelection, env: NodeJS.ProcessEnv):
   return { kind: 'sqlite', path: undefined };
 }
 
-/** A URL with its password (and any `password=` parameter) replaced by `***`: safe to print. */
+/**
+ * A URL with its password and secret parameters (`password=`, `sslpassword=`, `access_token=`, …) replaced by
+ * `***`, safe to print: the engine's one masking table (`sanitize`), which also masks keys and tokens anywhere in it.
+ */
 export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) {
-      if (/pass|secret|token|key/i.test(key)) u.searchParams.set(key, '***');
-    }
-    return u.toString();
-  } catch {
-    return sanitize(url).replace(/(password=)[^&\s]+/gi, '$1***');
-  }
+  return sanitize(url);
 }
 
 /** How a target is shown to the user. */

@@ -2,11 +2,13 @@
  * What every part of the engine shares: the store, the embedder, the resolved configuration, the clock, the
  * logger, counters and event listeners. The write pipeline, recall and lifecycle operations each take one.
  */
+
 import { AccessCounter } from './access.js';
 import { checkBudgetCapability } from './budgets.js';
 import { grantsOf } from './capture.js';
 import { type EngineConfig, type EngineConfigInput, resolveConfig } from './config.js';
 import { ClosedError, InvalidInputError } from './errors.js';
+import { guardPort } from './port-guard.js';
 import type { BeliefInsert, Embedder, EngineStore, Logger } from './ports.js';
 import type { Belief, Scope, Usage } from './types.js';
 
@@ -88,8 +90,9 @@ export class EngineCore {
   constructor(options: EngineCoreOptions, what: string) {
     if (!options || typeof options !== 'object') throw new InvalidInputError('options', 'must be an object');
     if (!options.store) throw new InvalidInputError('store', 'is required');
-    this.store = options.store;
-    this.embedder = options.embedder ?? null;
+    // Every port call fails only with sanitised errors: what the engine throws, records or logs carries no secret.
+    this.store = guardPort(options.store);
+    this.embedder = options.embedder ? guardPort(options.embedder) : null;
     this.config = resolveConfig(options.config, this.embedder);
     this.clock = options.clock ?? (() => new Date());
     this.logger = options.logger;

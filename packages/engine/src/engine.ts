@@ -3,12 +3,14 @@
  * its read barrier. A thin facade: the pipeline lives in `write-pipeline.ts`, recall in `recall-service.ts`, the
  * lifecycle operations in `lifecycle.ts`.
  */
+
 import { assertCaptureAllowed } from './capture.js';
 import type { EngineCoreOptions } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
 import type { RememberInput, RememberOptions } from './lifecycle.js';
 import { MemoryAdmin } from './memory-admin.js';
 import { assertKey } from './operations.js';
+import { guardPort } from './port-guard.js';
 import type { CapturePolicy, Extractor, OutboxInput, TranscriptStore } from './ports.js';
 import {
   checkRememberText,
@@ -54,11 +56,12 @@ export class MemoryEngine extends MemoryAdmin {
     if (!options.extractor || typeof options.extractor.extract !== 'function') {
       throw new InvalidInputError('extractor', 'is required and must have extract()');
     }
-    this.extractor = options.extractor;
+    this.extractor = guardPort(options.extractor);
     this.workerId = options.workerId ?? `worker-${newId()}`;
-    this.transcript =
+    const transcript =
       options.transcript ??
       (isTranscriptStore(options.store) ? (options.store as unknown as TranscriptStore) : null);
+    this.transcript = transcript && guardPort(transcript);
     const policy = options.capturePolicy;
     if (policy !== undefined) {
       if (!policy || typeof policy !== 'object' || typeof policy.decide !== 'function')

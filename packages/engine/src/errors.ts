@@ -256,25 +256,144 @@ export class ProviderError extends Mem01Error {
   }
 }
 
-const SECRET_PATTERNS: readonly RegExp[] = [
-  /\bsk-[A-Za-z0-9_-]{8,}/g,
-  /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
-  /\b(api[_-]?key["'\s:=]+)[^\s"',}]{6,}/gi,
-  /\b((?:password|passwd|pwd|secret|token)["'\s]*[:=]["'\s]*)[^\s"',}&]{3,}/gi,
-  /(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#\s@]+:)[^@/\s]+(@)/gi,
+/**
+ * One credential shape that {@link sanitize} masks. `pattern` is global; what it captures in the named group `keep`
+ * (a header name, a URL's scheme and user, an AWS key id) stays, the rest of the match becomes `***`.
+ */
+export interface SecretPattern {
+  /** Stable name of the shape, e.g. `github-token`. */
+  readonly id: string;
+  /** Where the shape comes from: gitleaks rule ids (its `config/gitleaks.toml`) or secretlint rules. */
+  readonly source: string;
+  readonly pattern: RegExp;
+}
+
+/** The characters of a base64 (or base64url) body, as a class body. */
+const B64 = 'A-Za-z0-9+/';
+
+/**
+ * The one table of credential shapes: every message, `cause`, stack, log line, `lastError`, CLI and MCP output is
+ * masked with it (through {@link sanitize}, {@link sanitizeError} and {@link describeError}). Each entry follows a
+ * public, maintained rule set (gitleaks' default config, secretlint's recommended preset), loosened where masking
+ * differs from detection: a token cut short by a message limit is still a secret, so lengths are minimums, not
+ * exact, and no entropy or allowlist check applies. Order matters: whole blocks (PEM keys, URLs, headers) are masked
+ * before the token shapes inside them, and the generic `name=value` rule comes last.
+ */
+export const SECRET_PATTERNS: readonly SecretPattern[] = [
+  {
+    id: 'private-key',
+    source: 'gitleaks private-key; secretlint privatekey',
+    // A block without its END line (cut short by a message limit) is masked to the end of its base64 body.
+    pattern: new RegExp(
+      `-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\\s\\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|[${B64}=\\s\\\\:,-]*)`,
+      'g',
+    ),
+  },
+  {
+    id: 'url-password',
+    source: 'secretlint basicauth, database-connection-string',
+    // Greedy up to the last `@` of the authority, so a password with an unencoded `@` is masked whole.
+    pattern: /(?<keep>\b[a-z][a-z0-9+.-]*:\/\/[^:/?#\s@]*:)[^\s/]*(?=@)/gi,
+  },
+  {
+    id: 'aws-secret-access-key-pair',
+    source: 'gitleaks aws-access-token; secretlint aws (AWSSecretAccessKey)',
+    // A 40-character secret written right after its access key id (`AKIA…:secret`, `AKIA… secret`).
+    pattern: new RegExp(
+      `(?<keep>\\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\\b[\\s:,;|/"'=]{1,3})[${B64}]{40}(?![${B64}])`,
+      'g',
+    ),
+  },
+  {
+    id: 'authorization-header',
+    source: 'gitleaks curl-auth-header',
+    // Any scheme (Basic, Bearer, Token, Digest, …): the credentials after it go.
+    pattern:
+      /(?<keep>\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|negotiate|apikey|api-key)\s+)?)(?!(?:basic|bearer|token|digest|negotiate|apikey|api-key)\s|\*{3}(?:\W|$))[^\s"',;}]{3,}/gi,
+  },
+  {
+    id: 'bearer-token',
+    source: 'gitleaks curl-auth-header',
+    // A word after "bearer" is a token when it has a digit or a token character, or is long: "bearer bonds" stays.
+    pattern: /(?<keep>\bbearer\s+)(?=[\w.~+/=-]*[\d._~+/=-]|[\w.~+/=-]{20})[\w.~+/=-]{8,}/gi,
+  },
+  {
+    id: 'basic-credentials',
+    source: 'gitleaks curl-auth-header; secretlint basicauth',
+    // base64 of `user:password`; "Basic information" has no digit, `+`, `/` or `=` and stays.
+    pattern: new RegExp(`(?<keep>\\bBasic\\s+)(?=[${B64}]*[0-9+/=])[${B64}]{8,}={0,2}`, 'g'),
+  },
+  {
+    id: 'openai-anthropic-key',
+    source: 'gitleaks openai-api-key, anthropic-api-key; secretlint openai, anthropic',
+    // sk-, sk-proj-, sk-svcacct-, sk-admin-, sk-ant-api03-…: any OpenAI or Anthropic key, old or new.
+    pattern: /\bsk-[A-Za-z0-9_-]{8,}/g,
+  },
+  {
+    id: 'github-token',
+    source:
+      'gitleaks github-pat, github-oauth, github-app-token, github-refresh-token, github-fine-grained-pat',
+    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{22,})/g,
+  },
+  {
+    id: 'gitlab-token',
+    source:
+      'gitleaks gitlab-pat, gitlab-pat-routable, gitlab-deploy-token, gitlab-ptt, gitlab-runner-authentication-token, …',
+    pattern: /\bgl(?:pat|dt|ptt|rt|cbt|ft|imt|agent|oas|soat|ffct)-[\w.-]{16,}/g,
+  },
+  {
+    id: 'slack-token',
+    source: 'gitleaks slack-bot-token, slack-user-token, slack-app-token, slack-legacy-*; secretlint slack',
+    pattern: /\b(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{8,}/g,
+  },
+  {
+    id: 'slack-webhook',
+    source: 'gitleaks slack-webhook-url',
+    pattern: /(?<keep>hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9+/_-]{8,}/g,
+  },
+  {
+    id: 'google-api-key',
+    source: 'gitleaks gcp-api-key; secretlint gcp',
+    pattern: /\bAIza[\w-]{30,}/g,
+  },
+  {
+    id: 'stripe-key',
+    source: 'gitleaks stripe-access-token; secretlint stripe',
+    // pk_ keys are publishable, but a message has no reason to carry one either.
+    pattern: /\b(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,}/g,
+  },
+  {
+    id: 'aws-access-key-id',
+    source: 'gitleaks aws-access-token; secretlint aws (AWSAccessKeyID)',
+    pattern: /\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\b/g,
+  },
+  {
+    id: 'jwt',
+    source: 'gitleaks jwt',
+    pattern: /\bey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)?/g,
+  },
+  {
+    id: 'secret-assignment',
+    source: 'gitleaks generic-api-key (its secret-naming keywords); secretlint aws (AWSSecretAccessKey)',
+    // `password=…`, `"client_secret": "…"`, `AWS_SECRET_ACCESS_KEY=…`, `x-api-key: …`, `access_token=…`: a name
+    // ending in a secret word, then `:` or `=`. "max_tokens: 512" and "the secret is out" stay.
+    pattern:
+      /(?<keep>(?<![\w-])(?:(?:[\w-]*?[_-])?(?:pass|pwd)|[\w-]*?(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret[_-]?key|auth[_-]?key|session[_-]?key))["']?\s*[:=]\s*)(?:"[^"\n]{1,300}"|'[^'\n]{1,300}'|(?!\*{3}(?:\W|$))[^\s"'`,;}&]{3,})/gi,
+  },
 ];
 
 /**
- * Removes things that look like secrets (OpenAI keys, bearer tokens, passwords in URLs) from a string.
- * Used for every error message and every recorded `lastError`.
+ * Masks every credential shape of {@link SECRET_PATTERNS} in a string with `***`: API keys and tokens (OpenAI,
+ * Anthropic, AWS, GitHub, GitLab, Slack, Google, Stripe), JWTs, PEM private keys, `Authorization` headers and bearer
+ * tokens, passwords in URLs and `name=value` secrets. Ordinary text, ids and ISO dates pass unchanged. Used for
+ * every error message and every recorded `lastError`. Idempotent.
  */
 export function sanitize(text: string): string {
   let out = text;
-  for (const re of SECRET_PATTERNS) {
-    out = out.replace(re, (_m, a?: string, b?: string) => {
-      if (typeof a === 'string' && typeof b === 'string') return `${a}***${b}`;
-      if (typeof a === 'string') return `${a}***`;
-      return '***';
+  for (const { pattern } of SECRET_PATTERNS) {
+    out = out.replace(pattern, (...args: unknown[]) => {
+      const groups = args[args.length - 1] as { keep?: string } | undefined;
+      return `${typeof groups === 'object' && groups?.keep ? groups.keep : ''}***`;
     });
   }
   return out;
@@ -308,7 +427,7 @@ export function sanitizeError(err: unknown, depth = 0): Error {
     });
   } else if (err instanceof Error) {
     out = new Error(sanitize(err.message));
-    Object.defineProperty(out, 'name', { value: err.name, writable: true, configurable: true });
+    Object.defineProperty(out, 'name', { value: sanitize(err.name), writable: true, configurable: true });
   } else {
     out = new Error(sanitize(String(err)).slice(0, 500));
   }
@@ -322,6 +441,6 @@ export function sanitizeError(err: unknown, depth = 0): Error {
 /** A short, secret-free description of any thrown value, for `lastError` and logs. */
 export function describeError(err: unknown): string {
   if (err instanceof Mem01Error) return `${err.name} [${err.code}]: ${sanitize(err.message)}`;
-  if (err instanceof Error) return `${err.name}: ${sanitize(err.message)}`.slice(0, 500);
+  if (err instanceof Error) return `${sanitize(err.name)}: ${sanitize(err.message)}`.slice(0, 500);
   return sanitize(String(err)).slice(0, 500);
 }

@@ -44,6 +44,7 @@ const STORE_KIT_VALUES = [
   'MAX_POSITION',
   'MEMORY_BLOCK_CLOSE',
   'MEMORY_BLOCK_OPEN',
+  'SECRET_PATTERNS',
   'canonicalKey',
   'describeError',
   'neutralise',

@@ -3,6 +3,7 @@
  * run and adds the memory block and the authority policy to every model call of that run.
  */
 import { AUTHORITY_POLICY, type Scope } from '@mem01/engine';
+import { sanitizeError } from '@mem01/engine/store-kit';
 import type {
   AgentInputItem,
   CallModelInputFilter,
@@ -87,7 +88,8 @@ export function createRunConfig(host: RunHookHost): MemoryRunConfig {
     }
     const outcome = await startRecall(query ?? '');
     if (!outcome.ok) {
-      if (host.strict) throw outcome.error;
+      // Opening the runtime (a store's connection string) fails outside the engine: mask it here too.
+      if (host.strict) throw sanitizeError(outcome.error);
       return modelData;
     }
     if (!outcome.block) return modelData;

@@ -6,3 +6,4 @@ export type { ConformanceHarness, ConformanceOptions } from './context.js';
 export { completeOnly, completing } from './fixtures.js';
 export { expectCurrentFeatures } from './migrated.js';
 export { CONFORMANCE_AREAS, runStoreConformance } from './run-store-conformance.js';
+export { embedded, failureCase, failureOf, partsOf } from './secret-cases.js';

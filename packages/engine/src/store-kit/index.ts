@@ -15,7 +15,7 @@
  *   (`BELIEF_SOURCES`, `BELIEF_STATUSES`);
  * - for bindings (sessions, tools, servers, CLIs): `resolveConfig`, the context block's delimiters
  *   (`MEMORY_BLOCK_OPEN`, `MEMORY_BLOCK_CLOSE`) and `neutralise`, error reporting (`describeError`, `sanitize`,
- *   `sanitizeError`), and `RecallSignals`.
+ *   `sanitizeError` and their one table of credential shapes, `SECRET_PATTERNS`), and `RecallSignals`.
  * @packageDocumentation
  */
 
@@ -35,6 +35,8 @@ export {
   Mem01Error,
   NotFoundError,
   SchemaTooNewError,
+  SECRET_PATTERNS,
+  type SecretPattern,
   StoreError,
   sanitize,
   sanitizeError,

@@ -13,6 +13,8 @@ import type {
 import type { Belief } from '../types.js';
 import { contentHash, normalizeVector } from '../util.js';
 
+export { CREDENTIAL_FORMS, type CredentialForm, leakedSecret } from './credential-forms.js';
+
 export interface KeyValueExtractorOptions {
   /** Delay before answering, per call (e.g. random, to shake out ordering bugs). */
   readonly delayMs?: ((request: ExtractionRequest) => number) | undefined;

@@ -2,6 +2,7 @@
  * The engine's write pipeline and read barrier, run on the store under test: FIFO per user, exactly-once
  * extraction, races between engines, failure-open and strict modes, draining on close.
  */
+import { inspect } from 'node:util';
 import {
   BudgetExceededError,
   ClosedError,
@@ -15,11 +16,18 @@ import {
   StoreError,
   VersionConflictError,
 } from '@mem01/engine';
-import { KeyValueExtractor, scriptedExtractor, WordHashEmbedder } from '@mem01/engine/testing';
+import {
+  CREDENTIAL_FORMS,
+  KeyValueExtractor,
+  leakedSecret,
+  scriptedExtractor,
+  WordHashEmbedder,
+} from '@mem01/engine/testing';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { storeAndUser, unique } from '../fixtures.js';
+import { failureCase, failureOf } from '../secret-cases.js';
 
 const DIMS = 16;
 const AT = '2026-01-01T00:00:00.000Z';
@@ -69,6 +77,30 @@ function failingClaims(store: EngineStore, failures: number): EngineStore & { fa
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   }) as EngineStore & { failuresLeft(): number };
+}
+
+/** The store, except that the named methods throw what `failure` makes (a driver error carrying a secret). */
+function failingStore(store: EngineStore, methods: readonly string[], failure: () => Error): EngineStore {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (typeof prop === 'string' && methods.includes(prop)) {
+        return async () => {
+          throw failure();
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** Everything a thrown value shows: util.inspect (which walks the cause chain), each message and stack. */
+function shown(err: unknown): string {
+  const parts = [inspect(err, { depth: 20 })];
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 10; e = e.cause, i++) {
+    parts.push(e.message, String(e.stack));
+  }
+  return parts.join('\n');
 }
 
 /** Runs `fn` and fails if any promise rejection went unobserved meanwhile (as one would crash a Node process). */
@@ -527,6 +559,40 @@ export function pipelineTests(ctx: SuiteContext): void {
     expect(String((err as Error).stack)).not.toContain('AAAAAAAAAAAA');
     await e.close();
   });
+
+  ctx.test(
+    'pipeline: a store failure carrying a credential, in any form, reaches no output (strict and failure-open)',
+    async () => {
+      const store = await ctx.open(DIMS);
+      for (const strict of [true, false]) {
+        for (const form of CREDENTIAL_FORMS) {
+          // One generated case per form and mode: the masking itself is property-tested in the engine's package.
+          const [c] = fc.sample(failureCase(form), 1);
+          if (!c) throw new Error('no sample');
+          const logs: string[] = [];
+          const events: string[] = [];
+          const e = engine(
+            failingStore(store, ['claim', 'searchLexical'], () => failureOf(c)),
+            {
+              config: { strict, maxAttempts: 1 },
+              logger: { info: (m) => logs.push(m), warn: (m) => logs.push(m) },
+            },
+          );
+          e.on((event) => events.push(JSON.stringify(event)));
+          const scope = { userId: unique('storeleak-') };
+          const outputs: string[] = [];
+          await e.accept([turnInput(scope, 's', 0, 'city=Rome')]);
+          await e.recall(scope, 'city').catch((err: unknown) => outputs.push(shown(err)));
+          await e.flush(scope).catch((err: unknown) => outputs.push(shown(err)));
+          outputs.push(String(e.lastError(scope)), ...logs, ...events);
+          await e.close();
+          const all = outputs.join('\n');
+          expect(leakedSecret(all, c.parts), `${form.id} ${strict ? 'strict' : 'open'}: ${all}`).toBeNull();
+          expect(all).toMatch(/upstream failed/);
+        }
+      }
+    },
+  );
 
   ctx.test(
     "pipeline: turns held by a crashed worker's lease are taken over when it expires, without another call",
