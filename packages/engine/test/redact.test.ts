@@ -126,7 +126,7 @@ describe('planForget', () => {
       episode('e-other-word', 's2', 5, 'Lisbonense pastries'),
       episode('e-unrelated', 's1', 1, 'I like tea'),
       episode('e-gone', 's2', 6, 'Lisbon', 'forgotten'),
-      { ...episode('b-fact', 's2', 7, 'Lisbon'), kind: 'fact' },
+      { ...episode('b-fact', 's2', 7, 'Lisbon'), kind: 'fact' as const },
     ];
     const { asked, fetch } = store(episodes);
     const plan = planForget(lisbon, fetch);
