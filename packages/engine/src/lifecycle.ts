@@ -6,7 +6,6 @@
 import { isBeliefKind } from './belief.js';
 import { applyOperations } from './commit-plan.js';
 import type { EngineCore } from './engine-core.js';
-import { EPISODE_SUBJECT, episodeKeysOf } from './episodes.js';
 import { InvalidInputError, NotFoundError, VersionConflictError } from './errors.js';
 import { keyed, operationRecord, type PendingOperation, replayedOne } from './operations.js';
 import type { ExtractionOperation, OperationAction } from './ports.js';
@@ -287,8 +286,9 @@ export function checkRememberOptions(options: unknown): RememberOptions {
 
 /**
  * Forgets a belief: its content leaves every read path (indexes, outbox, transcript); a content-free tombstone
- * stays. The episodes of the turns it came from are forgotten too, or recall would still return the fact in the
- * user's own words.
+ * stays. The store forgets in the same transaction the episodes `planForget` (`redact.ts`) names: those of the turns the
+ * belief came from and every other episode of the scope whose text carries its value or statement, or recall would
+ * still return the fact in the user's own words; the transcript turns of those episodes lose their text too.
  */
 export async function forget(
   core: EngineCore,
@@ -297,32 +297,10 @@ export async function forget(
   options: VersionedOptions,
 ): Promise<Belief> {
   return changeOne(core, scope, id, 'forget', options, (pending) =>
-    forgetNow(core, scope, id, options, pending),
+    core.store.forget(scope, id, {
+      at: core.now(),
+      expectedVersion: options.expectedVersion,
+      ...(pending ? { operation: operationRecord(core, pending, [id], 'forgotten') } : {}),
+    }),
   );
-}
-
-async function forgetNow(
-  core: EngineCore,
-  scope: Scope,
-  id: string,
-  options: VersionedOptions,
-  pending: PendingOperation | null,
-): Promise<Belief> {
-  const before = await core.store.get(scope, id);
-  const tombstone = await core.store.forget(scope, id, {
-    at: core.now(),
-    expectedVersion: options.expectedVersion,
-    ...(pending ? { operation: operationRecord(core, pending, [id], 'forgotten') } : {}),
-  });
-  if (before && before.status !== 'forgotten' && before.kind !== 'episode' && before.evidence.length > 0) {
-    for (const episode of await core.store.getActiveByKeys(
-      scope,
-      episodeKeysOf(before.evidence, core.episodeParts),
-    )) {
-      if (episode.kind === 'episode' && episode.subject === EPISODE_SUBJECT) {
-        await core.store.forget(scope, episode.id, { at: core.now() });
-      }
-    }
-  }
-  return tombstone;
 }

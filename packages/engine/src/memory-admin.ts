@@ -172,7 +172,9 @@ export class MemoryAdmin {
 
   /**
    * Forgets a belief: its content leaves every read path (indexes, outbox, transcript); a content-free tombstone
-   * stays. The episodes of the turns it came from are forgotten too.
+   * stays. Every episode of the scope that keeps one of the turns it came from, or whose text carries its value or
+   * statement (whole words, any case), is forgotten with it, and the transcript turns of those episodes lose all
+   * their text: recall returns the value neither as a belief nor in the user's words, and the transcript agrees.
    */
   async forget(
     scope: Scope,

@@ -226,6 +226,13 @@ export interface BeliefStore {
    * `NotFoundError` for an unknown id; `VersionConflictError` when `expectedVersion` is given and differs.
    * Forgetting a tombstone again is a no-op that returns it. Host `metadata` and `origin` leave with the content.
    *
+   * In the same transaction, the rest of forget's policy, decided by the store kit's `planForget`: the store hands it
+   * the episodes of `scope` (at least those `forgetCandidates` lets through) and forgets every episode the plan names
+   * the same way (a tombstone, out of both indexes; the belief's own version check only), erases the outbox text of
+   * the plan's turns, and redacts the user's transcript with `redactTranscriptItem`: the plan's turns whole, the
+   * plan's needles in every other item of the user's sessions. Nothing of another scope's beliefs changes, and no
+   * other user's session.
+   *
    * With `operation` (a store that implements {@link OperationJournal}), the record is written in the same
    * transaction, also when the belief was forgotten already; `DuplicateOperationError` when its key is recorded
    * already in `scope`, and nothing is forgotten.

@@ -2,6 +2,7 @@
  * What a memSession user gets by default: beliefs and what they said (dated episodes), a relevance floor, and the
  * ways to opt out; plus the settings that reach the engine (`engine`, a caller-owned runtime, the environment).
  */
+import { FORGOTTEN_MARKER } from '@mem01/engine/store-kit';
 import { WordHashEmbedder } from '@mem01/engine/testing';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { createMemoryStore } from '@mem01/store-memory';
@@ -82,6 +83,31 @@ describe('episodes by default', () => {
     expect(seen).toMatch(/SF|San Francisco/);
     expect(seen).toContain('2,400');
     expect(seen).not.toMatch(/NYC|New York/);
+  });
+
+  it('forgetting a fact forgets every turn that names it, in any conversation; the transcripts agree', async () => {
+    const options = offline();
+    await say(options, 'c1', 'I live in Lisbon.');
+    await say(options, 'c2', 'Are the trams in Lisbon running late tonight?');
+    await say(options, 'c3', 'My sister visits in June.');
+    const question = 'Which trams did I ask about, and where do I live?';
+    expect(await say(options, 'q1', question)).toContain('trams in Lisbon');
+    const session = memSession('c1', options);
+    const fact = (await session.memoryHistory()).find(
+      (b) => b.kind !== 'episode' && b.value.includes('Lisbon'),
+    );
+    await session.forgetMemory(fact!.id);
+    await session.close();
+
+    const seen = await say(options, 'q2', question);
+    expect(seen).not.toContain('Lisbon');
+    const c2 = memSession('c2', options);
+    // The user's turn is gone as its episode is; the reply keeps its structure.
+    expect((await c2.getItems())[0]).toMatchObject({ role: 'user', content: FORGOTTEN_MARKER });
+    expect(JSON.stringify(await c2.getItems())).not.toContain('Lisbon');
+    expect(JSON.stringify(await c2.memoryHistory({ includeInvalidated: true }))).not.toContain('Lisbon');
+    await c2.close();
+    expect(await say(options, 'q3', 'Who visits in June?')).toContain('My sister visits in June.');
   });
 
   it('nothing relevant stays nothing recalled: a shared word alone is not relevance', async () => {

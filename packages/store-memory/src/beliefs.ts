@@ -14,6 +14,7 @@ import {
   MAX_TEXT_BYTES,
   type MemoryState,
   type Method,
+  type Row,
   scopeKey,
 } from './state.js';
 import { redactTranscripts } from './transcript.js';
@@ -160,8 +161,9 @@ export const importBeliefs: Method<'importBeliefs'> = (state, records) => {
 };
 
 /**
- * Forgets a belief: the tombstone replaces it in every index, and the turns it came from lose their text in the
- * outbox and the transcript (with the belief's value and statement in the user's other transcript items).
+ * Forgets a belief: the tombstone replaces it in every index, and so do the tombstones of the episodes the engine's
+ * `planForget` names; the turns of the plan lose their text in the outbox and the transcript (with the belief's value
+ * and statement in the user's other transcript items). Everything is checked before anything changes.
  */
 export const forget: Method<'forget'> = (state, scope, id, options) => {
   const sk = scopeKey(kit.normalizeScope(scope));
@@ -178,12 +180,23 @@ export const forget: Method<'forget'> = (state, scope, id, options) => {
   if (expectedVersion !== null && expectedVersion !== b.version) {
     throw new kit.VersionConflictError(id, expectedVersion, b.version);
   }
+  // Every episode of the scope is a candidate: the scan is in memory, so no prefilter is worth its code.
+  const episodes = new Map<string, Row>();
+  for (const eid of row.scope.ids) {
+    const r = state.rows.get(eid);
+    if (r?.belief.kind === 'episode') episodes.set(eid, r);
+  }
+  const plan = kit.planForget(b, () => [...episodes.values()].map((r) => r.belief));
   recordOperation(state, row.scope.scope, operation);
-  eraseTurnText(state, row.scope.scope.userId, b.evidence);
-  redactTranscripts(state, row.scope.scope.userId, b);
-  const tombstone = kit.tombstoneOf(b, at);
-  state.replaceBelief(row, tombstone);
-  return cloneBelief(tombstone);
+  const userId = row.scope.scope.userId;
+  eraseTurnText(state, userId, plan.turns);
+  redactTranscripts(state, userId, plan);
+  state.replaceBelief(row, kit.tombstoneOf(b, at));
+  for (const eid of plan.episodeIds) {
+    const r = episodes.get(eid)!;
+    state.replaceBelief(r, kit.tombstoneOf(r.belief, at));
+  }
+  return cloneBelief(row.belief);
 };
 
 /**

@@ -156,9 +156,9 @@ export function finishEntry(state: MemoryState, e: Entry, status: 'done' | 'dead
   if (live.length === 0) state.liveByUser.delete(e.scope.userId);
 }
 
-/** Erases the text of the user's turns named by `evidence` (forget), wherever they are in the queue. */
-export function eraseTurnText(state: MemoryState, userId: string, evidence: readonly kit.Evidence[]): void {
-  const turns = new Set(evidence.map((e) => `${e.sessionId}\u0000${e.position}`));
+/** Erases the text of the user's turns named by forget's plan, wherever they are in the queue. */
+export function eraseTurnText(state: MemoryState, userId: string, plan: readonly kit.ForgetTurn[]): void {
+  const turns = new Set(plan.map((e) => `${e.sessionId}\u0000${e.position}`));
   for (const e of state.entriesByUser.get(userId) ?? []) {
     if (turns.has(`${e.sessionId}\u0000${e.position}`)) e.text = '';
   }

@@ -3,7 +3,6 @@
  * as JSON text, so reads return fresh copies. The contract checks are the store kit's.
  */
 
-import type { Belief } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { acceptEntries } from './outbox.js';
 import { MAX_TEXT_BYTES, type MemoryState, type Method, push, type Session } from './state.js';
@@ -60,20 +59,21 @@ export const clearSession: Method<'clearSession'> = (state, owner, sessionId) =>
 };
 
 /**
- * The engine's forget policy for transcripts ({@link redactTranscriptItem}): evidence turns lose their text, the
- * user's other items each occurrence of the belief's value and statement. Sessions of other users are never touched.
+ * The engine's forget policy for transcripts ({@link kit.redactTranscriptItem}): the plan's turns (evidence turns and
+ * the turns of forgotten episodes) lose their text, the user's other items each occurrence of the plan's needles.
+ * Sessions of other users are never touched.
  */
-export function redactTranscripts(state: MemoryState, userId: string, b: Belief): void {
-  const needles = kit.forgetNeedles(b);
-  const evidence = new Map<string, number[]>();
-  for (const e of b.evidence) push(evidence, e.sessionId, e.position);
+export function redactTranscripts(state: MemoryState, userId: string, plan: kit.ForgetPlan): void {
+  const { needles } = plan;
+  const whole = new Map<string, number[]>();
+  for (const t of plan.turns) push(whole, t.sessionId, t.position);
   for (const [id, session] of state.sessions) {
     if (session.owner.userId !== userId) continue;
-    const whole = new Set(evidence.get(id) ?? []);
+    const turns = new Set(whole.get(id) ?? []);
     session.items = session.items.map((text, position) => {
-      const isEvidence = whole.has(position);
-      if (!isEvidence && !kit.mayContainNeedle(text, needles)) return text;
-      const next = kit.redactTranscriptItem(kit.decodeItem(text), { whole: isEvidence, needles });
+      const isWhole = turns.has(position);
+      if (!isWhole && !kit.mayContainNeedle(text, needles)) return text;
+      const next = kit.redactTranscriptItem(kit.decodeItem(text), { whole: isWhole, needles });
       return next === null ? text : JSON.stringify(next);
     });
   }

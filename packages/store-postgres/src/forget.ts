@@ -1,13 +1,14 @@
 /**
  * Forgetting in the PostgreSQL store, in one transaction: the belief becomes a content-free tombstone (its
- * embedding too), the outbox turns it came from lose their text, and so does the transcript (`transcript.ts`).
+ * embedding too), and so do the episodes the engine's `planForget` names; the turns of the plan lose their text in
+ * the outbox, and in the transcript (`transcript.ts`).
  */
 
 import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { COLUMNS, insertAudit } from './beliefs.js';
-import type { Method } from './connection.js';
+import type { Method, PgConnection } from './connection.js';
 import { recordOperation } from './governance.js';
 import { redactTranscripts } from './transcript.js';
 
@@ -30,14 +31,17 @@ export const forget: Method<'forget'> = async (c, scope, id, options) => {
         throw new kit.VersionConflictError(id, expected, current.version);
       }
       await recordOperation(c, trx, s, operation);
+      const plan = await kit.planForgetAsync(current, (candidates) => episodeRows(c, trx, s, id, candidates));
+      const forgotten = [id, ...plan.episodeIds];
       const updated = await sql<Row>`update ${c.t('beliefs')}
         set subject = '', attribute = '', value = '', statement = '', evidence = '[]', embedding = null,
             metadata = null, origin = null,
             status = 'forgotten', invalidated_at = ${at}, updated_at = ${at}, version = version + 1
-        where id = ${id} returning ${COLUMNS}`.execute(trx);
-      // The turns the belief came from may still sit in the outbox (queued or dead): erase their text too.
-      const sessions = current.evidence.map((e) => e.sessionId);
-      const positions = current.evidence.map((e) => e.position);
+        where id = any(${forgotten}::text[]) and user_id = ${s.userId} and namespace = ${s.namespace}
+        returning ${COLUMNS}`.execute(trx);
+      // The turns of the plan may still sit in the outbox (queued or dead): erase their text too.
+      const sessions = plan.turns.map((e) => e.sessionId);
+      const positions = plan.turns.map((e) => e.position);
       if (sessions.length > 0) {
         await sql`update ${c.t('outbox')} set text = ''
           where user_id = ${s.userId}
@@ -45,11 +49,41 @@ export const forget: Method<'forget'> = async (c, scope, id, options) => {
           trx,
         );
       }
-      await redactTranscripts(c, trx, s.userId, current);
-      await insertAudit(c, trx, [{ at, scope: s, beliefId: id, action: 'forget', actor: 'user' }]);
-      const out = updated.rows[0];
+      await redactTranscripts(c, trx, s.userId, plan);
+      await insertAudit(
+        c,
+        trx,
+        forgotten.map((beliefId) => ({ at, scope: s, beliefId, action: 'forget' as const, actor: 'user' })),
+      );
+      const out = updated.rows.find((u) => u.id === id);
       if (!out) throw new kit.StoreError('postgres: forget updated no row');
       return kit.beliefFromRow(out);
     }),
   );
 };
+
+/**
+ * The episodes of the scope that `planForget` asks for (its prefilter, in SQL), locked: a racing commit
+ * that retires one of them waits for the forget.
+ */
+async function episodeRows(
+  c: PgConnection,
+  trx: Transaction<unknown>,
+  s: { readonly userId: string; readonly namespace: string },
+  id: string,
+  candidates: kit.ForgetCandidates,
+): Promise<kit.Belief[]> {
+  const where = candidates.sessions.map((session) => sql`strpos(evidence, ${session}) > 0`);
+  if (candidates.loweredNeedles === null) where.push(sql`true`);
+  else {
+    for (const needle of candidates.loweredNeedles) {
+      where.push(sql`strpos(lower(value), ${needle}) > 0 or strpos(lower(statement), ${needle}) > 0`);
+    }
+  }
+  if (where.length === 0) return [];
+  const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}
+    where user_id = ${s.userId} and namespace = ${s.namespace} and kind = 'episode' and status <> 'forgotten'
+      and id <> ${id} and (${sql.join(where, sql` or `)})
+    order by id for update`.execute(trx);
+  return r.rows.map(kit.beliefFromRow);
+}

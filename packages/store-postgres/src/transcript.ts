@@ -5,7 +5,6 @@
  * transaction. The contract checks are the store kit's.
  */
 
-import type { Belief } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Method, PgConnection } from './connection.js';
@@ -187,18 +186,18 @@ function visibleTo(c: PgConnection, owner: Owner, sessionId: string): RawBuilder
     and ts.user_id is not null and (ts.user_id <> ${owner.userId} or coalesce(ts.namespace, '') <> ${owner.namespace}))`;
 }
 
-/** The engine's forget policy for transcripts ({@link redactTranscriptItem}): evidence turns lose their text,
- * the user's other items each occurrence of the belief's value and statement. Sessions of other users are never
- * touched. Runs inside the forget transaction. */
+/** The engine's forget policy for transcripts ({@link kit.redactTranscriptItem}): the plan's turns (evidence turns and
+ * the turns of forgotten episodes) lose their text, the user's other items each occurrence of the plan's needles.
+ * Sessions of other users are never touched. Runs inside the forget transaction. */
 export async function redactTranscripts(
   c: PgConnection,
   trx: Transaction<unknown>,
   userId: string,
-  belief: Belief,
+  plan: kit.ForgetPlan,
 ): Promise<void> {
-  const needles = kit.forgetNeedles(belief);
-  const sessions = belief.evidence.map((e) => e.sessionId);
-  const positions = belief.evidence.map((e) => e.position);
+  const { needles } = plan;
+  const sessions = plan.turns.map((e) => e.sessionId);
+  const positions = plan.turns.map((e) => e.position);
   const notOthers = sql`not exists (select 1 from ${c.t('transcript_sessions')} ts
     where ts.session_id = i.session_id and ts.user_id is not null and ts.user_id <> ${userId})`;
   const whole =

@@ -4,7 +4,7 @@
  * turns and the transcript. `secure_delete=ON` zeroes the freed bytes; a checkpoint then clears the WAL.
  */
 
-import type { Evidence, Row } from '@mem01/engine/store-kit';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { tryCheckpoint } from './admin.js';
 import { beliefRow } from './beliefs.js';
@@ -147,14 +147,26 @@ export function finishScrub(c: Connection): void {
 }
 
 /**
- * Makes the belief of `row` a tombstone and removes its text from the embedding tables, the outbox turns it came
- * from or that contain its statement or value, and the transcript. Queued turns keep their place in the queue (with
- * empty text), so the user's order is unchanged.
+ * Makes the belief of `row` a tombstone, and so the episodes the engine's `planForget` names, and removes their text
+ * from the embedding tables, the outbox turns of the plan or that contain the belief's statement or value, and the
+ * transcript. Queued turns keep their place in the queue (with empty text), so the user's order is unchanged.
  */
 function scrub(c: Connection, row: Row, at: string): void {
   const belief = kit.beliefFromRow(row);
-  const seq = Number(row.seq);
+  const episodes = new Map<string, Row>();
+  const plan = kit.planForget(belief, (candidates) => {
+    const rows = episodeRows(c, row, candidates);
+    for (const r of rows) episodes.set(String(r.id), r);
+    return rows.map(kit.beliefFromRow);
+  });
+  tombstone(c, Number(row.seq), at);
+  for (const id of plan.episodeIds) tombstone(c, Number(episodes.get(id)!.seq), at);
   const userId = belief.scope.userId;
+  eraseTurnText(c, userId, plan.turns, [belief.statement, belief.value]);
+  redactTranscripts(c, userId, plan);
+}
+
+function tombstone(c: Connection, seq: number, at: string): void {
   c.run(
     `UPDATE beliefs SET status = 'forgotten', subject = '', attribute = '', value = '', statement = '',
        evidence = '[]', metadata = NULL, origin = NULL, invalidated_at = ?, updated_at = ?,
@@ -165,9 +177,31 @@ function scrub(c: Connection, row: Row, at: string): void {
     seq,
   );
   deleteEmbedding(c, seq);
-  const evidence: readonly Evidence[] = belief.evidence.filter(
-    (ev) => typeof ev?.sessionId === 'string' && typeof ev.position === 'number',
+}
+
+/** The episodes of the belief's scope that `planForget` asks for (its prefilter, in SQL). */
+function episodeRows(c: Connection, row: Row, candidates: kit.ForgetCandidates): Row[] {
+  const where: string[] = [];
+  const params: string[] = [];
+  for (const session of candidates.sessions) {
+    where.push('instr(evidence, ?) > 0');
+    params.push(session);
+  }
+  if (candidates.loweredNeedles === null) where.push('1');
+  else {
+    for (const needle of candidates.loweredNeedles) {
+      where.push('instr(lower(value), ?) > 0 OR instr(lower(statement), ?) > 0');
+      params.push(needle, needle);
+    }
+  }
+  if (where.length === 0) return [];
+  return c.all(
+    `SELECT * FROM beliefs
+      WHERE user_id = ? AND namespace = ? AND kind = 'episode' AND status <> 'forgotten' AND seq <> ?
+        AND (${where.join(' OR ')})`,
+    String(row.user_id),
+    String(row.namespace),
+    Number(row.seq),
+    ...params,
   );
-  eraseTurnText(c, userId, evidence, [belief.statement, belief.value]);
-  redactTranscripts(c, userId, belief, evidence);
 }

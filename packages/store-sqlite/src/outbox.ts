@@ -3,7 +3,7 @@
  * most one claim in flight, across processes: each claim runs in one `BEGIN IMMEDIATE` transaction.
  */
 import { randomUUID } from 'node:crypto';
-import type { Evidence, OutboxInput, Row } from '@mem01/engine/store-kit';
+import type { OutboxInput, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
 
@@ -159,22 +159,22 @@ export const backlog: Method<'backlog'> = (c, options) => {
 };
 
 /**
- * Erases (inside the forget transaction) the text of the user's turns named by `evidence`, and of those containing
+ * Erases (inside the forget transaction) the text of the user's turns named by forget's plan, and of those containing
  * one of `needles` (the forgotten statement and value).
  */
 export function eraseTurnText(
   c: Connection,
   userId: string,
-  evidence: readonly Evidence[],
+  turns: readonly kit.ForgetTurn[],
   needles: readonly string[],
 ): void {
   const erase = `UPDATE outbox SET text = ''`;
-  for (const ev of evidence) {
+  for (const turn of turns) {
     c.run(
       `${erase} WHERE user_id = ? AND session_id = ? AND position = ? AND text <> ''`,
       userId,
-      ev.sessionId,
-      ev.position,
+      turn.sessionId,
+      turn.position,
     );
   }
   for (const needle of needles) {

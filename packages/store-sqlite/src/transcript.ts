@@ -4,7 +4,7 @@
  * append, its operation id and the turns it enqueues are one transaction. The contract checks are the store kit's.
  */
 
-import type { Belief, Evidence, Row } from '@mem01/engine/store-kit';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
 import { enqueueOne } from './outbox.js';
@@ -142,32 +142,27 @@ export function eraseSessions(c: Connection, userId: string): number {
 }
 
 /**
- * The engine's forget policy for transcripts ({@link redactTranscriptItem}), inside the forget transaction:
- * evidence turns lose their text, the user's other items each occurrence of the belief's value and statement.
- * Sessions of other users are never touched.
+ * The engine's forget policy for transcripts ({@link kit.redactTranscriptItem}), inside the forget transaction: the
+ * plan's turns (evidence turns and the turns of forgotten episodes) lose their text, the user's other items each
+ * occurrence of the plan's needles. Sessions of other users are never touched.
  */
-export function redactTranscripts(
-  c: Connection,
-  userId: string,
-  belief: Belief,
-  evidence: readonly Evidence[],
-): void {
-  const needles = kit.forgetNeedles(belief);
+export function redactTranscripts(c: Connection, userId: string, plan: kit.ForgetPlan): void {
+  const { needles } = plan;
   const update = (rid: number, item: string, whole: boolean) => {
     const next = kit.redactTranscriptItem(kit.decodeItem(item), { whole, needles });
     if (next !== null) c.run('UPDATE transcript_items SET item = ? WHERE rid = ?', JSON.stringify(next), rid);
   };
   const done = new Set<number>();
-  for (const ev of evidence) {
+  for (const turn of plan.turns) {
     const row = c.get(
       `SELECT i.rid AS rid, i.item AS item FROM transcript_items i
          LEFT JOIN transcript_sessions s ON s.session_id = i.session_id
         WHERE i.session_id = ? AND i.position = ? AND (s.owner_user_id = ? OR s.owner_user_id IS NULL)`,
-      ev.sessionId,
-      ev.position,
+      turn.sessionId,
+      turn.position,
       userId,
     );
-    if (!row) continue;
+    if (!row || done.has(Number(row.rid))) continue;
     done.add(Number(row.rid));
     update(Number(row.rid), String(row.item), true);
   }

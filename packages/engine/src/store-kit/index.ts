@@ -46,8 +46,15 @@ export {
 export type * from '../ports.js';
 export {
   FORGOTTEN_MARKER,
+  type ForgetCandidates,
+  type ForgetEpisode,
+  type ForgetPlan,
+  type ForgetTurn,
+  type ForgottenBelief,
   forgetNeedles,
   mayContainNeedle,
+  planForget,
+  planForgetAsync,
   redactTranscriptItem,
 } from '../redact.js';
 export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralise } from '../render.js';

@@ -16,6 +16,7 @@ import {
   StoreError,
   VersionConflictError,
 } from '@mem01/engine';
+import { FORGOTTEN_MARKER } from '@mem01/engine/store-kit';
 import {
   CREDENTIAL_FORMS,
   KeyValueExtractor,
@@ -688,6 +689,65 @@ export function pipelineTests(ctx: SuiteContext): void {
     expect(active.map((b) => b.kind).sort()).toEqual(['episode', 'fact']);
     await e.close();
   });
+
+  ctx.test(
+    'pipeline: forgetting a belief forgets every episode of the user that carries its value; the transcript agrees',
+    async () => {
+      const store = await ctx.open(DIMS);
+      const e = engine(store, { config: { episodic: true } });
+      const scope = { userId: unique('pv-') };
+      const other = { userId: unique('pv-other-') };
+      const said = (text: string) => ({ role: 'user', content: text });
+      const save = (who: Scope, session: string, texts: readonly string[]) =>
+        e.appendTranscript(who, session, texts.map(said), {
+          turns: texts.map((text, index) => ({ index, role: 'user' as const, text, at: AT })),
+        });
+      const ferry = 'The ferry to Zanzibar leaves at dawn';
+      const [s1, s2, s3] = [unique('s-'), unique('s-'), unique('s-')];
+      await save(scope, s1, ['home_city=Zanzibar', 'drink=green tea']);
+      // Another conversation of the same user names the value in a turn the belief was not drawn from.
+      await save(scope, s2, [ferry, 'My sister visits in June']);
+      await save(other, s3, [ferry]);
+      await e.flush(scope);
+      await e.flush(other);
+      const valuesOf = (hits: readonly { belief: { value: string } }[]) => hits.map((h) => h.belief.value);
+      const zanzibar = (value: unknown) => JSON.stringify(value).toLowerCase().includes('zanzibar');
+      const [ferryVector] = await new WordHashEmbedder(DIMS).embed([ferry]);
+      expect(valuesOf(await e.recall(scope, 'ferry at dawn'))).toEqual([ferry]);
+      const vectorBefore = await store.searchVector(scope, ferryVector!, { limit: 50 });
+      expect(valuesOf(vectorBefore)).toContain(ferry);
+      const fact = (await store.list(scope, { limit: 100 })).items.find(
+        (b) => b.kind === 'fact' && b.value === 'Zanzibar',
+      );
+
+      await e.forget(scope, fact!.id);
+
+      for (const q of ['Zanzibar', 'ferry at dawn', 'home city']) {
+        expect(zanzibar(await e.recall(scope, q)), q).toBe(false);
+      }
+      const all = ['active', 'pending', 'superseded', 'retracted', 'forgotten'] as const;
+      expect(zanzibar(await store.searchVector(scope, ferryVector!, { limit: 50, statuses: all }))).toBe(
+        false,
+      );
+      expect(
+        zanzibar(await store.searchLexical(scope, 'ferry dawn Zanzibar', { limit: 50, statuses: all })),
+      ).toBe(false);
+      expect(zanzibar(await store.history(scope))).toBe(false);
+      // The transcript agrees with the episodes: the turns whose episodes were forgotten lost their text.
+      expect(await store.getItems(scope, s1)).toEqual([said(FORGOTTEN_MARKER), said('drink=green tea')]);
+      expect(await store.getItems(scope, s2)).toEqual([
+        said(FORGOTTEN_MARKER),
+        said('My sister visits in June'),
+      ]);
+      // What does not carry the value stays recallable.
+      expect(valuesOf(await e.recall(scope, 'sister visits June'))).toEqual(['My sister visits in June']);
+      expect(valuesOf(await e.recall(scope, 'green tea'))).toContain('green tea');
+      // Another user's identical turn is theirs.
+      expect(valuesOf(await e.recall(other, 'ferry at dawn'))).toEqual([ferry]);
+      expect(await store.getItems(other, s3)).toEqual([said(ferry)]);
+      await e.close();
+    },
+  );
 
   ctx.test('pipeline: recall never crosses scopes', async () => {
     const store = await ctx.open(DIMS);
