@@ -119,8 +119,8 @@ describe('crash: SIGKILL mid-extraction, then a restarted process', () => {
       lastError: string | null;
     };
     console.log(
-      `postgres: restarted process recalled after ${result.recallMs.toFixed(0)} ms from its start ` +
-        `(${processMs.toFixed(0)} ms from spawn, Node start-up included)`,
+      `postgres: restarted process recalled ${result.recallMs.toFixed(0)} ms after it started ` +
+        `(${processMs.toFixed(0)} ms from spawn to exit)`,
     );
     const all = Array.from({ length: turns }, (_, i) => `${userId} turn ${i} from child`);
     expect(result.lastError).toBeNull();
@@ -129,7 +129,8 @@ describe('crash: SIGKILL mid-extraction, then a restarted process', () => {
     expect([...result.recalled].sort()).toEqual(all);
     // Each turn extracted once in the restarted process (the killed one committed none).
     expect(logLines(restartLog)).toEqual(all.map((text) => `restart\t${text}`));
-    // The target of the issue, a generous bound on the whole restarted process (it does no waiting of its own).
-    expect(processMs).toBeLessThan(5_000);
+    // The target of the issue, a generous bound (the only timed assertion): from the restarted process's start
+    // (Node start-up, imports, opening, takeover, extraction, recall) to its recall's answer.
+    expect(result.recallMs).toBeLessThan(5_000);
   }, 90_000);
 });
