@@ -16,7 +16,12 @@ export interface EngineConfig {
    * and kept as episodes in parts of at most `maxTextBytes`. Default 262144 (256 KiB); at least `maxTextBytes`.
    */
   readonly maxTurnBytes: number;
-  /** Outbox lease. Default 60 s. */
+  /**
+   * Outbox lease: how long a claim holds a user's turns. Renewed every `leaseMs / 3` while they are processed
+   * (`WriteOutbox.renew`), so it only runs out when the process holding it dies or stalls; another process then takes
+   * the turns over after at most `leaseMs`. A store with `ownerLiveness` (SQLite, PostgreSQL) takes over the claims
+   * of an exited process on the same host at once, without waiting for the lease. Default 10 s.
+   */
   readonly leaseMs: number;
   /** Attempts before a turn is set aside as dead. Default 5. */
   readonly maxAttempts: number;
@@ -44,8 +49,8 @@ export interface EngineConfig {
   /** When a budget is spent, retry the turns after this long. Default 60 s. */
   readonly budgetRetryMs: number;
   /**
-   * How long `flush(scope)` waits for a user's turns that another worker's lease holds (a crashed process holds
-   * them until its lease expires) before it reports them. Default 30 s.
+   * How long `flush(scope)` waits for a user's turns that another worker's lease holds (a crashed process on another
+   * host holds them until its lease expires, at most `leaseMs`) before it reports them. Default 30 s.
    */
   readonly flushTimeoutMs: number;
   /**
@@ -120,7 +125,7 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
   pendingBelow: 0.5,
   maxTextBytes: 16_384,
   maxTurnBytes: 262_144,
-  leaseMs: 60_000,
+  leaseMs: 10_000,
   maxAttempts: 5,
   concurrency: 4,
   maxBatchTurns: 8,

@@ -40,6 +40,8 @@ export interface ClaimExtraction {
   readonly actor: string;
   /** The host's capture policy, run by the planner on what extraction would insert. */
   readonly policy: CapturePolicy | null;
+  /** Aborts the extractor's call (the engine closes, or the claim was taken over). Default: the engine's. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function extractClaim(
   scope: Scope,
   claim: OutboxClaim,
   turns: readonly PartTurn[],
-  { extractor, actor, policy }: ClaimExtraction,
+  { extractor, actor, policy, signal }: ClaimExtraction,
 ): Promise<{ plan: ReconcilePlan; usage: Usage | undefined }> {
   const userText = turns
     .filter((t) => t.role === 'user')
@@ -68,7 +70,7 @@ export async function extractClaim(
       turns,
       candidates,
       now: core.now(),
-      signal: core.abort.signal,
+      signal: signal ?? core.abort.signal,
     });
     usage = result.usage;
     core.countUsage(usage);

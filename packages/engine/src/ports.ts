@@ -43,6 +43,12 @@ export interface StoreCapabilities {
   readonly durableOutbox: boolean;
   /** Several processes may use the same database at once. */
   readonly multiProcess: boolean;
+  /**
+   * Claims record the process that holds them, and a claim of a process on the same host that has exited counts as
+   * expired at once (a restarted process takes over its crashed predecessor's turns without waiting out the lease).
+   * A lease of a process on another host, or of one whose liveness cannot be told, runs until it expires.
+   */
+  readonly ownerLiveness: boolean;
 }
 
 export interface BeliefInsert {
@@ -149,7 +155,10 @@ export interface OutboxBacklog {
   readonly queued: number;
   readonly claimed: number;
   readonly dead: number;
-  /** Claimed entries whose lease has expired (a worker died or stalled). */
+  /**
+   * Claimed entries whose lease has expired (a worker died or stalled), or whose holder the store can tell has exited
+   * (see {@link StoreCapabilities.ownerLiveness}).
+   */
   readonly staleLeases: number;
   /**
    * The earliest time at which a queued or claimed entry that cannot be claimed now becomes claimable: the expiry of
@@ -303,7 +312,7 @@ export interface OutboxClaim {
 
 export interface ClaimOptions {
   readonly worker: string;
-  /** Lease length; an unfinished claim becomes claimable again after it. */
+  /** Lease length; an unfinished claim becomes claimable again after it, unless {@link WriteOutbox.renew}ed. */
   readonly leaseMs: number;
   /** Current time, ISO-8601 UTC. */
   readonly now: string;
@@ -330,10 +339,22 @@ export interface WriteOutbox {
    * Claims the oldest queued entries of one user whose previous claim is not in flight: the oldest queued entry
    * of that user and following entries of the same scope, up to `maxEntries`/`maxChars`. Entries under an
    * expired lease count as queued (their lease is taken over, and the old claim's commit will fail with
-   * `LeaseLostError`). Entries waiting for a retry time (`fail`'s `retryAt`) block the user's later entries
-   * until then. `dead` entries are skipped. Returns null when nothing is claimable.
+   * `LeaseLostError`); so do entries whose holder has exited, in a store with
+   * {@link StoreCapabilities.ownerLiveness}. Entries waiting for a retry time (`fail`'s `retryAt`) block the user's
+   * later entries until then. `dead` entries are skipped. Returns null when nothing is claimable.
    */
   claim(options: ClaimOptions): Promise<OutboxClaim | null>;
+
+  /**
+   * Extends a claim's lease to `now + leaseMs` (the heartbeat of a worker whose extraction outlasts a short lease).
+   * Returns the new end of the lease. A claim holds its entries until another claim takes them over, `fail` or
+   * `release` gives them back, or a commit completes them, even after its lease ran out: renewing then extends it
+   * again. Throws `LeaseLostError`, changing nothing, when the claim no longer holds every one of its entries.
+   */
+  renew(
+    claim: OutboxClaim,
+    options: { readonly now: string; readonly leaseMs: number },
+  ): Promise<{ readonly leaseUntil: string }>;
 
   /**
    * Gives the claim's entries back after a failed attempt: attempts + 1, `lastError` recorded, claimable

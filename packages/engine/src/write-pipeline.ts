@@ -409,7 +409,7 @@ export class WritePipeline {
           const claim = await this.core.store.claim({ ...this.claimOptions(), userId });
           st.storeFailures = 0;
           if (!claim) break;
-          if (!(await this.processClaim(claim))) return;
+          if (!(await this.processClaim(claim, this.heartbeat(claim)))) return;
         }
         await this.followUp(userId);
       } catch (err) {
@@ -429,6 +429,8 @@ export class WritePipeline {
   private async followUp(userId: string): Promise<void> {
     const now = this.core.clock().getTime();
     const backlog = await this.core.store.backlog({ now: new Date(now).toISOString(), userId });
+    // A lease that ran out (or whose holder exited) since this drain's claim: take the turns over now.
+    if (backlog.staleLeases > 0) return this.retryLater(userId, 0);
     if (backlog.queued + backlog.claimed === 0 || backlog.nextClaimableAt === null) return;
     this.retryLater(userId, Math.max(0, Date.parse(backlog.nextClaimableAt) - now) + 5);
   }
@@ -502,8 +504,10 @@ export class WritePipeline {
       return false;
     }
     const held = claim;
+    // The lease is kept alive from the claim on: the claim may wait on the user's chain and for a slot first.
+    const heartbeat = this.heartbeat(held);
     const st = this.state(held.scope.userId);
-    const run = st.tail.then(() => this.withUserSlot(() => this.processClaim(held)));
+    const run = st.tail.then(() => this.withUserSlot(() => this.processClaim(held, heartbeat)));
     st.tail = run.then(
       () => undefined,
       () => undefined,
@@ -542,10 +546,62 @@ export class WritePipeline {
   }
 
   /**
-   * Extracts, reconciles and commits one claim. Never throws: a failure is recorded and the turns given back.
-   * Returns false when the user's drain should stop.
+   * Renews a claim's lease every `leaseMs / 3` until stopped, so that a short lease only runs out when this process
+   * dies or stalls. A renewal refused with `LeaseLostError` (another worker took the turns over) stops it and aborts
+   * `signal`; any other failure (the database away for a moment) is logged and tried again at the next beat.
    */
-  private async processClaim(claim: OutboxClaim): Promise<boolean> {
+  private heartbeat(claim: OutboxClaim): Heartbeat {
+    const core = this.core;
+    const leaseMs = core.config.leaseMs;
+    const lost = new AbortController();
+    let stopped = false;
+    let renewing = false;
+    const timer = setInterval(
+      () => {
+        if (stopped || renewing) return;
+        renewing = true;
+        core.store
+          .renew(claim, { now: core.now(), leaseMs })
+          .then(
+            () => undefined,
+            (err: unknown) => {
+              if (stopped) return;
+              if (err instanceof LeaseLostError) {
+                stop();
+                lost.abort(err);
+              } else {
+                core.logger?.warn(`mem01: cannot renew an outbox lease (retrying): ${describeError(err)}`);
+              }
+            },
+          )
+          .finally(() => {
+            renewing = false;
+          });
+      },
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
+    // The work it guards keeps the process alive; the heartbeat alone must not.
+    timer.unref?.();
+    function stop(): void {
+      stopped = true;
+      clearInterval(timer);
+    }
+    return { signal: lost.signal, stop };
+  }
+
+  /**
+   * Extracts, reconciles and commits one claim, its lease renewed by `heartbeat` (stopped here). Never throws: a
+   * failure is recorded and the turns given back. Returns false when the user's drain should stop.
+   */
+  private async processClaim(claim: OutboxClaim, heartbeat: Heartbeat): Promise<boolean> {
+    try {
+      return await this.extractHeld(claim, heartbeat.signal);
+    } finally {
+      heartbeat.stop();
+    }
+  }
+
+  private async extractHeld(claim: OutboxClaim, lost: AbortSignal): Promise<boolean> {
     const core = this.core;
     const scope = normalizeScope(claim.scope);
     const st = this.state(scope.userId);
@@ -556,6 +612,7 @@ export class WritePipeline {
         extractor: this.extractor,
         actor: this.workerId,
         policy: this.policy,
+        signal: anySignal(core.abort.signal, lost),
       });
       st.lastError = null;
       core.stats.extractedTurns += claim.entries.length;
@@ -570,7 +627,10 @@ export class WritePipeline {
         ms: performance.now() - started,
       });
       return true;
-    } catch (err) {
+    } catch (thrown) {
+      // Another worker took the turns over: whatever this attempt ran into (an extraction aborted on the lost lease,
+      // a commit refused), the turns are that worker's now.
+      const err: unknown = lost.aborted ? lost.reason : thrown;
       const message = describeError(err);
       if (err instanceof LeaseLostError) {
         core.logger?.warn(`mem01: ${message}`);
@@ -664,6 +724,18 @@ export class WritePipeline {
     }
     return st;
   }
+}
+
+/** A claim's lease renewal, from the claim until its processing ends. */
+interface Heartbeat {
+  /** Aborts (with the `LeaseLostError`) when a renewal finds the claim taken over. */
+  readonly signal: AbortSignal;
+  stop(): void;
+}
+
+/** Aborts when either signal does (`AbortSignal.any` where the runtime has it: Node 20.3 and later). */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  return typeof AbortSignal.any === 'function' ? AbortSignal.any([a, b]) : a;
 }
 
 /** A failure as strict mode raises it: sanitised through the whole cause chain, always a `Mem01Error`. */

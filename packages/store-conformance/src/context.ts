@@ -1,4 +1,4 @@
-import type { FullStore } from '@mem01/engine/store-kit';
+import type { FullStore, ProcessIdentity } from '@mem01/engine/store-kit';
 
 /** How the suite gets stores. Each store package implements this in its test file. */
 export interface ConformanceHarness {
@@ -12,6 +12,12 @@ export interface ConformanceHarness {
    * process-like handle), so that racing writers across handles are tested. Absent for the in-memory store.
    */
   openSecond?(): Promise<FullStore>;
+  /**
+   * Required for a store with `capabilities.ownerLiveness`, absent otherwise: another handle on the SAME database
+   * as the last `open`, whose outbox claims are recorded for the process `owner` (the store's `leaseOwner` option,
+   * say), so that the suite can leave claims of an exited process behind.
+   */
+  openAs?(owner: ProcessIdentity): Promise<FullStore>;
   /** Optional: called after each test, after the suite closed every store it opened, to drop the schema/file. */
   cleanup?(): Promise<void>;
   /**
@@ -33,6 +39,8 @@ export interface SuiteContext {
   open(dimensions?: number): Promise<FullStore>;
   /** A second handle on the database of the last `open`, or null when the harness has none. */
   second(): Promise<FullStore | null>;
+  /** A handle on the database of the last `open` acting for process `owner`, or null when the harness has none. */
+  openAs(owner: ProcessIdentity): Promise<FullStore | null>;
   /** The harness's {@link ConformanceHarness.writeUnownedSession}, or null when it has none. */
   readonly writeUnownedSession: ConformanceHarness['writeUnownedSession'] | null;
   /** Registers a test unless its title is in `options.skip`. `t.skip()` marks a test not applicable at run time. */

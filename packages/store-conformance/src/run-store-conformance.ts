@@ -77,6 +77,13 @@ export function runStoreConformance(
         opened.push(store);
         return store;
       },
+      async openAs(owner) {
+        if (!harness.openAs) return null;
+        if (!hasPrimary) throw new Error('conformance suite bug: openAs() before open()');
+        const store = await harness.openAs(owner);
+        opened.push(store);
+        return store;
+      },
       writeUnownedSession: harness.writeUnownedSession
         ? (sessionId, items) => {
             if (!hasPrimary) throw new Error('conformance suite bug: writeUnownedSession() before open()');

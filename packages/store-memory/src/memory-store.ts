@@ -36,6 +36,8 @@ const CAPABILITIES: StoreCapabilities = Object.freeze({
   lexicalIndex: 'inverted-bm25',
   durableOutbox: false,
   multiProcess: false,
+  // Its outbox lives and dies with the process: no claim outlives its holder.
+  ownerLiveness: false,
 });
 
 /** The port methods, from the role modules. */

@@ -88,6 +88,14 @@ export const claim: Method<'claim'> = (state, options) => {
   };
 };
 
+export const renew: Method<'renew'> = (state, held, options) => {
+  const r = kit.validateRenew(held, options);
+  const entries = claimed(state, r.claimId, r.entryIds);
+  if (!entries) throw new kit.LeaseLostError();
+  for (const e of entries) e.leaseUntil = r.leaseUntil.ms;
+  return { leaseUntil: r.leaseUntil.iso };
+};
+
 export const fail: Method<'fail'> = (state, held, error, options) => {
   const f = kit.validateFail(held, error, options);
   const entries = claimed(state, f.claimId, f.entryIds);

@@ -69,7 +69,8 @@ export const commit: Method<'commit'> = async (c, request) => {
         await recordOperation(c, trx, scope, valid.operation);
         if (complete && complete.entryIds.length > 0) {
           await sql`
-            update ${c.t('outbox')} set status = 'done', text = '', claim_id = null, lease_until = null, retry_at = null
+            update ${c.t('outbox')} set status = 'done', text = '', claim_id = null, lease_until = null, lease_owner = null,
+              retry_at = null
             where id = any(${complete.entryIds}::text[])`.execute(trx);
         }
       }),

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 
 /** The schema version this code writes and understands. */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** How embeddings are stored: a pgvector `vector(dims)` column with HNSW, or `real[]` with exact cosine. */
 export type VectorMode = 'pgvector' | 'exact';
@@ -24,12 +24,27 @@ export function migrationProvider(ctx: MigrationContext, upTo = POSTGRES_SCHEMA_
   const all: [number, string, Migration][] = [
     [1, '0001_initial', { up: (db) => initial(db, ctx) }],
     [2, '0002_governance', { up: (db) => governance(db, ctx) }],
+    [3, '0003_lease_owner', { up: (db) => leaseOwner(db, ctx) }],
   ];
   return {
     async getMigrations(): Promise<Record<string, Migration>> {
       return Object.fromEntries(all.filter(([v]) => v <= upTo).map(([, name, m]) => [name, m]));
     },
   };
+}
+
+/**
+ * Version 3: the process holding each outbox claim (null for claims made before: they run until their lease expires),
+ * indexed for the liveness check of live claims.
+ */
+async function leaseOwner(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> {
+  const t = (name: string) => sql.id(ctx.schema, name);
+  const statements = [
+    sql`alter table ${t('outbox')} add column lease_owner text`,
+    sql`create index ${sql.id('outbox_claimed_owner')} on ${t('outbox')} (lease_owner) where status = 'claimed'`,
+    sql`update ${t('meta')} set value = '3' where key = 'schema_version'`,
+  ];
+  await sql.raw(statements.map((st) => st.compile(db).sql).join(';\n')).execute(db);
 }
 
 /**

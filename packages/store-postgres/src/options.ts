@@ -1,9 +1,10 @@
 /** Options of the PostgreSQL store, with their defaults resolved in one place ({@link resolveOptions}). */
 
-import type { Logger } from '@mem01/engine/store-kit';
+import type { Logger, ProcessIdentity } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
+import { THIS_PROCESS } from './process-owner.js';
 
 /** Options of {@link openPostgresStore}. Defaults are resolved in one place, {@link resolveOptions}. */
 export interface PostgresStoreOptions {
@@ -49,6 +50,12 @@ export interface PostgresStoreOptions {
    * 10 000 ms; 0 never retries. Other errors (bad credentials, a newer schema) fail at once.
    */
   readonly openRetryMs?: number | undefined;
+  /**
+   * The process this store's outbox claims are recorded for: a claim of a process on this host (same host name)
+   * that has exited is taken over at once. Default: this process. Set it only to act for another process (the
+   * conformance suite opens a store as an exited process).
+   */
+  readonly leaseOwner?: ProcessIdentity | undefined;
 }
 
 export interface ResolvedOptions {
@@ -61,6 +68,9 @@ export interface ResolvedOptions {
   readonly migrate: boolean;
   readonly smallScopeRows: number;
   readonly openRetryMs: number;
+  readonly leaseOwner: ProcessIdentity;
+  /** {@link leaseOwner} as outbox rows hold it. */
+  readonly leaseOwnerKey: string;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -94,8 +104,14 @@ export function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
   if (vector !== 'auto' && vector !== 'pgvector' && vector !== 'exact') {
     throw new kit.ConfigError(`vector must be auto, pgvector or exact, got ${JSON.stringify(vector)}`);
   }
+  const leaseOwner =
+    options.leaseOwner === undefined
+      ? THIS_PROCESS
+      : kit.validateProcessIdentity(options.leaseOwner, 'leaseOwner');
   return {
     schema,
+    leaseOwner,
+    leaseOwnerKey: kit.encodeProcessIdentity(leaseOwner),
     dimensions:
       options.dimensions === undefined ? null : positiveInt(options.dimensions, 'dimensions', 16_000),
     vector,

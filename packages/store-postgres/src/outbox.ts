@@ -1,7 +1,9 @@
 /**
  * The durable outbox of the PostgreSQL store, shared by worker processes on many hosts. A claim locks the user's
  * oldest pending entry with `FOR UPDATE SKIP LOCKED` and refuses users whose previous claim is still leased, so one
- * user's turns are extracted in acceptance order across processes.
+ * user's turns are extracted in acceptance order across processes. Each claim records the process holding it; a
+ * claim of a process on this host that has exited is expired at the next claim or backlog. A process on another
+ * host cannot be probed: its claim runs until its (short, heartbeat-renewed) lease expires.
  */
 
 import type { OutboxInput, Row } from '@mem01/engine/store-kit';
@@ -9,6 +11,7 @@ import * as kit from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
 import type { Db, Method, PgConnection } from './connection.js';
 import { INSERT_CHUNK, MAX_TEXT_BYTES } from './options.js';
+import { pidExists } from './process-owner.js';
 import { pgText, pgTextOrNull } from './text.js';
 
 /** The outbox columns under the names the store kit reads (`idem_key` is `idempotency_key`). */
@@ -50,6 +53,7 @@ export const claim: Method<'claim'> = async (c, options) => {
   const o = kit.validateClaimOptions(options);
   const now = o.now.iso;
   const outbox = c.t('outbox');
+  await expireExitedLeases(c, now, 'claim');
   return c.run(
     'claim',
     () =>
@@ -84,13 +88,34 @@ export const claim: Method<'claim'> = async (c, options) => {
         if (!first) return null;
         const claimId = kit.newId();
         await sql`update ${outbox} set status = 'claimed', claim_id = ${claimId}, worker = ${o.worker},
-            lease_until = ${o.leaseUntil.iso}::timestamptz
+            lease_until = ${o.leaseUntil.iso}::timestamptz, lease_owner = ${c.options.leaseOwnerKey}
           where id = any(${taken.map((r) => String(r.id))}::text[])`.execute(trx);
         const scope = { userId, namespace: String(first.namespace) };
         return kit.claimFromRows(claimId, o.worker, scope, taken, o.leaseUntil.iso);
       }),
     // Safe to re-run: if the lost attempt did commit, its entries stay claimed under an id nobody holds and are
     // taken over when that lease expires, so the worst case is one lease period of delay for that user.
+    { idempotent: true },
+  );
+};
+
+export const renew: Method<'renew'> = async (c, held, options) => {
+  const r = kit.validateRenew(held, options);
+  const ids = [...new Set(r.entryIds)];
+  return c.run(
+    'renew',
+    () =>
+      c.tx(async (trx) => {
+        const owned = await sql<{ id: string }>`
+          select id from ${c.t('outbox')}
+          where claim_id = ${r.claimId} and status = 'claimed' and id = any(${ids}::text[])
+          for update`.execute(trx);
+        if (owned.rows.length !== ids.length) throw new kit.LeaseLostError();
+        await sql`update ${c.t('outbox')} set lease_until = ${r.leaseUntil.iso}::timestamptz
+          where claim_id = ${r.claimId} and status = 'claimed'`.execute(trx);
+        return { leaseUntil: r.leaseUntil.iso };
+      }),
+    // Setting the same lease end again changes nothing.
     { idempotent: true },
   );
 };
@@ -103,7 +128,8 @@ export const fail: Method<'fail'> = async (c, held, error, options) => {
       await sql`update ${c.t('outbox')}
         set attempts = attempts + 1, last_error = ${pgText(f.lastError)},
             status = case when attempts + 1 >= ${f.maxAttempts} then 'dead' else 'queued' end,
-            retry_at = ${f.retryAt?.iso ?? null}::timestamptz, claim_id = null, worker = null, lease_until = null
+            retry_at = ${f.retryAt?.iso ?? null}::timestamptz, claim_id = null, worker = null, lease_until = null,
+            lease_owner = null
         where claim_id = ${f.claimId} and status = 'claimed' and id = any(${f.entryIds}::text[])`.execute(
         c.db,
       );
@@ -119,7 +145,7 @@ export const release: Method<'release'> = async (c, held, options) => {
     async () => {
       await sql`update ${c.t('outbox')}
         set status = 'queued', last_error = ${pgText(r.reason)}, retry_at = ${r.retryAt.iso}::timestamptz,
-            claim_id = null, worker = null, lease_until = null
+            claim_id = null, worker = null, lease_until = null, lease_owner = null
         where claim_id = ${r.claimId} and status = 'claimed' and id = any(${r.entryIds}::text[])`.execute(
         c.db,
       );
@@ -131,6 +157,7 @@ export const release: Method<'release'> = async (c, held, options) => {
 export const backlog: Method<'backlog'> = async (c, options) => {
   const o = kit.validateBacklogOptions(options);
   const now = o.now.iso;
+  await expireExitedLeases(c, now, 'backlog');
   return c.run(
     'backlog',
     async () => {
@@ -162,6 +189,46 @@ export const backlog: Method<'backlog'> = async (c, options) => {
     { idempotent: true },
   );
 };
+
+/**
+ * Ends, at `now`, the live leases of processes on this host that have exited, so that they are taken over at once.
+ * One indexed read of the holders of live claims (a handful: one per working process); a write only when one exited.
+ */
+async function expireExitedLeases(c: PgConnection, now: string, action: string): Promise<void> {
+  const outbox = c.t('outbox');
+  const owners = await c.run(
+    action,
+    async () => {
+      const r = await sql<{ lease_owner: string }>`
+        select distinct lease_owner from ${outbox}
+        where status = 'claimed' and lease_owner is not null and lease_owner <> ${c.options.leaseOwnerKey}
+          and lease_until > ${now}::timestamptz`.execute(c.db);
+      return r.rows.map((row) => row.lease_owner);
+    },
+    { idempotent: true },
+  );
+  const exited = owners.filter((key) =>
+    kit.processHasExited(kit.decodeProcessIdentity(key), c.options.leaseOwner, pidExists),
+  );
+  if (exited.length === 0) return;
+  const expired = await c.run(
+    action,
+    async () => {
+      const r = await sql<{ id: string }>`
+        update ${outbox} set lease_until = ${now}::timestamptz
+        where status = 'claimed' and lease_owner = any(${exited}::text[]) and lease_until > ${now}::timestamptz
+        returning id`.execute(c.db);
+      return r.rows.length;
+    },
+    { idempotent: true },
+  );
+  if (expired > 0) {
+    const pids = exited.map((key) => kit.decodeProcessIdentity(key)?.pid).join(', ');
+    c.options.logger.warn(
+      `[mem01/store-postgres] ${expired} claimed turn(s) of exited process(es) ${pids} on this host are taken over at once`,
+    );
+  }
+}
 
 /** Every outbox entry of a user in acceptance order (diagnostics and tests). */
 export async function outboxEntries(c: PgConnection, userId: string): Promise<kit.OutboxEntry[]> {

@@ -97,6 +97,7 @@ export class PostgresStore extends kit.storeClass<PgConnection>(ROLES) implement
       lexicalIndex: 'tsvector-gin',
       durableOutbox: true,
       multiProcess: true,
+      ownerLiveness: true,
     };
   }
 

@@ -1,4 +1,5 @@
 import type { Logger } from '@mem01/engine';
+import type { ProcessIdentity } from '@mem01/engine/store-kit';
 import { runStoreConformance } from '@mem01/store-conformance';
 import pg from 'pg';
 import { afterAll, describe } from 'vitest';
@@ -17,8 +18,9 @@ function harness(target: Target) {
   const schemas = new Map<number, string>();
   let last = '';
   const vector = vectorModeOf(target);
-  const open = (schema: string, dimensions?: number): Promise<PostgresStore> =>
+  const open = (schema: string, dimensions?: number, leaseOwner?: ProcessIdentity): Promise<PostgresStore> =>
     openPostgresStore({
+      leaseOwner,
       connectionString: urlOf(target),
       schema,
       dimensions,
@@ -50,6 +52,10 @@ function harness(target: Target) {
     },
     async openSecond() {
       return open(last);
+    },
+    /** Another pool on the same schema whose claims are recorded for `leaseOwner`. */
+    async openAs(leaseOwner: ProcessIdentity) {
+      return open(last, undefined, leaseOwner);
     },
     /** A session with no owner (NULL), as sessions appended without one before owners were required are. */
     async writeUnownedSession(sessionId: string, items: readonly unknown[]) {

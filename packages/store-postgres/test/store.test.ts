@@ -133,7 +133,7 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
     await client.connect();
     const r = await client.query(`select name from "${schema}".kysely_migration order by name`);
     await client.end();
-    expect(r.rows.map((x) => x.name)).toEqual(['0001_initial', '0002_governance']);
+    expect(r.rows.map((x) => x.name)).toEqual(['0001_initial', '0002_governance', '0003_lease_owner']);
   });
 
   for (const from of [1]) {

@@ -45,7 +45,7 @@ export const commit: AsyncMethod<'commit'> = async (c, request) => {
       for (const id of complete.entryIds) {
         c.run(
           `UPDATE outbox SET status = 'done', text = '', claim_id = NULL, worker = NULL, lease_until = NULL,
-             last_error = NULL WHERE id = ?`,
+             lease_owner = NULL, last_error = NULL WHERE id = ?`,
           id,
         );
       }

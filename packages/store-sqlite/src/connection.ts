@@ -31,6 +31,8 @@ export interface ConnectionInit {
   readonly vectorIndexMin: number;
   /** Term and scope counts of the lexical search, shared by every connection of this store. */
   readonly termStats: TermStatsCache;
+  /** The process this store's outbox claims are recorded for. */
+  readonly owner: kit.ProcessIdentity;
 }
 
 export class Connection {
@@ -43,6 +45,9 @@ export class Connection {
   readonly pool: SearchPool | null;
   readonly vectorIndexMin: number;
   readonly termStats: TermStatsCache;
+  readonly owner: kit.ProcessIdentity;
+  /** The encoded {@link owner}, as outbox rows hold it. */
+  readonly ownerKey: string;
   /** The embedding dimension, once known (configured, or fixed by the first embedding in the file). */
   dimensions: number | null;
   closed = false;
@@ -59,6 +64,8 @@ export class Connection {
     this.pool = init.pool;
     this.vectorIndexMin = init.vectorIndexMin;
     this.termStats = init.termStats;
+    this.owner = init.owner;
+    this.ownerKey = kit.encodeProcessIdentity(init.owner);
   }
 
   /** The statement for `sql`, prepared once. */

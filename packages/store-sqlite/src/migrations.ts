@@ -266,6 +266,14 @@ CREATE TABLE IF NOT EXISTS budget_usage (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 6,
+    description: 'the process holding each outbox claim',
+    sql: `
+-- NULL for claims made before: they run until their lease expires. Applied once, with the version bump.
+ALTER TABLE outbox ADD COLUMN lease_owner TEXT;
+`,
+  },
 ];
 
 /** The schema version this code writes. */

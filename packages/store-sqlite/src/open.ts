@@ -15,7 +15,7 @@ import {
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
-import type { Logger } from '@mem01/engine/store-kit';
+import type { Logger, ProcessIdentity } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import * as sqliteVec from 'sqlite-vec';
 import { STORE_NAME } from './connection.js';
@@ -24,6 +24,7 @@ import { SEARCH_SETUP_SQL, TermStatsCache } from './lexical-search.js';
 import { APPLICATION_ID, migrate, readSchemaVersion, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { loadNodeSqlite } from './node-sqlite.js';
 import { defaultSqlitePath } from './paths.js';
+import { THIS_PROCESS } from './process-owner.js';
 import { SearchPool } from './search-pool.js';
 import { SqliteStore } from './sqlite-store.js';
 import { syncVecTable } from './vector-search.js';
@@ -62,6 +63,12 @@ export interface SqliteStoreOptions {
    * (1.5 MB at 384 dimensions), so indexing every small scope would waste that much per user.
    */
   vectorIndexMinBeliefs?: number | undefined;
+  /**
+   * The process this store's outbox claims are recorded for: a claim of a process on this host that has exited is
+   * taken over at once. Default: this process. Set it only to act for another process (the conformance suite opens
+   * a store as an exited process).
+   */
+  leaseOwner?: ProcessIdentity | undefined;
 }
 
 interface ResolvedOptions {
@@ -75,6 +82,7 @@ interface ResolvedOptions {
   readonly logger: Logger;
   readonly searchWorkers: number;
   readonly vectorIndexMinBeliefs: number;
+  readonly leaseOwner: ProcessIdentity;
 }
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
@@ -138,6 +146,10 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
     logger: options.logger ?? stderrLogger,
     searchWorkers: searchWorkers ?? Math.min(2, availableParallelism()),
     vectorIndexMinBeliefs: vectorIndexMinBeliefs ?? DEFAULT_VECTOR_INDEX_MIN,
+    leaseOwner:
+      options.leaseOwner === undefined
+        ? THIS_PROCESS
+        : kit.validateProcessIdentity(options.leaseOwner, 'leaseOwner'),
   };
 }
 
@@ -323,6 +335,7 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
       dimensions,
       maxTextBytes: opts.maxTextBytes,
       logger: opts.logger,
+      owner: opts.leaseOwner,
       termStats: new TermStatsCache(),
       pool:
         owned && path !== ':memory:' && opts.searchWorkers > 0

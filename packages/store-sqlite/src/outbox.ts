@@ -1,11 +1,14 @@
 /**
  * The durable outbox of the SQLite store. Per user, entries are claimed strictly in acceptance order (`seq`), at
- * most one claim in flight, across processes: each claim runs in one `BEGIN IMMEDIATE` transaction.
+ * most one claim in flight, across processes: each claim runs in one `BEGIN IMMEDIATE` transaction. Each claim
+ * records the process holding it; a claim of a process on this host that has exited is expired at the next claim or
+ * backlog, so a restarted process does not wait out its crashed predecessor's lease.
  */
 import { randomUUID } from 'node:crypto';
 import type { OutboxInput, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
+import { pidExists } from './process-owner.js';
 
 /** Shorter needles would erase turns that merely share a syllable with the forgotten text. */
 const MIN_ERASE_NEEDLE = 3;
@@ -47,6 +50,7 @@ export const claim: Method<'claim'> = (c, options) => {
   const o = kit.validateClaimOptions(options);
   const now = o.now.iso;
   return c.tx('claim', () => {
+    expireLeases(c, exitedOwners(c, now), now);
     const heads =
       o.userId === null
         ? c.all(
@@ -87,10 +91,11 @@ export const claim: Method<'claim'> = (c, options) => {
       const claimId = randomUUID();
       for (const r of taken) {
         c.run(
-          "UPDATE outbox SET status = 'claimed', claim_id = ?, worker = ?, lease_until = ? WHERE seq = ?",
+          "UPDATE outbox SET status = 'claimed', claim_id = ?, worker = ?, lease_until = ?, lease_owner = ? WHERE seq = ?",
           claimId,
           o.worker,
           o.leaseUntil.iso,
+          c.ownerKey,
           Number(r.seq),
         );
       }
@@ -101,12 +106,32 @@ export const claim: Method<'claim'> = (c, options) => {
   });
 };
 
+export const renew: Method<'renew'> = (c, held, options) => {
+  const r = kit.validateRenew(held, options);
+  const ids = JSON.stringify([...new Set(r.entryIds)]);
+  return c.tx('renew', () => {
+    const owned = c.get(
+      `SELECT count(*) AS n FROM outbox WHERE claim_id = ? AND status = 'claimed'
+         AND id IN (SELECT value FROM json_each(?))`,
+      r.claimId,
+      ids,
+    );
+    if (Number(owned?.n) !== JSON.parse(ids).length) throw new kit.LeaseLostError();
+    c.run(
+      "UPDATE outbox SET lease_until = ? WHERE claim_id = ? AND status = 'claimed'",
+      r.leaseUntil.iso,
+      r.claimId,
+    );
+    return { leaseUntil: r.leaseUntil.iso };
+  });
+};
+
 export const fail: Method<'fail'> = (c, held, error, options) => {
   const f = kit.validateFail(held, error, options);
   c.tx('fail', () => {
     c.run(
       `UPDATE outbox SET attempts = attempts + 1, last_error = ?, claim_id = NULL, worker = NULL, lease_until = NULL,
-         status = CASE WHEN attempts + 1 >= ? THEN 'dead' ELSE 'queued' END, available_at = ?
+         lease_owner = NULL, status = CASE WHEN attempts + 1 >= ? THEN 'dead' ELSE 'queued' END, available_at = ?
        WHERE claim_id = ? AND status = 'claimed'`,
       f.lastError,
       f.maxAttempts,
@@ -120,8 +145,8 @@ export const release: Method<'release'> = (c, held, options) => {
   const r = kit.validateRelease(held, options);
   c.tx('release', () => {
     c.run(
-      `UPDATE outbox SET status = 'queued', claim_id = NULL, worker = NULL, lease_until = NULL, available_at = ?,
-         last_error = ? WHERE claim_id = ? AND status = 'claimed'`,
+      `UPDATE outbox SET status = 'queued', claim_id = NULL, worker = NULL, lease_until = NULL, lease_owner = NULL,
+         available_at = ?, last_error = ? WHERE claim_id = ? AND status = 'claimed'`,
       r.retryAt.iso,
       r.reason,
       r.claimId,
@@ -133,6 +158,9 @@ export const backlog: Method<'backlog'> = (c, options) => {
   const o = kit.validateBacklogOptions(options);
   const now = o.now.iso;
   return c.op('backlog', () => {
+    // Reading needs no write lock; only an exited holder's claims (rare) are expired in a write transaction.
+    const exited = exitedOwners(c, now);
+    if (exited.length > 0) c.tx('backlog', () => expireLeases(c, exited, now));
     const row = c.get(
       `SELECT
          coalesce(sum(status = 'queued'), 0) AS queued,
@@ -157,6 +185,37 @@ export const backlog: Method<'backlog'> = (c, options) => {
     };
   });
 };
+
+/** The recorded holders of live leases that are processes on this host that have exited. */
+function exitedOwners(c: Connection, now: string): string[] {
+  const rows = c.all(
+    `SELECT DISTINCT lease_owner FROM outbox
+      WHERE status = 'claimed' AND lease_until > ? AND lease_owner IS NOT NULL AND lease_owner <> ?`,
+    now,
+    c.ownerKey,
+  );
+  return rows
+    .map((r) => String(r.lease_owner))
+    .filter((key) => kit.processHasExited(kit.decodeProcessIdentity(key), c.owner, pidExists));
+}
+
+/** Ends the leases of exited holders at `now` (inside a write transaction), so they are taken over at once. */
+function expireLeases(c: Connection, owners: readonly string[], now: string): void {
+  for (const owner of owners) {
+    const n = c.run(
+      "UPDATE outbox SET lease_until = ? WHERE status = 'claimed' AND lease_owner = ? AND lease_until > ?",
+      now,
+      owner,
+      now,
+    );
+    if (n > 0) {
+      const pid = kit.decodeProcessIdentity(owner)?.pid;
+      c.logger.warn(
+        `[mem01/store-sqlite] ${n} claimed turn(s) of exited process ${pid} on this host are taken over at once`,
+      );
+    }
+  }
+}
 
 /**
  * Erases (inside the forget transaction) the text of the user's turns named by forget's plan, and of those containing

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { Logger } from '@mem01/engine';
+import type { ProcessIdentity } from '@mem01/engine/store-kit';
 import { runStoreConformance } from '@mem01/store-conformance';
 import { describe } from 'vitest';
 import { openSqliteStore, type SqliteStoreOptions } from './index.js';
@@ -21,6 +22,10 @@ function harness(vector: SqliteStoreOptions['vector'], extra: Partial<SqliteStor
     },
     async openSecond() {
       return openSqliteStore({ path, vector, logger: quiet, ...extra });
+    },
+    /** Another connection on the same file whose claims are recorded for `leaseOwner`. */
+    async openAs(leaseOwner: ProcessIdentity) {
+      return openSqliteStore({ path, vector, logger: quiet, ...extra, leaseOwner });
     },
     /** Items with no owner, as a file of schema version 3 left them (migration 4 gives them a NULL owner). */
     async writeUnownedSession(sessionId: string, items: readonly unknown[]) {

@@ -56,6 +56,7 @@ export class SqliteStore extends kit.storeClass<Connection>(ROLES) implements Fu
       lexicalIndex: 'fts5-bm25',
       durableOutbox: true,
       multiProcess: true,
+      ownerLiveness: true,
     });
   }
 

@@ -41,6 +41,7 @@ const ROLE_METHODS: readonly RoleMethod[] = [
   'auditLog',
   'enqueue',
   'claim',
+  'renew',
   'fail',
   'release',
   'backlog',

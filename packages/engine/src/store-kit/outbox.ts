@@ -102,6 +102,19 @@ function validateClaim(claim: unknown): { claimId: string; entryIds: string[] } 
   return { claimId: c.claimId, entryIds };
 }
 
+/** `renew` arguments, checked: the claim, and the lease's new end (`now + leaseMs`). */
+export function validateRenew(
+  claim: OutboxClaim,
+  options: { readonly now: string; readonly leaseMs: number },
+): { claimId: string; entryIds: string[]; leaseUntil: Instant } {
+  const held = validateClaim(claim);
+  if (options === null || typeof options !== 'object')
+    throw new InvalidInputError('options', 'must be an object');
+  assertPositiveInteger(options.leaseMs, 'leaseMs');
+  const until = instant(options.now, 'now').ms + options.leaseMs;
+  return { ...held, leaseUntil: { iso: new Date(until).toISOString(), ms: until } };
+}
+
 /** `fail` arguments, checked: the claim, the error as it is recorded (sanitised, shortened), attempts, retry time. */
 export function validateFail(
   claim: OutboxClaim,
@@ -147,4 +160,76 @@ export function validateBacklogOptions(options: {
   const now = instant(options.now, 'now');
   if (options.userId !== undefined) assertId(options.userId, 'userId');
   return { now, userId: options.userId ?? null };
+}
+
+/**
+ * The process holding a claim, as a store with `ownerLiveness` records it. `startedAt` tells a process from a
+ * predecessor that had the same pid (a container restarted: pid 1 again) and, being process-wide, treats every worker
+ * thread of one process alike.
+ */
+export interface ProcessIdentity {
+  /** Host name: processes are only compared, and their pids only probed, on the same host. */
+  readonly host: string;
+  readonly pid: number;
+  /** When the process started, epoch milliseconds. */
+  readonly startedAt: number;
+  /** Random, per loaded store module: the same token is certainly this process. */
+  readonly token: string;
+}
+
+/**
+ * Two start times of one process (computed in different threads, or at different times, from the wall clock and the
+ * process's uptime) differ by far less than this; a restarted process started later than its predecessor by more.
+ */
+export const PROCESS_START_TOLERANCE_MS = 1000;
+
+/** A process identity as stored in an outbox row. */
+export function encodeProcessIdentity(owner: ProcessIdentity): string {
+  return JSON.stringify([owner.host, owner.pid, owner.startedAt, owner.token]);
+}
+
+/** The process identity of an outbox row, or null for a row without one (written by an older version) or garbled. */
+export function decodeProcessIdentity(value: unknown): ProcessIdentity | null {
+  if (typeof value !== 'string' || value === '') return null;
+  try {
+    const v: unknown = JSON.parse(value);
+    if (!Array.isArray(v) || v.length !== 4) return null;
+    const [host, pid, startedAt, token] = v as unknown[];
+    if (typeof host !== 'string' || typeof token !== 'string') return null;
+    if (!Number.isSafeInteger(pid) || !Number.isFinite(startedAt)) return null;
+    return { host, pid: pid as number, startedAt: startedAt as number, token };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Has the process that holds a lease exited, as far as `self` can tell? Only a process on the same host can be told
+ * dead: one with another pid when `pidExists` says there is no such process, one with this process's pid but an
+ * earlier start (this process's predecessor, as after a container restart). Anything else (another host, this
+ * process, a thread of it, an unknown holder) is alive until its lease runs out. `pidExists` is the store's probe;
+ * this rule is written once, here.
+ */
+export function processHasExited(
+  owner: ProcessIdentity | null,
+  self: ProcessIdentity,
+  pidExists: (pid: number) => boolean,
+): boolean {
+  if (owner === null || owner.host !== self.host || owner.token === self.token) return false;
+  if (owner.pid === self.pid) return Math.abs(owner.startedAt - self.startedAt) > PROCESS_START_TOLERANCE_MS;
+  return !pidExists(owner.pid);
+}
+
+/** A store option naming the process its claims are recorded for, checked. */
+export function validateProcessIdentity(value: unknown, field: string): ProcessIdentity {
+  if (value === null || typeof value !== 'object') throw new InvalidInputError(field, 'must be an object');
+  const v = value as Partial<ProcessIdentity>;
+  if (typeof v.host !== 'string' || v.host === '')
+    throw new InvalidInputError(`${field}.host`, 'must be a non-empty string');
+  assertPositiveInteger(v.pid, `${field}.pid`);
+  if (typeof v.startedAt !== 'number' || !Number.isFinite(v.startedAt))
+    throw new InvalidInputError(`${field}.startedAt`, 'must be a number (epoch milliseconds)');
+  if (typeof v.token !== 'string' || v.token === '')
+    throw new InvalidInputError(`${field}.token`, 'must be a non-empty string');
+  return { host: v.host, pid: v.pid, startedAt: v.startedAt, token: v.token };
 }

@@ -4,18 +4,22 @@ import {
   beliefFromRow,
   claimBatch,
   decodeListCursor,
+  decodeProcessIdentity,
   encodeItem,
   encodeListCursor,
+  encodeProcessIdentity,
   listPage,
   MAX_ITEM_BYTES,
   MAX_QUERY_TERMS,
   mayUseSession,
+  processHasExited,
   queryTerms,
   suffixMatches,
   validateAppend,
   validateCommit,
   validateImport,
   validateListOptions,
+  validateProcessIdentity,
   validateSessionCall,
 } from './index.js';
 
@@ -185,5 +189,32 @@ describe('rows and claims', () => {
     expect(claimBatch(pending, { maxEntries: 9, maxChars: 6 }, ok)).toHaveLength(1);
     expect(claimBatch(pending, { maxEntries: 9, maxChars: 0 }, ok)).toHaveLength(1);
     expect(claimBatch([e('', 'a'), e('work', 'b')], { maxEntries: 9, maxChars: null })).toHaveLength(1);
+  });
+});
+
+describe('lease owners', () => {
+  const self = { host: 'h1', pid: 100, startedAt: 1_000_000, token: 'me' };
+  // On host h1, pid 7 (and this process, 100) run; no other pid does.
+  const exists = (pid: number) => pid === 7 || pid === 100;
+
+  it('round-trip through the outbox column; rows of older versions or garbage have no owner', () => {
+    expect(decodeProcessIdentity(encodeProcessIdentity(self))).toEqual(self);
+    for (const bad of [null, '', 'x', '[1,2]', '["h",1.5,0,"t"]', '{"host":"h"}', 42]) {
+      expect(decodeProcessIdentity(bad)).toBeNull();
+    }
+    expect(() => validateProcessIdentity({ ...self, pid: 0 }, 'leaseOwner')).toThrow(/leaseOwner\.pid/);
+    expect(() => validateProcessIdentity({ ...self, host: '' }, 'leaseOwner')).toThrow(/leaseOwner\.host/);
+  });
+
+  it('only an exited process of this host, or this pid with an earlier start, counts as exited', () => {
+    const other = (o: Partial<typeof self>) => ({ ...self, token: 'other', ...o });
+    expect(processHasExited(other({ pid: 8 }), self, exists)).toBe(true);
+    expect(processHasExited(other({ pid: 7 }), self, exists)).toBe(false);
+    expect(processHasExited(other({ pid: 8, host: 'h2' }), self, exists)).toBe(false);
+    expect(processHasExited(other({ startedAt: self.startedAt - 60_000 }), self, exists)).toBe(true);
+    // Another thread of this process: same pid, same start (within the tolerance), another token.
+    expect(processHasExited(other({ startedAt: self.startedAt + 3 }), self, exists)).toBe(false);
+    expect(processHasExited(self, self, () => false)).toBe(false);
+    expect(processHasExited(null, self, () => false)).toBe(false);
   });
 });

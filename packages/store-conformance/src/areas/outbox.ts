@@ -20,6 +20,7 @@ import {
   turn,
   unique,
 } from '../fixtures.js';
+import { exitedProcess, liveProcess, predecessorProcess, remoteProcess, thisProcess } from '../processes.js';
 
 const LEASE = 60_000;
 const EMPTY_BACKLOG = { queued: 0, claimed: 0, dead: 0, staleLeases: 0, nextClaimableAt: null };
@@ -185,6 +186,99 @@ export function outboxTests(ctx: SuiteContext): void {
       nextClaimableAt: null,
     });
   });
+
+  ctx.test('renew extends a held lease; a claim given back or taken over cannot be renewed', async () => {
+    const [store, scope] = await storeAndUser(ctx);
+    const s = unique('s-');
+    await store.enqueue([turn(scope, s, 0, 'first'), turn(scope, s, 1, 'second')]);
+    const held = (await claimOf(store, scope.userId, t(0), { maxEntries: 2 }))!;
+    expect(await store.renew(held, { now: t(50), leaseMs: LEASE })).toEqual({ leaseUntil: t(110) });
+    // The renewed lease holds past the first one's end.
+    expect(await claimOf(store, scope.userId, t(100))).toBeNull();
+    expect(await store.backlog({ now: t(100), userId: scope.userId })).toEqual({
+      queued: 0,
+      claimed: 2,
+      dead: 0,
+      staleLeases: 0,
+      nextClaimableAt: t(110),
+    });
+    // Run out but not taken over: the claim still holds its entries and is renewed again.
+    expect(await store.renew(held, { now: t(200), leaseMs: 1000 })).toEqual({ leaseUntil: t(201) });
+    await rejects(store.renew(held, { now: t(200), leaseMs: 0 }), InvalidInputError);
+    await rejects(store.renew(held, { now: 'yesterday', leaseMs: 1000 }), InvalidInputError);
+    // Taken over after its lease ran out: renewing fails and changes nothing.
+    const fresh = (await claimOf(store, scope.userId, t(300), { maxEntries: 2 }))!;
+    await rejects(store.renew(held, { now: t(300), leaseMs: LEASE }), LeaseLostError);
+    expect((await store.backlog({ now: t(300), userId: scope.userId })).nextClaimableAt).toBe(t(360));
+    // Released, or completed by a commit: nothing left to renew.
+    await store.release(fresh, { retryAt: t(300), reason: 'test' });
+    await rejects(store.renew(fresh, { now: t(301), leaseMs: LEASE }), LeaseLostError);
+    const last = (await claimOf(store, scope.userId, t(302), { maxEntries: 2 }))!;
+    await store.commit(completeOnly(scope, last));
+    await rejects(store.renew(last, { now: t(303), leaseMs: LEASE }), LeaseLostError);
+    expect(await store.backlog({ now: t(303), userId: scope.userId })).toEqual(EMPTY_BACKLOG);
+  });
+
+  ctx.test('a claim of an exited process on this host is taken over at once', async (control) => {
+    const store = await ctx.open();
+    const crashed = await ctx.openAs(exitedProcess());
+    if (!crashed) {
+      expect(store.capabilities.ownerLiveness).toBe(false);
+      return control.skip('no process liveness: the store lives and dies with its process');
+    }
+    expect(store.capabilities.ownerLiveness).toBe(true);
+    const scope = { userId: unique('crashed-') };
+    await store.enqueue([turn(scope, unique('s-'), 0, 'left behind')]);
+    const old = (await crashed.claim({
+      worker: 'crashed',
+      leaseMs: LEASE,
+      now: t(0),
+      userId: scope.userId,
+    }))!;
+    expect(old).not.toBeNull();
+    // Long before the lease's end, the exited holder's claim counts as stale and is taken over.
+    expect(await store.backlog({ now: t(1), userId: scope.userId })).toEqual({
+      queued: 0,
+      claimed: 1,
+      dead: 0,
+      staleLeases: 1,
+      nextClaimableAt: null,
+    });
+    const fresh = (await claimOf(store, scope.userId, t(1)))!;
+    expect(fresh.entries.map((e) => e.id)).toEqual(old.entries.map((e) => e.id));
+    await rejects(store.commit(completeOnly(scope, old)), LeaseLostError);
+    await store.commit(completeOnly(scope, fresh));
+    expect(await store.backlog({ now: t(2), userId: scope.userId })).toEqual(EMPTY_BACKLOG);
+  });
+
+  ctx.test(
+    'process liveness: a predecessor with this pid is taken over; a live process, this one and another host are not',
+    async (control) => {
+      const store = await ctx.open();
+      const cases = [
+        { owner: predecessorProcess(), takenOver: true },
+        { owner: liveProcess(), takenOver: false },
+        { owner: thisProcess(), takenOver: false },
+        { owner: remoteProcess(), takenOver: false },
+      ];
+      for (const { owner, takenOver } of cases) {
+        const holder = await ctx.openAs(owner);
+        if (!holder) return control.skip('no process liveness: the store lives and dies with its process');
+        const scope = { userId: unique('holder-') };
+        await store.enqueue([turn(scope, unique('s-'), 0, 'held')]);
+        expect(
+          await holder.claim({ worker: 'h', leaseMs: LEASE, now: t(0), userId: scope.userId }),
+        ).not.toBeNull();
+        const backlog = await store.backlog({ now: t(1), userId: scope.userId });
+        expect({ pid: owner.pid, stale: backlog.staleLeases }).toEqual({
+          pid: owner.pid,
+          stale: takenOver ? 1 : 0,
+        });
+        const claim = await claimOf(store, scope.userId, t(1));
+        expect({ pid: owner.pid, claimed: claim !== null }).toEqual({ pid: owner.pid, claimed: takenOver });
+      }
+    },
+  );
 
   ctx.test('fail counts an attempt and retryAt blocks the user until then', async () => {
     const [store, scope] = await storeAndUser(ctx);

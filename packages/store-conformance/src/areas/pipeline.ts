@@ -8,6 +8,7 @@ import {
   ClosedError,
   type EngineStore,
   ExtractionError,
+  type Extractor,
   type FullStore,
   MemoryEngine,
   type MemoryEngineOptions,
@@ -27,7 +28,8 @@ import {
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
-import { storeAndUser, unique } from '../fixtures.js';
+import { FAR_FUTURE, storeAndUser, unique } from '../fixtures.js';
+import { exitedProcess } from '../processes.js';
 import { failureCase, failureOf } from '../secret-cases.js';
 
 const DIMS = 16;
@@ -126,6 +128,37 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 20_000): Pr
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** An extractor that signals when it starts and finishes only when `finish()` is called or its signal aborts. */
+function gatedExtractor() {
+  const inner = new KeyValueExtractor();
+  let started!: () => void;
+  let finish!: () => void;
+  const startedP = new Promise<void>((r) => {
+    started = r;
+  });
+  const gate = new Promise<void>((r) => {
+    finish = r;
+  });
+  const aborted: unknown[] = [];
+  const extractor: Extractor = {
+    name: 'gated-test',
+    async extract(request) {
+      started();
+      await new Promise<void>((resolve, reject) => {
+        void gate.then(resolve);
+        request.signal?.addEventListener('abort', () => {
+          aborted.push(request.signal?.reason);
+          reject(new ExtractionError('extraction aborted'));
+        });
+      });
+      return inner.extract(request);
+    },
+  };
+  return { extractor, inner, started: startedP, finish, aborted };
 }
 
 async function activeValues(store: FullStore, scope: Scope, attribute: string): Promise<string[]> {
@@ -652,6 +685,97 @@ export function pipelineTests(ctx: SuiteContext): void {
       expect(err).toMatchObject({ code: 'timeout', pending: 1, until: held!.leaseUntil });
       await e.close();
       await strict.close();
+    },
+  );
+
+  ctx.test(
+    'pipeline: a lease renewed by heartbeat is not taken over while a long extraction runs',
+    async () => {
+      const [store, scope] = await storeAndUser(ctx, 'heartbeat-', DIMS);
+      const other = (await ctx.second()) ?? store;
+      const leaseMs = 900;
+      const slow = gatedExtractor();
+      const e = engine(store, { extractor: slow.extractor, config: { leaseMs } });
+      await e.accept([turnInput(scope, 's', 0, 'city=Rome')]);
+      await slow.started;
+      // Three leases long: without renewal the claim would have run out twice over.
+      await sleep(3 * leaseMs);
+      const now = new Date().toISOString();
+      expect(await other.claim({ worker: 'other', leaseMs, now, userId: scope.userId })).toBeNull();
+      expect(await other.backlog({ now, userId: scope.userId })).toMatchObject({
+        claimed: 1,
+        staleLeases: 0,
+      });
+      slow.finish();
+      await e.flush(scope);
+      expect(await activeValues(store, scope, 'city')).toEqual(['Rome']);
+      expect(e.lastError(scope)).toBeNull();
+      expect(slow.inner.calls).toBe(1);
+      await e.close();
+    },
+  );
+
+  ctx.test(
+    'pipeline: a worker whose claim is taken over stops its extraction and records no failure',
+    async () => {
+      const [store, scope] = await storeAndUser(ctx, 'lostlease-', DIMS);
+      const other = (await ctx.second()) ?? store;
+      const leaseMs = 300;
+      const slow = gatedExtractor();
+      const e = engine(store, { extractor: slow.extractor, config: { leaseMs } });
+      await e.accept([turnInput(scope, 's', 0, 'city=Rome')]);
+      await slow.started;
+      // Another worker whose clock says the lease ran out long ago takes the turn over.
+      const taken = await other.claim({ worker: 'other', leaseMs, now: FAR_FUTURE, userId: scope.userId });
+      expect(taken).not.toBeNull();
+      // The next heartbeat finds the claim lost and aborts the extraction.
+      await eventually(async () => slow.aborted.length > 0);
+      expect(slow.aborted[0]).toMatchObject({ code: 'lease_lost' });
+      // The read barrier (this engine's own work) is done; no failure is recorded for the turn it gave up.
+      expect(await e.recall(scope, 'city')).toEqual([]);
+      expect(e.lastError(scope)).toBeNull();
+      expect(slow.inner.calls).toBe(0);
+      // The turn is the other worker's: it is still claimed (by it), never failed by the first.
+      expect(await other.backlog({ now: new Date().toISOString(), userId: scope.userId })).toMatchObject({
+        queued: 0,
+        claimed: 1,
+        dead: 0,
+      });
+      await e.close();
+    },
+  );
+
+  ctx.test(
+    "pipeline: a restarted process takes over its crashed predecessor's claims at once (flush and resume)",
+    async (control) => {
+      const store = await ctx.open(DIMS);
+      const crashed = await ctx.openAs(exitedProcess());
+      if (!crashed) return control.skip('no process liveness: the store lives and dies with its process');
+      const flushed = { userId: unique('restart-flush-') };
+      const resumed = { userId: unique('restart-resume-') };
+      for (const scope of [flushed, resumed]) {
+        const s = `${scope.userId}-s`;
+        await store.enqueue([turnInput(scope, s, 0, 'city=Rome'), turnInput(scope, s, 1, 'pet=cat')]);
+        // The predecessor claimed the turns under a long lease and died.
+        const held = await crashed.claim({
+          worker: 'crashed',
+          leaseMs: 600_000,
+          now: new Date().toISOString(),
+          userId: scope.userId,
+          maxEntries: 2,
+        });
+        expect(held?.entries).toHaveLength(2);
+      }
+      const e = engine(store);
+      // No wait allowed for another worker's lease: an exited process's claim is none.
+      await e.flush(flushed, { timeoutMs: 0 });
+      expect(e.lastError(flushed)).toBeNull();
+      expect((await e.recall(flushed, 'city')).map((h) => h.belief.value)).toEqual(['Rome']);
+      expect(await activeValues(store, flushed, 'pet')).toEqual(['cat']);
+      await e.resume();
+      expect((await e.recall(resumed, 'pet')).map((h) => h.belief.value)).toEqual(['cat']);
+      expect(await activeValues(store, resumed, 'city')).toEqual(['Rome']);
+      await e.close();
     },
   );
 
