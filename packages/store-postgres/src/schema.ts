@@ -22,7 +22,7 @@ export async function migrate(c: PgConnection): Promise<void> {
   // the failure, not the failed rollback or lock release after it.
   const chain = new FailureChain();
   try {
-    await withWatchedConnection(c.db, chain, async (db) => {
+    await withWatchedConnection(c.db, o.schema, chain, async (db) => {
       const prep = await db.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(hashtext(${`mem01:migrate:${o.schema}`}))`.execute(trx);
         await sql`create schema if not exists ${sql.id(o.schema)}`.execute(trx);

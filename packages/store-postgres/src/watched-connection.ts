@@ -1,20 +1,30 @@
 /**
- * A Kysely over one connection of the store's own Kysely that remembers which error started a failure. Kysely's
- * Migrator releases its advisory lock in a `finally`: when the connection dies mid-migration, the rollback and then
- * that release fail too, and the error the Migrator reports is the last of them ("Postgres connection has been
- * discarded"), which says nothing of what happened and is not recognisable as a lost connection. Migrating through
- * this Kysely keeps the first error, so `migrate` can report it and opening can tell whether retrying may help.
+ * The Kysely the migration runs on: one connection of the store's own Kysely, watched, and introspected only within
+ * the store's schema.
+ *
+ * - Kysely's Migrator releases its advisory lock in a `finally`: when the connection dies mid-migration, the
+ *   rollback and then that release fail too, and the error the Migrator reports is the last of them ("Postgres
+ *   connection has been discarded"), which says nothing of what happened and is not recognisable as a lost
+ *   connection. This Kysely keeps the first error, so `migrate` can report it and opening can tell whether
+ *   retrying may help.
+ * - To find its own tables the Migrator lists every column of every table in the database, calling
+ *   `has_schema_privilege` and `pg_get_serial_sequence` by name: a schema another process drops meanwhile fails the
+ *   migration ("schema ... does not exist"), and the scan grows with every schema on the server. The introspector
+ *   here looks only at the store's schema.
  */
 import {
   type CompiledQuery,
   type ControlledTransaction,
   type DatabaseConnection,
+  type DatabaseIntrospector,
   type Driver,
   Kysely,
   PostgresAdapter,
-  PostgresIntrospector,
   PostgresQueryCompiler,
   type QueryResult,
+  type SchemaMetadata,
+  sql,
+  type TableMetadata,
 } from 'kysely';
 
 /** The first error since the last statement that succeeded: the start of the current run of failures. */
@@ -43,6 +53,7 @@ export class FailureChain {
  */
 export function withWatchedConnection<T>(
   db: Kysely<unknown>,
+  schema: string,
   chain: FailureChain,
   fn: (db: Kysely<unknown>) => Promise<T>,
 ): Promise<T> {
@@ -51,12 +62,44 @@ export function withWatchedConnection<T>(
       dialect: {
         createAdapter: () => new PostgresAdapter(),
         createDriver: () => new WatchedDriver(conn, chain),
-        createIntrospector: (k) => new PostgresIntrospector(k),
+        createIntrospector: (k) => new SchemaIntrospector(k, schema),
         createQueryCompiler: () => new PostgresQueryCompiler(),
       },
     });
     return fn(watched);
   });
+}
+
+/** What the Migrator asks (does its schema exist, which tables does it hold), answered for one schema only. */
+class SchemaIntrospector implements DatabaseIntrospector {
+  readonly #db: Kysely<unknown>;
+  readonly #schema: string;
+
+  constructor(db: Kysely<unknown>, schema: string) {
+    this.#db = db;
+    this.#schema = schema;
+  }
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const r = await sql<{ name: string }>`
+      select nspname as name from pg_catalog.pg_namespace where nspname = ${this.#schema}`.execute(this.#db);
+    return r.rows.map((row) => ({ name: row.name }));
+  }
+
+  /** The schema's tables, without columns (the Migrator only looks for its own tables by name). */
+  async getTables(): Promise<TableMetadata[]> {
+    const r = await sql<{ name: string; kind: string }>`
+      select c.relname as name, c.relkind as kind from pg_catalog.pg_class c
+        join pg_catalog.pg_namespace ns on ns.oid = c.relnamespace
+      where ns.nspname = ${this.#schema} and c.relkind in ('r', 'v', 'p', 'f')`.execute(this.#db);
+    return r.rows.map((row) => ({
+      name: row.name,
+      schema: this.#schema,
+      isView: row.kind === 'v',
+      isForeign: row.kind === 'f',
+      columns: [],
+    }));
+  }
 }
 
 class WatchedDriver implements Driver {

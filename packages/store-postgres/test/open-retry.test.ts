@@ -242,3 +242,28 @@ describe('a migration whose connection dies', () => {
     expect(warnings).toEqual([]);
   }, 60_000);
 });
+
+describe('migrating beside other schemas', () => {
+  it('reads the catalog of its own schema only (a scan of every schema fails when another process drops one)', async () => {
+    const schema = uniqueSchema('beside');
+    cleanups.push(() => dropSchema(REAL_URL, schema));
+    const catalog: { sql: string; parameters: readonly unknown[] }[] = [];
+    const pool = new pg.Pool({ connectionString: REAL_URL, max: 2 });
+    (await retryConnect(() => pool.connect())).release();
+    const db = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool }),
+      log: (event) => {
+        if (/pg_namespace|pg_class|pg_attribute/.test(event.query.sql)) catalog.push(event.query);
+      },
+    });
+    cleanups.push(() => db.destroy());
+    const store = await openPostgresStore({ db, schema, vector: 'exact', dimensions: 4 });
+    cleanups.push(() => store.close());
+    expect((await store.info()).schemaVersion).toBe(POSTGRES_SCHEMA_VERSION);
+    expect(catalog.length).toBeGreaterThan(0);
+    for (const q of catalog) {
+      expect(q.sql).not.toMatch(/pg_attribute/);
+      expect(q.parameters).toContain(schema);
+    }
+  });
+});
