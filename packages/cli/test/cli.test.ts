@@ -3,6 +3,7 @@
  * the command layer in-process with captured output.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Belief } from '@mem01/engine';
@@ -458,13 +459,13 @@ describe('on a terminal, and serving', () => {
 describe('on PostgreSQL', () => {
   it('reads the same commands from a real Postgres and exports into SQLite losslessly', async () => {
     const url = process.env.MEM01_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-    const schema = 'mem01_cli_test';
+    // A schema of its own: other checkouts' runs share the server, and a fixed name would let one run's erase
+    // delete what another run just seeded.
+    const schema = `mem01_cli_${randomBytes(4).toString('hex')}`;
     const pgArgs = ['--db', url, '--pg-schema', schema];
     const quiet = { info() {}, warn() {} };
     const store = await openPostgresStore({ connectionString: url, schema, dimensions: 384, logger: quiet });
     try {
-      await store.eraseUser(USER);
-      await store.eraseUser('other-user');
       await seedStore(store);
     } finally {
       await store.close();
@@ -495,7 +496,13 @@ describe('on PostgreSQL', () => {
     } finally {
       const erase = await runInProcess([...pgArgs, 'erase', '--user', USER, '--yes']);
       expect(erase.code).toBe(0);
-      await runInProcess([...pgArgs, 'erase', '--user', 'other-user', '--yes']);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`drop schema if exists "${schema}" cascade`);
+      } finally {
+        await client.end();
+      }
     }
   });
 });

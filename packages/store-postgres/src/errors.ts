@@ -41,7 +41,8 @@ export function isConnectionLoss(err: unknown): boolean {
   if (err instanceof kit.Mem01Error) return false;
   const code = sqlState(err);
   if (code !== undefined && CONNECTION_CODES.has(code)) return true;
-  return /Connection terminated|ECONNRESET|ECONNREFUSED|EPIPE|connection error|terminating connection|Client was closed|not queryable/i.test(
+  // "has been discarded": kysely's refusal to use a connection whose rollback failed, which a lost connection causes.
+  return /Connection terminated|ECONNRESET|ECONNREFUSED|EPIPE|connection error|terminating connection|Client was closed|not queryable|has been discarded/i.test(
     messageOf(err),
   );
 }
@@ -98,4 +99,24 @@ export function toStoreError(
   }
   const suffix = code === undefined ? '' : ` [${code}]`;
   return new kit.StoreError(`postgres: ${operation} failed${suffix}: ${messageOf(err)}`, { cause: err });
+}
+
+/**
+ * The error of a failed migration. `first` is the error that started the failure when later ones followed it (the
+ * rollback, then the release of the Migrator's lock, fail on a dead connection): the typed error describes and
+ * carries (`cause`) that first error, and its message names the later one. Mem01 errors pass through.
+ */
+export function migrationError(
+  err: unknown,
+  first: { readonly error: unknown } | null,
+  limits: { statementTimeoutMs: number | null; connectionTimeoutMs: number | null },
+): Error {
+  if (err instanceof kit.Mem01Error || first === null || first.error === err) {
+    return toStoreError(err, 'migrate', limits);
+  }
+  const original = toStoreError(first.error, 'migrate', limits);
+  if (!(original instanceof kit.StoreError) || original.cause !== first.error) return original;
+  return new kit.StoreError(`${original.message}; cleaning up after it failed too (${messageOf(err)})`, {
+    cause: first.error,
+  });
 }

@@ -6,9 +6,10 @@ import * as kit from '@mem01/engine/store-kit';
 import { sql, type Transaction } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { type Db, type PgConnection, STORE_NAME } from './connection.js';
-import { toStoreError } from './errors.js';
+import { migrationError, toStoreError } from './errors.js';
 import { migrationProvider, POSTGRES_SCHEMA_VERSION, type VectorMode } from './migrations.js';
 import { DEFAULT_DIMENSIONS } from './options.js';
+import { FailureChain, withWatchedConnection } from './watched-connection.js';
 
 /**
  * Creates the schema and applies pending migrations. Safe to run from several processes at once: the
@@ -17,47 +18,52 @@ import { DEFAULT_DIMENSIONS } from './options.js';
  */
 export async function migrate(c: PgConnection): Promise<void> {
   const o = c.options;
+  // One connection for the whole migration, watched: when it dies, the error reported is the one that started
+  // the failure, not the failed rollback or lock release after it.
+  const chain = new FailureChain();
   try {
-    const prep = await c.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(hashtext(${`mem01:migrate:${o.schema}`}))`.execute(trx);
-      await sql`create schema if not exists ${sql.id(o.schema)}`.execute(trx);
-      const meta = await readMeta(c, trx);
-      let mode: VectorMode;
-      if (meta) {
-        mode = meta.mode;
-        if (o.vector === 'pgvector' && mode !== 'pgvector') {
-          throw new kit.ConfigError(
-            `postgres schema ${o.schema} was created without pgvector (exact cosine); vector: 'pgvector' cannot be used with it`,
-          );
-        }
-      } else if (o.vector === 'exact') {
-        mode = 'exact';
-      } else {
-        mode = (await ensureVectorExtension(trx)) ? 'pgvector' : 'exact';
-        if (mode === 'exact') {
-          if (o.vector === 'pgvector') {
-            throw new kit.CapabilityError(
-              STORE_NAME,
-              'the pgvector extension (CREATE EXTENSION vector failed)',
+    await withWatchedConnection(c.db, o.schema, chain, async (db) => {
+      const prep = await db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${`mem01:migrate:${o.schema}`}))`.execute(trx);
+        await sql`create schema if not exists ${sql.id(o.schema)}`.execute(trx);
+        const meta = await readMeta(c, trx);
+        let mode: VectorMode;
+        if (meta) {
+          mode = meta.mode;
+          if (o.vector === 'pgvector' && mode !== 'pgvector') {
+            throw new kit.ConfigError(
+              `postgres schema ${o.schema} was created without pgvector (exact cosine); vector: 'pgvector' cannot be used with it`,
             );
           }
-          o.logger.warn(
-            `mem01 postgres: the pgvector extension is not available; embeddings are stored as real[] and searched by exact cosine (schema ${o.schema})`,
-          );
+        } else if (o.vector === 'exact') {
+          mode = 'exact';
+        } else {
+          mode = (await ensureVectorExtension(trx)) ? 'pgvector' : 'exact';
+          if (mode === 'exact') {
+            if (o.vector === 'pgvector') {
+              throw new kit.CapabilityError(
+                STORE_NAME,
+                'the pgvector extension (CREATE EXTENSION vector failed)',
+              );
+            }
+            o.logger.warn(
+              `mem01 postgres: the pgvector extension is not available; embeddings are stored as real[] and searched by exact cosine (schema ${o.schema})`,
+            );
+          }
         }
-      }
-      const extensionSchema = mode === 'pgvector' ? await vectorExtensionSchema(trx) : null;
-      return { mode, extensionSchema, dimensions: meta?.dimensions ?? o.dimensions ?? DEFAULT_DIMENSIONS };
+        const extensionSchema = mode === 'pgvector' ? await vectorExtensionSchema(trx) : null;
+        return { mode, extensionSchema, dimensions: meta?.dimensions ?? o.dimensions ?? DEFAULT_DIMENSIONS };
+      });
+      const migrator = new Migrator({
+        db,
+        provider: migrationProvider({ schema: o.schema, ...prep }),
+        migrationTableSchema: o.schema,
+      });
+      const result = await migrator.migrateToLatest();
+      if (result.error) throw result.error;
     });
-    const migrator = new Migrator({
-      db: c.db,
-      provider: migrationProvider({ schema: o.schema, ...prep }),
-      migrationTableSchema: o.schema,
-    });
-    const result = await migrator.migrateToLatest();
-    if (result.error) throw result.error;
   } catch (err) {
-    throw toStoreError(err, 'migrate', c.limits());
+    throw migrationError(err, chain.first, c.limits());
   }
   await load(c);
 }

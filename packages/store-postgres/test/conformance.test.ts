@@ -1,10 +1,17 @@
 import type { Logger } from '@mem01/engine';
 import type { ProcessIdentity } from '@mem01/engine/store-kit';
 import { runStoreConformance } from '@mem01/store-conformance';
-import pg from 'pg';
 import { afterAll, describe } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/index.js';
-import { dropSchema, realHasPgvector, type Target, uniqueSchema, urlOf, vectorModeOf } from './helpers.js';
+import {
+  connectClient,
+  dropSchema,
+  realHasPgvector,
+  type Target,
+  uniqueSchema,
+  urlOf,
+  vectorModeOf,
+} from './helpers.js';
 
 const quiet: Logger = { info: () => {}, warn: () => {} };
 const TABLES =
@@ -35,8 +42,7 @@ function harness(target: Target) {
     async open({ dimensions }: { dimensions: number }) {
       const existing = schemas.get(dimensions);
       if (existing) {
-        const client = new pg.Client({ connectionString: urlOf(target) });
-        await client.connect();
+        const client = await connectClient(urlOf(target));
         // DELETE, not TRUNCATE: the tables are tiny, and TRUNCATE's new files cost fsyncs on a busy machine.
         await client.query(
           TABLES.split(', ')
@@ -59,8 +65,7 @@ function harness(target: Target) {
     },
     /** A session with no owner (NULL), as sessions appended without one before owners were required are. */
     async writeUnownedSession(sessionId: string, items: readonly unknown[]) {
-      const client = new pg.Client({ connectionString: urlOf(target) });
-      await client.connect();
+      const client = await connectClient(urlOf(target));
       try {
         await client.query('begin');
         await client.query(`insert into "${last}".transcript_sessions (session_id) values ($1)`, [sessionId]);

@@ -3,20 +3,14 @@
  * dies holding a lease, pool exhaustion, statement timeouts, and per-user order across workers.
  */
 import { createBelief, MemoryEngine, type OutboxInput, StoreError } from '@mem01/engine';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/index.js';
 import { FakeExtractor } from './fake-extractor.js';
-import { dropSchema, numberedFact, REAL_URL, uniqueSchema } from './helpers.js';
+import { connectClient, dropSchema, numberedFact, REAL_URL, uniqueSchema, withAppName } from './helpers.js';
 
 const quiet = { info: () => {}, warn: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function withAppName(name: string): string {
-  const url = new URL(REAL_URL);
-  url.searchParams.set('application_name', name);
-  return url.toString();
-}
 
 /** `perUser` user turns of each of `users` users (`<prefix><u>`, session `s<u>`), interleaved position by position. */
 function interleavedTurns(
@@ -61,8 +55,7 @@ describe('faults on the real server', () => {
 
   async function adminClient(): Promise<pg.Client> {
     if (!admin) {
-      admin = new pg.Client({ connectionString: REAL_URL });
-      await admin.connect();
+      admin = await connectClient(REAL_URL);
     }
     return admin;
   }

@@ -39,13 +39,58 @@ export function usesHnsw(target: Target): boolean {
   return vectorModeOf(target) === 'pgvector';
 }
 
+/** `REAL_URL` with an `application_name`: a test that terminates backends picks only those of its own name. */
+export function withAppName(name: string): string {
+  // The server cuts longer names to 63 bytes, and a kill by the full name would then match nothing.
+  if (Buffer.byteLength(name) > 63) throw new Error(`application_name longer than 63 bytes: ${name}`);
+  const url = new URL(REAL_URL);
+  url.searchParams.set('application_name', name);
+  return url.toString();
+}
+
 export function uniqueSchema(prefix = 't'): string {
   return `mem01_${prefix.replace(/[^a-z0-9_]/g, '_')}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }
 
+/** How long a test waits for a free connection slot on a server that other test runs have filled. */
+const CONNECT_RETRY_MS = 60_000;
+
+/**
+ * Runs `connect`, retrying while the server refuses for lack of connection slots (53300) or is starting up
+ * (57P03). The machine's server is shared with other checkouts' test runs, whose pools can fill
+ * `max_connections` for a while; the store itself retries the same way when it opens (`openRetryMs`).
+ */
+export async function retryConnect<T>(connect: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + CONNECT_RETRY_MS;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
+    try {
+      return await connect();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if ((code !== '53300' && code !== '57P03') || Date.now() + pause > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/** A connected client of its own (see {@link retryConnect}). */
+export async function connectClient(url: string): Promise<pg.Client> {
+  return retryConnect(async () => {
+    const client = new pg.Client({ connectionString: url });
+    // A server that resets the socket on goodbye (pglite-socket does) must not crash the test process.
+    client.on('error', () => {});
+    try {
+      await client.connect();
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    return client;
+  });
+}
+
 export async function dropSchema(url: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  const client = await connectClient(url);
   try {
     await client.query(`drop schema if exists "${schema}" cascade`);
   } finally {

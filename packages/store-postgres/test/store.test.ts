@@ -20,7 +20,14 @@ import pg from 'pg';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION, type PostgresStore } from '../src/index.js';
 import { migrationProvider } from '../src/migrations.js';
-import { realHasPgvector, StoreFactory, TARGETS, uniqueSchema } from './helpers.js';
+import {
+  connectClient,
+  realHasPgvector,
+  retryConnect,
+  StoreFactory,
+  TARGETS,
+  uniqueSchema,
+} from './helpers.js';
 
 const DIMS = 4;
 const T0 = '2025-01-01T00:00:00.000Z';
@@ -129,8 +136,7 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
     });
     expect((await b!.list(s)).items).toHaveLength(1);
     expect((await c!.info()).schemaVersion).toBe(POSTGRES_SCHEMA_VERSION);
-    const client = new pg.Client({ connectionString: factory.url });
-    await client.connect();
+    const client = await connectClient(factory.url);
     const r = await client.query(`select name from "${schema}".kysely_migration order by name`);
     await client.end();
     expect(r.rows.map((x) => x.name)).toEqual(['0001_initial', '0002_governance', '0003_lease_owner']);
@@ -140,6 +146,8 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
     it(`a schema at version ${from} opens with its data and gains the later versions`, async () => {
       const schema = uniqueSchema(`v${from}`);
       const pool = new pg.Pool({ connectionString: factory.url, max: 2 });
+      // A first connection while the shared server has a free slot; the pool keeps it for the queries below.
+      (await retryConnect(() => pool.connect())).release();
       const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
       const old = belief({ userId: 'old-user' }, 'user', 'garden', 'tomatoes', 'The user grows tomatoes.');
       try {
