@@ -135,6 +135,22 @@ describe('bench summary', () => {
         { name: 'mem01 direct, unbatched', llmCallsPerUserTurn: 1 },
         { name: 'mem01 direct, batches of 4 user turns', llmCallsPerUserTurn: 0.25 },
       ],
+      locomoTurns: [
+        {
+          name: 'LoCoMo turns, reference local',
+          reference: '@mem01/local',
+          turns: 200,
+          dynamicInputTokensPerTurn: 264,
+          outputTokensPerTurn: 13,
+        },
+        {
+          name: 'LoCoMo turns, reference dense',
+          reference: 'dense',
+          turns: 200,
+          dynamicInputTokensPerTurn: 640,
+          outputTokensPerTurn: 65,
+        },
+      ],
     });
     await put('demo.json', {
       strategies: [
@@ -173,6 +189,18 @@ describe('bench summary', () => {
     });
     expect(byName['OpenAI extraction, unbatched']).toMatchObject({ value: 1, meets: true });
     expect(byName['OpenAI extraction, batches of 4']).toMatchObject({ value: 0.25, meets: true });
+    const tokens = (ref: string, what: string) =>
+      byName[`OpenAI extraction, LoCoMo turns, reference ${ref}: ${what} tokens per turn`];
+    const perTurnInput = 'per-turn input (without the static instructions + schema prefix)';
+    expect(tokens('local', perTurnInput)).toMatchObject({
+      value: 264,
+      target: '≤ 600 tokens/turn',
+      meets: true,
+      source: 'openai.json (locomoTurns dynamicInputTokensPerTurn; 200 turns, reference @mem01/local)',
+    });
+    expect(tokens('local', 'output')).toMatchObject({ value: 13, target: '≤ 100 tokens/turn', meets: true });
+    expect(tokens('dense', perTurnInput)).toMatchObject({ value: 640, meets: false });
+    expect(tokens('dense', 'output')).toMatchObject({ value: 65, meets: true });
     expect(byName['LoCoMo (memory), memSession default: recall@10 excl. adversarial']).toMatchObject({
       value: 74.1,
       meets: true,
@@ -226,6 +254,15 @@ describe('bench summary', () => {
       value: null,
       source: 'no 10,000-belief row in store-sqlite.json; largest measured: 1,000 beliefs, p95 1 ms (p95_ms)',
     });
+  });
+
+  it('reports an openai.json without LoCoMo token rows as such', async () => {
+    await put('openai.json', { results: [{ name: 'mem01 direct, unbatched', llmCallsPerUserTurn: 1 }] });
+    const figures = collectFigures(await readBenchResults(dir)).filter((f) => f.unit === 'tokens/turn');
+    expect(figures).toHaveLength(4);
+    expect(figures.every((f) => f.value === null && f.source === 'no locomoTurns row in openai.json')).toBe(
+      true,
+    );
   });
 
   it('puts the MCP server’s protocol overhead (p50) beside its 2 ms target', async () => {

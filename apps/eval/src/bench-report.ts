@@ -7,6 +7,7 @@
  * - a latency row is an object with a count of beliefs (`beliefs`, `n`, `size`, `count`) and a p95 in ms
  *   (`p95_ms`, `p95Ms`, `p95`, or a nested `{ p95 }` such as `recallMs.p95`), preferring keys that say `recall`;
  * - OpenAI call rates are rows whose `name` says `unbatched` / `batches of 4`, with `llmCallsPerUserTurn`;
+ * - OpenAI tokens per LoCoMo turn are the `locomoTurns` rows of `openai.json` (one per reference extractor);
  * - model-input series are objects with a `strategy` and per-conversation `bytes`;
  * - LoCoMo reports are `locomo-*.json` files of kind `locomo`.
  */
@@ -342,6 +343,46 @@ function openaiFigure(files: readonly BenchFile[], pattern: RegExp, figure: stri
   };
 }
 
+/** The OpenAI extractor's tokens per turn on LoCoMo turns, issue 25.2 (`openai.json` `locomoTurns`, one row per reference). */
+const LOCOMO_TOKEN_TARGETS = { dynamicInputTokensPerTurn: 600, outputTokensPerTurn: 100 } as const;
+
+function openaiTokenFigures(files: readonly BenchFile[]): Figure[] {
+  const data = files.find((f) => f.name === 'openai')?.data;
+  const rows = isObj(data) && Array.isArray(data.locomoTurns) ? data.locomoTurns.filter(isObj) : [];
+  const what = {
+    dynamicInputTokensPerTurn: 'per-turn input (without the static instructions + schema prefix)',
+    outputTokensPerTurn: 'output',
+  } as const;
+  const references = rows.length > 0 ? rows : [{ reference: 'local' }, { reference: 'dense' }];
+  return references.flatMap((row) =>
+    (Object.keys(what) as (keyof typeof what)[]).map((key): Figure => {
+      const name =
+        typeof row.name === 'string' ? row.name : `LoCoMo turns, reference ${String(row.reference)}`;
+      const figure = `OpenAI extraction, ${name}: ${what[key]} tokens per turn`;
+      const target = `≤ ${LOCOMO_TOKEN_TARGETS[key]} tokens/turn`;
+      const v = row[key];
+      if (typeof v !== 'number')
+        return {
+          figure,
+          target,
+          value: null,
+          unit: 'tokens/turn',
+          source: data ? 'no locomoTurns row in openai.json' : 'not run',
+          meets: null,
+        };
+      const at = typeof row.turns === 'number' ? `${row.turns} turns, ` : '';
+      return {
+        figure,
+        target,
+        value: v,
+        unit: 'tokens/turn',
+        source: `openai.json (locomoTurns ${key}; ${at}reference ${String(row.reference)})`,
+        meets: v <= LOCOMO_TOKEN_TARGETS[key],
+      };
+    }),
+  );
+}
+
 function isLocomo(f: BenchFile): f is BenchFile & { data: LocomoReport } {
   return (
     f.name.startsWith('locomo-') && isObj(f.data) && f.data.kind === 'locomo' && Array.isArray(f.data.results)
@@ -550,6 +591,7 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
     ...coldStartFigures(files),
     openaiFigure(files, /unbatched/i, 'OpenAI extraction, unbatched', 1),
     openaiFigure(files, /batch(es)? of 4/i, 'OpenAI extraction, batches of 4', 0.3),
+    ...openaiTokenFigures(files),
     ...locomoFigures(files),
   ];
 }

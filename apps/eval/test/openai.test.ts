@@ -22,19 +22,19 @@ beforeAll(async () => {
     responses: (request) => {
       const data = extractionData(request);
       return {
-        operations: data.turns
+        ops: data.turns
           .filter((t) => t.role === 'user')
           .map((t) => ({
             op: 'add',
             kind: 'fact',
-            subject: 'user',
-            attribute: `said_${t.id}_${t.at.slice(0, 10)}_${t.text.length}`,
-            value: t.text.slice(0, 60),
-            statement: t.text,
-            confidence: 0.9,
-            validFrom: null,
-            validTo: null,
-            evidence: [{ turn: t.id, quote: t.text.slice(0, 30) }],
+            subj: 'user',
+            attr: `said_${t.id}_${t.at.slice(0, 10)}_${t.text.length}`,
+            val: t.text.slice(0, 60),
+            stmt: t.text,
+            conf: 0.9,
+            from: null,
+            to: null,
+            ev: [{ t: t.id, q: t.text.slice(0, 30) }],
           })),
       };
     },

@@ -1,7 +1,9 @@
 // Ingestion cost benchmark: feeds the demo fixture through the fake OpenAI server and counts, per ingested user
 // turn, LLM calls, input/output tokens (the fake counts chars/4 of what it received and sent) and embedding
 // requests, for mem01 unbatched, mem01 batched by 4 user turns, and a simulated two-calls-per-add pattern
-// (extract facts, then decide updates). Usage: node bench/ingest.bench.mjs [fixture.json]
+// (extract facts, then decide updates); then tokens per turn on LoCoMo turns through the engine (bench/locomo-turns.mjs;
+// MEM01_LOCOMO names the data file, MEM01_LOCOMO_TURNS the number of turns, default 200).
+// Usage: node bench/ingest.bench.mjs [fixture.json]
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -13,6 +15,7 @@ import {
   extractionTextFormat,
 } from '../dist/index.js';
 import { quotingResponder, startFakeOpenAI } from '../dist/testing/index.js';
+import { LOCOMO_TARGETS, runLocomoTurns } from './locomo-turns.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../../..');
@@ -331,6 +334,15 @@ const baseline = await twoCallBaseline();
 results.push(baseline);
 await fake.close();
 
+// LoCoMo turns (issue 25.2): see bench/locomo-turns.mjs for the method.
+const locomoPath = process.env.MEM01_LOCOMO ?? join(repoRoot, '../shared/bench/locomo10.json');
+const locomoLimit = Number(process.env.MEM01_LOCOMO_TURNS ?? 200);
+const locomo = [];
+for (const reference of ['local', 'dense']) {
+  const r = await runLocomoTurns({ path: locomoPath, limit: locomoLimit, notes, reference });
+  if (r) locomo.push(r);
+}
+
 const unbatched = results[0];
 const batched = results[1];
 const ratios = {
@@ -350,6 +362,9 @@ const targets = {
   batchedLlmCallsPerUserTurnMax: 0.3,
   unbatchedMet: unbatched.llmCallsPerUserTurn <= 1,
   batchedMet: batched.llmCallsPerUserTurn <= 0.3,
+  locomoDynamicInputTokensPerTurnMax: LOCOMO_TARGETS.dynamicInputTokensPerTurnMax,
+  locomoOutputTokensPerTurnMax: LOCOMO_TARGETS.outputTokensPerTurnMax,
+  locomoMet: locomo.length > 0 ? locomo.every((r) => r.targets.dynamicInputMet && r.targets.outputMet) : null,
 };
 
 console.log(`\n@mem01/openai ingestion benchmark — fixture: ${fixtureName}, ${userTurns} user turns\n`);
@@ -373,6 +388,31 @@ for (const r of results) {
       String(r.embeddingCallsPerUserTurn).padStart(10),
   );
 }
+if (locomo.length > 0) {
+  console.log(`\nLoCoMo turns: ${locomo[0].data}; one extraction call per turn`);
+  console.log(
+    'reference'.padEnd(62) +
+      'in tok/turn'.padStart(13) +
+      'static'.padStart(8) +
+      'per-turn in'.padStart(13) +
+      `(<=${LOCOMO_TARGETS.dynamicInputTokensPerTurnMax})`.padStart(8) +
+      'out tok/turn'.padStart(14) +
+      `(<=${LOCOMO_TARGETS.outputTokensPerTurnMax})`.padStart(8) +
+      'candidates/call'.padStart(17),
+  );
+  for (const r of locomo) {
+    console.log(
+      r.reference.padEnd(62) +
+        String(r.inputTokensPerTurn).padStart(13) +
+        String(r.staticPrefixTokensPerCall).padStart(8) +
+        String(r.dynamicInputTokensPerTurn).padStart(13) +
+        (r.targets.dynamicInputMet ? 'met' : 'MISSED').padStart(8) +
+        String(r.outputTokensPerTurn).padStart(14) +
+        (r.targets.outputMet ? 'met' : 'MISSED').padStart(8) +
+        String(r.candidatesPerCall.mean).padStart(17),
+    );
+  }
+}
 console.log('\nratios:', ratios);
 console.log('targets:', targets);
 for (const n of notes) console.log(`note: ${n}`);
@@ -384,12 +424,20 @@ const out = {
   fixture: fixtureName,
   userTurns,
   results,
+  locomoTurns: locomo,
   ratios,
   targets,
   notes: [
     ...notes,
     'Output tokens come from the fake server answering with one operation per user turn; they show shape, not a real model.',
     'The baseline is a simulation of the two-calls-per-add pattern (fact extraction, then update decision, one embedding per fact), using mem01’s instructions as the system prompt of both calls.',
+    ...(locomo.length > 0
+      ? [
+          `locomoTurns: ${locomo[0].method}`,
+          'locomoTurns targets (issue 25.2): the per-turn part of the input (everything but the static instructions + schema prefix) <= 600 tokens and output <= 100 tokens per turn, for both references.',
+          'locomoTurns before the compact prompt and schema (this LoCoMo mode run against the prompt and schema of commit dccf0dd): reference local 1805 in (1261 static, 544 per-turn) / 18 out per turn; reference dense 2277 in (1261 static, 1016 per-turn) / 80 out per turn.',
+        ]
+      : []),
   ],
   ms: Math.round(performance.now() - t0),
   at: new Date().toISOString(),
@@ -398,4 +446,4 @@ const out = {
 mkdirSync(join(repoRoot, 'bench/results'), { recursive: true });
 writeFileSync(join(repoRoot, 'bench/results/openai.json'), `${JSON.stringify(out, null, 2)}\n`);
 console.log(`\nwrote bench/results/openai.json`);
-if (!targets.unbatchedMet || !targets.batchedMet) process.exitCode = 1;
+if (!targets.unbatchedMet || !targets.batchedMet || targets.locomoMet === false) process.exitCode = 1;

@@ -81,7 +81,7 @@ export const FULL_SCHEMA = zodTextFormat(ExtractionOutputSchema, SCHEMA_NAME).sc
   string,
   unknown
 >;
-const SCHEMA = compactSchema(FULL_SCHEMA, { evidence: ['evidence'] });
+const SCHEMA = compactSchema(FULL_SCHEMA, { evidence: ['ev'] });
 const TEXT_FORMAT = { type: 'json_schema' as const, name: SCHEMA_NAME, strict: true, schema: SCHEMA };
 /** Schema as sent, for token estimates. */
 const SCHEMA_JSON = JSON.stringify(SCHEMA);

@@ -27,11 +27,32 @@ const MAX_STATEMENT = 1000;
 /**
  * Finds `quote` in `text`: exactly, else ignoring case, runs of whitespace and curly vs straight quotes.
  * Returns the verbatim slice of `text` that matched, or null. Quotes under 2 visible characters never match.
+ *
+ * A quote that does not match as a whole and holds an ellipsis (`…` or `...`) is read as a reference to a span,
+ * `first words … last words`: the slice from where the first words occur to where the last words next occur (each
+ * side needs 2 visible characters; the slice is cut to 400 characters). So the model can cite a long passage in a few
+ * words and the stored evidence is still verbatim text of the turn.
  */
 export function groundQuote(text: string, quote: string): string | null {
   const q = quote.trim();
   if (q.replace(/\s/g, '').length < 2 || q.length > MAX_QUOTE) return null;
-  if (text.includes(q)) return q;
+  const whole = findQuote(text, q, 0);
+  if (whole) return text.slice(whole.start, whole.end);
+  const cut = /\s*(?:…|\.\.\.)\s*/u.exec(q);
+  if (!cut) return null;
+  const head = q.slice(0, cut.index);
+  const tail = q.slice(cut.index + cut[0].length);
+  if (head.replace(/\s/g, '').length < 2 || tail.replace(/\s/g, '').length < 2) return null;
+  const first = findQuote(text, head, 0);
+  const last = first && findQuote(text, tail, first.end);
+  if (!first || !last) return null;
+  return text.slice(first.start, Math.min(last.end, first.start + MAX_QUOTE)).trimEnd();
+}
+
+/** Where `q` first occurs in `text` at or after `from`: exactly, else with the tolerances of {@link groundQuote}. */
+function findQuote(text: string, q: string, from: number): { start: number; end: number } | null {
+  const exact = text.indexOf(q, from);
+  if (exact >= 0) return { start: exact, end: exact + q.length };
   const pattern = q
     .split(/\s+/)
     .map((word) =>
@@ -45,8 +66,15 @@ export function groundQuote(text: string, quote: string): string | null {
         .join(''),
     )
     .join('\\s+');
-  const m = new RegExp(pattern, 'iu').exec(text);
-  return m ? m[0] : null;
+  const re = new RegExp(pattern, 'giu');
+  re.lastIndex = from;
+  const m = re.exec(text);
+  return m ? { start: m.index, end: m.index + m[0].length } : null;
+}
+
+/** The statement of a claim the model gave none for: `subject attribute: value`, as the instructions promise. */
+export function derivedStatement(subject: string, attribute: string, value: string): string {
+  return `${subject} ${attribute.replace(/[_:]+/g, ' ').trim()}: ${value}`;
 }
 
 function cleanText(value: string, max: number): string | null {
@@ -73,14 +101,14 @@ export function validateOperations(
   const dropped: RejectedOperation[] = [];
   const targeted = new Set<string>();
 
-  output.operations.forEach((raw, index) => {
+  output.ops.forEach((raw, index) => {
     const drop = (reason: DropReason) => dropped.push({ op: raw.op, index, reason });
 
     // Evidence: each item must quote a user turn of this batch; ungrounded items are removed.
     const evidence: OperationEvidence[] = [];
     let firstFailure: DropReason | null = null;
-    for (const e of raw.evidence) {
-      const turn = aliases.turns.get(e.turn.trim());
+    for (const e of raw.ev) {
+      const turn = aliases.turns.get(e.t.trim());
       if (!turn) {
         firstFailure ??= 'unknown_turn';
         continue;
@@ -89,7 +117,7 @@ export function validateOperations(
         firstFailure ??= 'assistant_evidence';
         continue;
       }
-      const quote = groundQuote(turn.text, e.quote);
+      const quote = groundQuote(turn.text, e.q);
       if (quote === null) {
         firstFailure ??= 'ungrounded_quote';
         continue;
@@ -103,32 +131,25 @@ export function validateOperations(
     }
 
     if (raw.op === 'add') {
-      const subject = cleanText(raw.subject, MAX_FIELD);
-      const attribute = cleanText(raw.attribute, MAX_FIELD);
-      const value = cleanText(raw.value, MAX_FIELD * 2);
-      const statement = cleanText(raw.statement, MAX_STATEMENT);
-      if (
-        !subject ||
-        !attribute ||
-        !value ||
-        !statement ||
-        !canonicalKey(attribute) ||
-        !canonicalKey(subject)
-      ) {
+      const subject = canonicalKey(cleanText(raw.subj, MAX_FIELD) ?? '');
+      const attribute = canonicalKey(cleanText(raw.attr, MAX_FIELD) ?? '');
+      const value = cleanText(raw.val, MAX_FIELD * 2);
+      const statement = statementOf(raw.stmt, subject, attribute, value);
+      if (!subject || !attribute || !value || !statement) {
         drop('empty_field');
         return;
       }
       operations.push({
         op: 'add',
         kind: raw.kind,
-        subject: canonicalKey(subject),
-        attribute: canonicalKey(attribute),
+        subject,
+        attribute,
         value,
         statement,
-        confidence: raw.confidence,
+        confidence: raw.conf,
         evidence,
-        validFrom: cleanDate(raw.validFrom),
-        validTo: cleanDate(raw.validTo),
+        validFrom: cleanDate(raw.from),
+        validTo: cleanDate(raw.to),
       });
       return;
     }
@@ -148,12 +169,12 @@ export function validateOperations(
       operations.push({
         op: 'confirm',
         id: candidate.id,
-        ...(raw.confidence === null ? {} : { confidence: raw.confidence }),
+        ...(raw.conf === null ? {} : { confidence: raw.conf }),
         evidence,
       });
     } else if (raw.op === 'supersede') {
-      const value = cleanText(raw.value, MAX_FIELD * 2);
-      const statement = cleanText(raw.statement, MAX_STATEMENT);
+      const value = cleanText(raw.val, MAX_FIELD * 2);
+      const statement = statementOf(raw.stmt, candidate.subject, candidate.attribute, value);
       if (!value || !statement) {
         targeted.delete(candidate.id);
         drop('empty_field');
@@ -164,14 +185,26 @@ export function validateOperations(
         id: candidate.id,
         value,
         statement,
-        confidence: raw.confidence,
+        confidence: raw.conf,
         evidence,
         ...(raw.kind === null ? {} : { kind: raw.kind }),
-        validFrom: cleanDate(raw.validFrom),
+        validFrom: cleanDate(raw.from),
       });
     } else {
       operations.push({ op: 'retract', id: candidate.id, evidence });
     }
   });
   return { operations, dropped };
+}
+
+/** The model's statement, or the derived one when it gave null; null when neither is usable. */
+function statementOf(
+  stmt: string | null,
+  subject: string,
+  attribute: string,
+  value: string | null,
+): string | null {
+  if (stmt !== null) return cleanText(stmt, MAX_STATEMENT);
+  if (!subject || !attribute || !value) return null;
+  return cleanText(derivedStatement(subject, attribute, value), MAX_STATEMENT);
 }

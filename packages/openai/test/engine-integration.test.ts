@@ -29,34 +29,34 @@ fake.setResponses((request) => {
     const m = t.role === 'user' ? /I live in (\w+)/.exec(t.text) : null;
     if (!m) continue;
     const existing = data.candidates.find((c) => c.attribute === 'home_city');
-    const evidence = [{ turn: t.id, quote: m[0] }];
+    const ev = [{ t: t.id, q: m[0] }];
     ops.push(
       existing
         ? {
             op: 'supersede',
             id: existing.id,
             kind: null,
-            value: m[1],
-            statement: `The user lives in ${m[1]}.`,
-            confidence: 0.95,
-            validFrom: null,
-            evidence,
+            val: m[1],
+            stmt: `The user lives in ${m[1]}.`,
+            conf: 0.95,
+            from: null,
+            ev,
           }
         : {
             op: 'add',
             kind: 'fact',
-            subject: 'user',
-            attribute: 'home_city',
-            value: m[1],
-            statement: `The user lives in ${m[1]}.`,
-            confidence: 0.95,
-            validFrom: null,
-            validTo: null,
-            evidence,
+            subj: 'user',
+            attr: 'home_city',
+            val: m[1],
+            stmt: `The user lives in ${m[1]}.`,
+            conf: 0.95,
+            from: null,
+            to: null,
+            ev,
           },
     );
   }
-  return { operations: ops };
+  return { ops };
 });
 
 function engineWith(extra: Parameters<typeof createOpenAIExtractor>[0] = {}) {

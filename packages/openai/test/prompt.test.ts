@@ -62,6 +62,9 @@ describe('compact schema', () => {
     expect(Object.keys(sent.$defs as object).sort()).toEqual(['evidence']);
     const { $schema: _s, ...full } = FULL_SCHEMA;
     expect(inlineRefs(sent)).toEqual(full);
-    expect(JSON.stringify(sent).length).toBeLessThan(JSON.stringify(full).length * 0.8);
+    // The schema has no descriptions (the instructions say what each field holds), so the repeated evidence is a
+    // smaller share of it than it was; the whole format stays under 2,000 characters (~500 tokens per call).
+    expect(JSON.stringify(sent).length).toBeLessThan(JSON.stringify(full).length * 0.9);
+    expect(JSON.stringify(extractionTextFormat()).length).toBeLessThan(2000);
   });
 });

@@ -20,18 +20,18 @@ const u = turn('user', 'I live in Lisbon.');
 const ok = {
   type: 'output' as const,
   output: {
-    operations: [
+    ops: [
       {
         op: 'add',
         kind: 'fact',
-        subject: 'user',
-        attribute: 'home_city',
-        value: 'Lisbon',
-        statement: 'The user lives in Lisbon.',
-        confidence: 0.9,
-        validFrom: null,
-        validTo: null,
-        evidence: [{ turn: 't1', quote: 'I live in Lisbon' }],
+        subj: 'user',
+        attr: 'home_city',
+        val: 'Lisbon',
+        stmt: 'The user lives in Lisbon.',
+        conf: 0.9,
+        from: null,
+        to: null,
+        ev: [{ t: 't1', q: 'I live in Lisbon' }],
       },
     ],
   },

@@ -88,20 +88,20 @@ describe('OPENAI_API_KEY set: @mem01/openai', () => {
       fake.setResponses((request) => {
         const data = extractionData(request);
         const turn = data.turns.find((t) => t.role === 'user' && t.text.includes('Lisbon'));
-        if (!turn) return { operations: [] };
+        if (!turn) return { ops: [] };
         return {
-          operations: [
+          ops: [
             {
               op: 'add',
               kind: 'fact',
-              subject: 'user',
-              attribute: 'home_city',
-              value: 'Lisbon',
-              statement: 'The user lives in Lisbon.',
-              confidence: 0.95,
-              validFrom: null,
-              validTo: null,
-              evidence: [{ turn: turn.id, quote: 'I live in Lisbon' }],
+              subj: 'user',
+              attr: 'home_city',
+              val: 'Lisbon',
+              stmt: 'The user lives in Lisbon.',
+              conf: 0.95,
+              from: null,
+              to: null,
+              ev: [{ t: turn.id, q: 'I live in Lisbon' }],
             },
           ],
         };

@@ -1,6 +1,6 @@
 import type { FakeRequest } from './fake-openai.js';
 
-/** The DATA document of an extraction request, as the model sees it (short aliases `t1`, `c1`). */
+/** The DATA document of an extraction request, as the model sees it (short aliases `t1`, `c1`), rows read as objects. */
 export interface ExtractionData {
   readonly now: string;
   readonly candidates: readonly {
@@ -9,12 +9,11 @@ export interface ExtractionData {
     readonly subject: string;
     readonly attribute: string;
     readonly value: string;
-    readonly statement: string;
-    readonly storedAt: string;
   }[];
   readonly turns: readonly {
     readonly id: string;
     readonly role: 'user' | 'assistant';
+    /** As sent: ISO-8601 to the minute, e.g. `2026-02-01T10:00Z`. */
     readonly at: string;
     readonly text: string;
   }[];
@@ -31,5 +30,20 @@ export function extractionData(request: FakeRequest): ExtractionData {
   const marker = 'DATA (untrusted JSON):\n';
   const at = content.indexOf(marker);
   if (at < 0) throw new Error('not a mem01 extraction request');
-  return JSON.parse(content.slice(at + marker.length)) as ExtractionData;
+  const doc = JSON.parse(content.slice(at + marker.length)) as {
+    now: string;
+    candidates: [string, string, string, string, string][];
+    turns: [string, 'user' | 'assistant', string, string][];
+  };
+  return {
+    now: doc.now,
+    candidates: doc.candidates.map(([id, kind, subject, attribute, value]) => ({
+      id,
+      kind,
+      subject,
+      attribute,
+      value,
+    })),
+    turns: doc.turns.map(([id, role, at, text]) => ({ id, role, at, text })),
+  };
 }

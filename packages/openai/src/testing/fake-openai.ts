@@ -64,7 +64,7 @@ export type FakeResponsesHandler = (request: FakeRequest) => unknown | Promise<u
 
 export interface FakeOpenAIOptions {
   /**
-   * Output of `/v1/responses` when no step is scripted. Default: `{ operations: [] }` (a valid, empty
+   * Output of `/v1/responses` when no step is scripted. Default: `{ ops: [] }` (a valid, empty
    * extraction), so a smoke run against the fake does nothing harmful.
    */
   readonly responses?: FakeResponsesHandler | undefined;
@@ -101,7 +101,7 @@ const encoder = new TextEncoder();
  * ```ts
  * const fake = await startFakeOpenAI();
  * const client = new OpenAI({ apiKey: 'test', baseURL: fake.url });
- * fake.script('responses', { type: 'rate_limit', retryAfterMs: 10 }, { type: 'output', output: { operations: [] } });
+ * fake.script('responses', { type: 'rate_limit', retryAfterMs: 10 }, { type: 'output', output: { ops: [] } });
  * // … exercise code, then assert on fake.requests …
  * await fake.close();
  * ```
@@ -109,7 +109,7 @@ const encoder = new TextEncoder();
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const requests: FakeRequest[] = [];
   const queues: Record<FakeEndpoint, FakeStep[]> = { responses: [], embeddings: [] };
-  let responsesHandler: FakeResponsesHandler = options.responses ?? (() => ({ operations: [] }));
+  let responsesHandler: FakeResponsesHandler = options.responses ?? (() => ({ ops: [] }));
   let seq = 0;
   let responseSeq = 0;
 
@@ -236,7 +236,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       case 'truncated': {
         const full = JSON.stringify(
           endpoint === 'responses'
-            ? responseBody(request, { operations: [] }, ++responseSeq)
+            ? responseBody(request, { ops: [] }, ++responseSeq)
             : embeddingsBody(request, [[0]]),
         );
         res.writeHead(200, {

@@ -4,6 +4,7 @@
  */
 
 export { type ExtractionData, extractionData } from './extraction-data.js';
+export { extractorResponder, quoteReference } from './extractor-responder.js';
 export {
   type FakeEndpoint,
   type FakeOpenAI,

@@ -31,41 +31,41 @@ function firstClause(text: string): string {
 export function quotingResponder(): FakeResponsesHandler {
   return (request) => {
     const data = extractionData(request);
-    const operations: unknown[] = [];
+    const ops: unknown[] = [];
     for (const t of data.turns) {
       if (t.role !== 'user' || t.text.trim().split(/\s+/).length < 2) continue;
       const quote = firstClause(t.text);
       const attribute = topic(t.text);
       const value = quote.split(/\s+/).slice(-3).join(' ');
       const statement = `The user said: ${quote}.`;
-      const evidence = [{ turn: t.id, quote }];
+      const ev = [{ t: t.id, q: quote }];
       const c = data.candidates.find((x) => x.attribute === attribute);
-      if (c && c.value === value) operations.push({ op: 'confirm', id: c.id, confidence: null, evidence });
+      if (c && c.value === value) ops.push({ op: 'confirm', id: c.id, conf: null, ev });
       else if (c)
-        operations.push({
+        ops.push({
           op: 'supersede',
           id: c.id,
           kind: null,
-          value,
-          statement,
-          confidence: 0.9,
-          validFrom: null,
-          evidence,
+          val: value,
+          stmt: statement,
+          conf: 0.9,
+          from: null,
+          ev,
         });
       else
-        operations.push({
+        ops.push({
           op: 'add',
           kind: 'fact',
-          subject: 'user',
-          attribute,
-          value,
-          statement,
-          confidence: 0.9,
-          validFrom: null,
-          validTo: null,
-          evidence,
+          subj: 'user',
+          attr: attribute,
+          val: value,
+          stmt: statement,
+          conf: 0.9,
+          from: null,
+          to: null,
+          ev,
         });
     }
-    return { operations };
+    return { ops };
   };
 }
