@@ -10,9 +10,9 @@ import {
   canonicalValue,
   type ExtractionOperation,
 } from '@mem01/engine/store-kit';
-import { findDates } from './dates.js';
-import { type Intent, matchClause } from './rules.js';
-import { clausesOf, isInjection, isQuestion, sameValue, sentencesOf } from './text.js';
+import { type DateMention, findDates } from './dates.js';
+import { type Intent, matchClause, type RuleContext } from './rules.js';
+import { clausesOf, isInjection, isQuestion, looksLikeQuestion, sameValue, sentencesOf } from './text.js';
 
 /** Options for {@link createLocalExtractor}. */
 export interface LocalExtractorOptions {
@@ -76,16 +76,28 @@ export class LocalExtractor implements Extractor {
   #extractTurn(turnId: string, text: string, at: string): Found[] {
     const out: Found[] = [];
     for (const sentence of sentencesOf(text)) {
-      if (isQuestion(sentence) || isInjection(sentence.text)) continue;
+      // A question yields nothing. The cheap signs are read first; compromise's judgement (the costly part of a
+      // long turn) is asked below, only of a sentence that yields something.
+      if (looksLikeQuestion(sentence.text) || isInjection(sentence.text)) continue;
+      const found: Found[] = [];
       for (const clause of clausesOf(sentence)) {
         if (!clause.core) continue;
-        const dates = findDates(clause.core, at);
-        const intents = matchClause(clause.core, { core: clause.core, dates });
+        const core = clause.core;
+        let dates: DateMention[] | undefined;
+        // Dates are resolved (chrono) only when a rule reads them, i.e. after one of its patterns matched.
+        const ctx: RuleContext = {
+          core,
+          get dates() {
+            dates ??= findDates(core, at);
+            return dates;
+          },
+        };
+        const intents = matchClause(core, ctx);
         if (intents.length === 0) continue;
         const quote = this.#quote(text, sentence.text, clause.span.text);
         for (const intent of intents) {
           const base = intent.confidence ?? this.#confidence;
-          out.push({
+          found.push({
             ...intent,
             subject: canonicalKey(intent.subject),
             attribute: canonicalKey(intent.attribute),
@@ -95,6 +107,7 @@ export class LocalExtractor implements Extractor {
           });
         }
       }
+      if (found.length > 0 && !isQuestion(sentence)) out.push(...found);
     }
     return out;
   }
