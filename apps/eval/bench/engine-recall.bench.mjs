@@ -541,16 +541,30 @@ async function episodesBench() {
  */
 function longTurn() {
   const topic = pick([
-    'sourdough starter', 'marathon training plan', 'kitchen renovation', 'job interview at a fintech startup',
-    'trip to Kyoto in April', 'vegetable garden', 'photography course', 'budget spreadsheet', 'wedding playlist',
-    'python data pipeline', 'cat adoption', 'piano practice routine', 'camping gear list', 'french lessons',
+    'sourdough starter',
+    'marathon training plan',
+    'kitchen renovation',
+    'job interview at a fintech startup',
+    'trip to Kyoto in April',
+    'vegetable garden',
+    'photography course',
+    'budget spreadsheet',
+    'wedding playlist',
+    'python data pipeline',
+    'cat adoption',
+    'piano practice routine',
+    'camping gear list',
+    'french lessons',
   ]);
   const sentences = [
     () => `I've been working on my ${topic} for a few weeks now and I'm not sure what to do next.`,
-    () => `Last ${pick(['Saturday', 'Tuesday', 'month', 'weekend'])} I spent about ${1 + Math.floor(rand() * 9)} hours on it with my ${pick(['sister', 'partner', 'roommate', 'colleague'])}.`,
+    () =>
+      `Last ${pick(['Saturday', 'Tuesday', 'month', 'weekend'])} I spent about ${1 + Math.floor(rand() * 9)} hours on it with my ${pick(['sister', 'partner', 'roommate', 'colleague'])}.`,
     () => `Can you suggest a few ${pick(['ideas', 'resources', 'steps', 'tools'])} for the ${topic}?`,
-    () => `For context, I ${pick(['live', 'work', 'study'])} in ${pick(['Lisbon', 'Austin', 'Seoul', 'Dublin', 'Lima'])} and I usually have ${pick(['mornings', 'evenings', 'weekends'])} free.`,
-    () => `Here is what I have so far: ${Array.from({ length: 3 + Math.floor(rand() * 6) }, () => `${pick(nouns)} ${pick(nouns)}`).join(', ')}.`,
+    () =>
+      `For context, I ${pick(['live', 'work', 'study'])} in ${pick(['Lisbon', 'Austin', 'Seoul', 'Dublin', 'Lima'])} and I usually have ${pick(['mornings', 'evenings', 'weekends'])} free.`,
+    () =>
+      `Here is what I have so far: ${Array.from({ length: 3 + Math.floor(rand() * 6) }, () => `${pick(nouns)} ${pick(nouns)}`).join(', ')}.`,
     () => `The ${pick(nouns)} part went well, but the ${pick(nouns)} was harder than I expected.`,
     () => `My budget is around $${(1 + Math.floor(rand() * 40)) * 50} and I would rather not go over it.`,
     () => `I remember you mentioned ${pick(nouns)} and ${pick(nouns)} last time, which helped.`,
@@ -641,11 +655,17 @@ async function longTurnsBench() {
   await store.close();
   const stats = (xs) => {
     const sorted = [...xs].sort((a, b) => a - b);
-    return { p50: +percentile(sorted, 50).toFixed(3), p95: +percentile(sorted, 95).toFixed(3), n: sorted.length };
+    return {
+      p50: +percentile(sorted, 50).toFixed(3),
+      p95: +percentile(sorted, 95).toFixed(3),
+      n: sorted.length,
+    };
   };
   const report = {
-    benchmark: 'engine.recall on LongMemEval_S-shaped haystacks: long user turns kept as episodes (memSession runtime)',
-    runtime: 'openMemoryRuntime({ store, env: {} }): offline @mem01/local models, memSession defaults, in-memory store',
+    benchmark:
+      'engine.recall on LongMemEval_S-shaped haystacks: long user turns kept as episodes (memSession runtime)',
+    runtime:
+      'openMemoryRuntime({ store, env: {} }): offline @mem01/local models, memSession defaults, in-memory store',
     users: USERS,
     episodesPerUser: SESSIONS * USER_TURNS,
     meanTurnBytes: Math.round(totalBytes / episodes),

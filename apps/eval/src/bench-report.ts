@@ -427,16 +427,26 @@ export function dev60Figures(files: readonly BenchFile[]): Figure[] {
     const rows: [string, string, string][] = [
       [figure('recall@10'), 'reported (no target)', '%'],
       [figure('block recall'), 'reported (no target)', '%'],
-      [figure(`(category, k) pairs above this file's BM25, k = ${TARGET_ABOVE_BASELINE_KS.join(', ')}`), 'reported (no target)', ''],
+      [
+        figure(`(category, k) pairs above this file's BM25, k = ${TARGET_ABOVE_BASELINE_KS.join(', ')}`),
+        'reported (no target)',
+        '',
+      ],
       ...(store === 'memory'
         ? ([
             [figure('recall p95 (eval-reported)'), `p95 ≤ ${TARGET_DEV60_RECALL_P95_MS} ms`, 'ms'],
-            [figure('wall time of the row (ingest + questions)'), `≤ ${TARGET_DEV60_WALL_MINUTES} min`, 'min'],
+            [
+              figure('wall time of the row (ingest + questions)'),
+              `≤ ${TARGET_DEV60_WALL_MINUTES} min`,
+              'min',
+            ],
           ] as [string, string, string][])
         : []),
     ];
     const missing = (source: string) =>
-      rows.map(([f, target, unit]): Figure => ({ figure: f, target, value: null, unit, source, meets: null }));
+      rows.map(
+        ([f, target, unit]): Figure => ({ figure: f, target, value: null, unit, source, meets: null }),
+      );
     if (!file) {
       out.push(...missing('not run'));
       continue;
@@ -456,12 +466,18 @@ export function dev60Figures(files: readonly BenchFile[]): Figure[] {
     const comparisons = (file.data.versusBaseline ?? []).filter(
       (c) => c.label === head.label && TARGET_ABOVE_BASELINE_KS.includes(c.k),
     );
-    const pairs = comparisons.flatMap((c) => Object.entries(c.byCategory).map(([cat, d]) => ({ cat, k: c.k, d })));
+    const pairs = comparisons.flatMap((c) =>
+      Object.entries(c.byCategory).map(([cat, d]) => ({ cat, k: c.k, d })),
+    );
     const behind = pairs.filter((p) => !(p.d > 0));
     const names = file.data.baseline?.scores?.categoryNames;
     const values: [number | null, boolean | null, string][] = [
       [typeof at10 === 'number' ? pct1(at10) : null, null, where],
-      [typeof block === 'number' ? pct1(block) : null, null, `${where}, budget ${head.block?.budgetBytes ?? '?'} bytes`],
+      [
+        typeof block === 'number' ? pct1(block) : null,
+        null,
+        `${where}, budget ${head.block?.budgetBytes ?? '?'} bytes`,
+      ],
       [
         pairs.length > 0 ? pairs.length - behind.length : null,
         null,
@@ -474,7 +490,11 @@ export function dev60Figures(files: readonly BenchFile[]): Figure[] {
       const p95 = head.recall?.p95Ms;
       const wall = head.wallMs;
       values.push(
-        [typeof p95 === 'number' ? +p95.toFixed(2) : null, typeof p95 === 'number' ? p95 <= TARGET_DEV60_RECALL_P95_MS : null, where],
+        [
+          typeof p95 === 'number' ? +p95.toFixed(2) : null,
+          typeof p95 === 'number' ? p95 <= TARGET_DEV60_RECALL_P95_MS : null,
+          where,
+        ],
         [
           typeof wall === 'number' ? +(wall / 60_000).toFixed(2) : null,
           typeof wall === 'number' ? wall / 60_000 <= TARGET_DEV60_WALL_MINUTES : null,
@@ -673,7 +693,10 @@ export function devSetTables(files: readonly BenchFile[]): string[] {
     ...set,
     reports: set.stores
       .map((store) => files.find((f) => f.name === `${set.prefix}${store}`))
-      .filter((f): f is BenchFile & { data: LocomoReport } => f !== undefined && isObj(f.data) && f.data.kind === 'locomo'),
+      .filter(
+        (f): f is BenchFile & { data: LocomoReport } =>
+          f !== undefined && isObj(f.data) && f.data.kind === 'locomo',
+      ),
   })).filter((set) => set.reports.length > 0);
   if (sets.length === 0) return lines;
   lines.push(

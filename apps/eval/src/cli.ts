@@ -1,9 +1,9 @@
 /** `pnpm eval:locomo`: argument parsing and the run, callable in-process for tests. */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { dirname, resolve } from 'node:path';
 import { type EngineConfigInput, InvalidInputError } from '@mem01/engine';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -204,7 +204,8 @@ export async function loadData(path: string): Promise<{ data: LocomoData; sha256
     throw new InvalidInputError('--data', `cannot read ${path}`, { cause: err });
   }
   const gzipped = bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1];
-  if (!gzipped && /\.gz$/i.test(path)) throw new InvalidInputError('--data', `${path} is not gzip-compressed`);
+  if (!gzipped && /\.gz$/i.test(path))
+    throw new InvalidInputError('--data', `${path} is not gzip-compressed`);
   let text: string;
   try {
     text = (gzipped ? await promisify(gunzip)(bytes) : bytes).toString('utf8');
@@ -215,7 +216,9 @@ export async function loadData(path: string): Promise<{ data: LocomoData; sha256
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new InvalidInputError('--data', `${path} is not JSON${gzipped ? ' once unpacked' : ''}`, { cause: err });
+    throw new InvalidInputError('--data', `${path} is not JSON${gzipped ? ' once unpacked' : ''}`, {
+      cause: err,
+    });
   }
   return { data: parseLocomo(doc), sha256: createHash('sha256').update(bytes).digest('hex') };
 }

@@ -179,7 +179,8 @@ export function parseSessionDate(text: string): string | null {
     const [, y, mo, d, hh, mm] = lme.map(Number) as [number, number, number, number, number, number];
     const date = new Date(Date.UTC(y, mo - 1, d, hh, mm));
     // Date.UTC rolls 2023/02/30 over into March: such a date is not read.
-    if (date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && hh < 24 && mm < 60) return date.toISOString();
+    if (date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && hh < 24 && mm < 60)
+      return date.toISOString();
     return null;
   }
   const m = /^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$/i.exec(text);
@@ -276,7 +277,13 @@ export function parseLocomo(doc: unknown): LocomoData {
             ? t.blip_caption.trim()
             : undefined;
         const role = realRoles ? (t.speaker as 'user' | 'assistant') : null;
-        return { diaId, speaker: t.speaker, role, text: t.text, ...(caption ? { imageCaption: caption } : {}) };
+        return {
+          diaId,
+          speaker: t.speaker,
+          role,
+          text: t.text,
+          ...(caption ? { imageCaption: caption } : {}),
+        };
       });
       sessionsN++;
       turnsN += turns.length;
@@ -311,7 +318,10 @@ export function parseLocomo(doc: unknown): LocomoData {
       if (q.question_date !== undefined) {
         const parsed = typeof q.question_date === 'string' ? parseSessionDate(q.question_date) : null;
         if (parsed === null) {
-          throw new InvalidInputError(`${qw}.question_date`, `is not a readable date: ${JSON.stringify(q.question_date)}`);
+          throw new InvalidInputError(
+            `${qw}.question_date`,
+            `is not a readable date: ${JSON.stringify(q.question_date)}`,
+          );
         }
         questionDate = parsed;
       }
@@ -331,7 +341,10 @@ export function parseLocomo(doc: unknown): LocomoData {
   const typed = conversations.flatMap((c) => c.questions).filter((q) => q.questionType !== undefined).length;
   const all = questionsN;
   if (typed > 0 && typed < all) {
-    throw new InvalidInputError('data', `${typed} of ${all} questions have a question_type: all or none must`);
+    throw new InvalidInputError(
+      'data',
+      `${typed} of ${all} questions have a question_type: all or none must`,
+    );
   }
   const categories = typed > 0 ? LONGMEMEVAL_CATEGORIES : LOCOMO_CATEGORIES;
   for (const c of conversations) {
