@@ -239,6 +239,8 @@ describe('runLocomo on a file with real roles (LongMemEval)', () => {
     expect(result.scores.byCategory['1']?.recall[1]).toBe(1);
     expect(result.scores.categoryNames?.['4']).toBe('single-session + knowledge-update');
     expect(result.scores.all).toEqual(result.scores.allButAdversarial);
+    expect(Object.keys(result.byQuestionType ?? {})).toEqual(['multi-session', 'single-session-assistant']);
+    expect(result.byQuestionType?.['single-session-assistant']?.recall[5]).toBe(0);
   });
 
   it('with assistant turns kept as labelled episodes, recalls what the assistant recommended', async () => {

@@ -14,7 +14,15 @@ import {
   type Scope,
 } from '@mem01/engine';
 import type { Conversation, DataReport, LocomoData, Session, Turn } from './locomo-data.js';
-import { type Breakdown, breakdown, percentile, type QuestionScore, scoreQuestion } from './metrics.js';
+import {
+  type Aggregate,
+  aggregate,
+  type Breakdown,
+  breakdown,
+  percentile,
+  type QuestionScore,
+  scoreQuestion,
+} from './metrics.js';
 
 /**
  * How a LoCoMo turn becomes an engine turn. Both LoCoMo speakers are people talking about themselves, so every
@@ -155,6 +163,8 @@ export interface EvalResult {
   readonly ks: readonly number[];
   readonly data: DataReport;
   readonly scores: Breakdown;
+  /** Per LongMemEval `question_type`, when the file's questions carry one (category 4 joins three types). */
+  readonly byQuestionType?: Readonly<Record<string, Aggregate>> | undefined;
   readonly ingest: {
     readonly totalMs: number;
     readonly turns: number;
@@ -241,6 +251,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     if (e.type === 'error') failures++;
   });
   const scores: QuestionScore[] = [];
+  const types: (string | undefined)[] = [];
   const latencies: number[] = [];
   const blockLatencies: number[] = [];
   let returned = 0;
@@ -284,6 +295,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         blockBytes += block.bytes;
         blockItems += block.beliefs.length;
         blockEpisodes += block.beliefs.filter((b) => b.kind === 'episode').length;
+        types.push(q.questionType);
         scores.push(
           scoreQuestion(
             hits.map((h) => provenance(h.belief)),
@@ -336,6 +348,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     ks: [...ks],
     data: data.report,
     scores: breakdown(scores, ks, data.categories),
+    ...byType(scores, types, ks),
     ingest: {
       totalMs,
       turns,
@@ -370,6 +383,27 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     wallMs: performance.now() - wallStart,
     cpuMs: ((c) => (c.user + c.system) / 1000)(process.cpuUsage(cpuStart)),
     loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+/** Aggregates per question type, when the questions carry types (LongMemEval); nothing otherwise. */
+function byType(
+  scores: readonly QuestionScore[],
+  types: readonly (string | undefined)[],
+  ks: readonly number[],
+): { byQuestionType?: Record<string, Aggregate> } {
+  const names = [...new Set(types.filter((t): t is string => t !== undefined))].sort();
+  if (names.length === 0) return {};
+  return {
+    byQuestionType: Object.fromEntries(
+      names.map((t) => [
+        t,
+        aggregate(
+          scores.filter((_, i) => types[i] === t),
+          ks,
+        ),
+      ]),
+    ),
   };
 }
 

@@ -375,6 +375,29 @@ export function renderMarkdown(report: LocomoReport): string {
     'For each question, `engine.context` renders the block memSession injects (its budget, the query cut at `MAX_QUERY_CHARS`); block recall is the fraction of the evidence turns covered by the memories in it (an episode covers its turn, a belief the turns of its evidence).',
     '',
   );
+  const typed = results.filter((r) => r.byQuestionType !== undefined);
+  if (typed.length > 0) {
+    const types = [...new Set(typed.flatMap((r) => Object.keys(r.byQuestionType ?? {})))].sort();
+    const ks = typed[0]?.ks ?? [];
+    out.push(
+      '## By question type (%)',
+      '',
+      `| system | ${types.map((t) => `${t} (${typed[0]?.byQuestionType?.[t]?.questions ?? 0})`).join(' | ')} |`,
+      `|---|${types.map(() => '---|').join('')}`,
+      ...typed.map(
+        (r) =>
+          `| ${rowLabel(r)} | ${types
+            .map((t) => {
+              const a = r.byQuestionType?.[t];
+              return a
+                ? `${ks.map((k) => `R@${k} ${pct(a.recall[k])}`).join(', ')}, block ${pct(a.blockRecall)}`
+                : '–';
+            })
+            .join(' | ')} |`,
+      ),
+      '',
+    );
+  }
   const v = verdicts(report);
   if (v.length > 0) out.push('## Against the targets', '', ...v.map((l) => `- ${l}`), '');
   out.push('## Cross-check: the published LoCoMo figures', '');

@@ -72,6 +72,10 @@ describe('--data with a gzip-compressed LongMemEval-shaped file', () => {
     expect(md).toMatch(/^# LongMemEval retrieval/);
     expect(md).toMatch(/\| system \| k \| multi-session \| single-session \+ knowledge-update \| all \|/);
     expect(md).not.toMatch(/all but adversarial/);
+    expect(md).toContain('## By question type (%)');
+    expect(md).toMatch(
+      /\| \*\*memSession default \(beliefs \+ episodes\)\*\* \| R@1 100\.0, R@5 100\.0, block 100\.0 \| R@1 0\.0, R@5 0\.0, block 0\.0 \|/,
+    );
   });
 
   it('refuses --assistant-turns on a file whose speakers are both people', async () => {
