@@ -5,7 +5,11 @@
 // - `reconciliation`: planner and pipeline throughput. These two write bench/results/engine.json;
 // - `episodes`: engine.recall at 10k extracted beliefs + 10k episodes of one user, on the in-memory and SQLite
 //   stores, the engine opened by mem01session's openMemoryRuntime with only the store injected (so the ranking
-//   memSession uses by default is what is measured). Writes bench/results/engine-episodes.json.
+//   memSession uses by default is what is measured). Writes bench/results/engine-episodes.json;
+// - `long-turns`: engine.recall on haystacks shaped like LongMemEval_S's (about 50 sessions and 250 user turns per
+//   user, most turns long: a few hundred bytes to 16 KB, pasted text and lists), in the in-memory store, each question
+//   asked of a user once (a cold user, as in the dev60 eval) and then again (warm). Writes
+//   bench/results/engine-long-turns.json.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,7 +25,7 @@ import { reconcile } from '../../../packages/engine/dist/reconcile.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const sizes = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
-const parts = new Set((process.env.BENCH_PARTS ?? 'beliefs,reconciliation,episodes').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'beliefs,reconciliation,episodes,long-turns').split(','));
 const QUERIES = 300;
 const WARMUP = 30;
 
@@ -208,6 +212,7 @@ if (parts.has('beliefs') || parts.has('reconciliation')) {
 }
 
 if (parts.has('episodes')) await episodesBench();
+if (parts.has('long-turns')) await longTurnsBench();
 
 // ---------------------------------------------------------------- 10k beliefs + 10k episodes, one user
 
@@ -523,6 +528,177 @@ async function episodesBench() {
   report.node = process.version;
   report.at = new Date().toISOString();
   const out = join(root, 'bench/results/engine-episodes.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`wrote ${out}`);
+}
+
+// ---------------------------------------------------------------- long turns, LongMemEval_S-shaped
+
+/**
+ * One long user turn: a request with context, the way users write to an assistant (a question, what they did, a
+ * pasted list or paragraph). Lengths follow LongMemEval_S's user turns: most a few hundred bytes, a tail to 16 KB.
+ */
+function longTurn() {
+  const topic = pick([
+    'sourdough starter',
+    'marathon training plan',
+    'kitchen renovation',
+    'job interview at a fintech startup',
+    'trip to Kyoto in April',
+    'vegetable garden',
+    'photography course',
+    'budget spreadsheet',
+    'wedding playlist',
+    'python data pipeline',
+    'cat adoption',
+    'piano practice routine',
+    'camping gear list',
+    'french lessons',
+  ]);
+  const sentences = [
+    () => `I've been working on my ${topic} for a few weeks now and I'm not sure what to do next.`,
+    () =>
+      `Last ${pick(['Saturday', 'Tuesday', 'month', 'weekend'])} I spent about ${1 + Math.floor(rand() * 9)} hours on it with my ${pick(['sister', 'partner', 'roommate', 'colleague'])}.`,
+    () => `Can you suggest a few ${pick(['ideas', 'resources', 'steps', 'tools'])} for the ${topic}?`,
+    () =>
+      `For context, I ${pick(['live', 'work', 'study'])} in ${pick(['Lisbon', 'Austin', 'Seoul', 'Dublin', 'Lima'])} and I usually have ${pick(['mornings', 'evenings', 'weekends'])} free.`,
+    () =>
+      `Here is what I have so far: ${Array.from({ length: 3 + Math.floor(rand() * 6) }, () => `${pick(nouns)} ${pick(nouns)}`).join(', ')}.`,
+    () => `The ${pick(nouns)} part went well, but the ${pick(nouns)} was harder than I expected.`,
+    () => `My budget is around $${(1 + Math.floor(rand() * 40)) * 50} and I would rather not go over it.`,
+    () => `I remember you mentioned ${pick(nouns)} and ${pick(nouns)} last time, which helped.`,
+  ];
+  const r = rand();
+  const bytes = r < 0.6 ? 200 + rand() * 400 : r < 0.9 ? 600 + rand() * 2400 : 3000 + rand() * 13000;
+  let text = '';
+  while (text.length < bytes) {
+    text += `${pick(sentences)()} `;
+    if (rand() < 0.15) text += '\n\n';
+  }
+  return { text: text.trim(), topic };
+}
+
+async function longTurnsBench() {
+  const loadBefore = loadavg().map((x) => +x.toFixed(2));
+  const USERS = Number(process.env.BENCH_LONG_USERS ?? 20);
+  const SESSIONS = 50;
+  const USER_TURNS = 5;
+  seed = 11;
+  const store = createMemoryStore({ dimensions: embedder.dimensions });
+  const users = [];
+  let totalBytes = 0;
+  let episodes = 0;
+  for (let u = 0; u < USERS; u++) {
+    const scope = { userId: `long-${u}` };
+    const turns = [];
+    for (let s = 0; s < SESSIONS; s++) {
+      const at = new Date(Date.UTC(2023, 0, 1) + s * 3 * 86_400_000).toISOString();
+      // User turns at even positions; the assistant's (odd positions) are never episodes.
+      for (let t = 0; t < USER_TURNS; t++) {
+        const { text, topic } = longTurn();
+        totalBytes += Buffer.byteLength(text);
+        turns.push({ sessionId: `u${u}s${s}`, position: t * 2, at, text, topic });
+      }
+    }
+    // The engine keeps episodes up to its maxTextBytes (16 KB by default), above createBelief's default limit.
+    const records = turns.map((t) =>
+      createBelief(
+        {
+          scope,
+          kind: 'episode',
+          subject: 'user',
+          attribute: `episode:${t.sessionId}:${t.position}`,
+          value: t.text,
+          statement: t.text,
+          confidence: 1,
+          source: 'extracted',
+          validFrom: t.at,
+          evidence: [{ sessionId: t.sessionId, position: t.position, role: 'user', quote: t.text, at: t.at }],
+          at: t.at,
+        },
+        16_384,
+      ),
+    );
+    episodes += records.length;
+    const vectors = await embedder.embed(records.map((b) => b.statement));
+    await store.importBeliefs(records.map((belief, k) => ({ belief, embedding: vectors[k] })));
+    users.push({ scope, turns });
+  }
+  const runtime = await openMemoryRuntime({ store, env: {} });
+  const { engine } = runtime;
+  const cold = [];
+  const warm = [];
+  const context = [];
+  // CPU time of the process across the recalls, beside the wall-clock percentiles (the machine is shared).
+  const cpu = { cold: 0, warm: 0 };
+  for (const { scope, turns } of users) {
+    for (let q = 0; q < 15; q++) {
+      const turn = pick(turns);
+      const question = pick([
+        `What did I say about my ${turn.topic}?`,
+        `How much was my budget for the ${turn.topic}?`,
+        `Who helped me with the ${turn.topic}?`,
+      ]);
+      let t0 = performance.now();
+      const c0 = process.cpuUsage();
+      await engine.recall(scope, question);
+      (q === 0 ? cold : warm).push(performance.now() - t0);
+      const c1 = process.cpuUsage(c0);
+      cpu[q === 0 ? 'cold' : 'warm'] += (c1.user + c1.system) / 1000;
+      t0 = performance.now();
+      await engine.context(scope, question, { budgetBytes: runtime.budgetBytes });
+      context.push(performance.now() - t0);
+    }
+  }
+  await runtime.close();
+  await store.close();
+  const stats = (xs) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return {
+      p50: +percentile(sorted, 50).toFixed(3),
+      p95: +percentile(sorted, 95).toFixed(3),
+      n: sorted.length,
+    };
+  };
+  const report = {
+    benchmark:
+      'engine.recall on LongMemEval_S-shaped haystacks: long user turns kept as episodes (memSession runtime)',
+    runtime:
+      'openMemoryRuntime({ store, env: {} }): offline @mem01/local models, memSession defaults, in-memory store',
+    users: USERS,
+    episodesPerUser: SESSIONS * USER_TURNS,
+    meanTurnBytes: Math.round(totalBytes / episodes),
+    recall: [
+      {
+        store: 'memory',
+        case: 'first question of a user (cold)',
+        episodes: SESSIONS * USER_TURNS,
+        recallMs: stats(cold),
+        meanCpuMs: +(cpu.cold / cold.length).toFixed(3),
+      },
+      {
+        store: 'memory',
+        case: 'later questions (warm)',
+        episodes: SESSIONS * USER_TURNS,
+        recallMs: stats(warm),
+        meanCpuMs: +(cpu.warm / warm.length).toFixed(3),
+      },
+    ],
+    contextMs: stats(context),
+    loadAverage: loadBefore,
+    loadAverageAfter: loadavg().map((x) => +x.toFixed(2)),
+    loadAverageNote: '1/5/15-minute load averages before and after: the machine is shared (2 cores)',
+    cpus: cpus().length,
+    node: process.version,
+    at: new Date().toISOString(),
+  };
+  for (const row of report.recall) {
+    console.log(
+      `long turns (${report.meanTurnBytes} bytes mean), ${row.case}: p50 ${row.recallMs.p50} ms, p95 ${row.recallMs.p95} ms, mean CPU ${row.meanCpuMs} ms`,
+    );
+  }
+  const out = join(root, 'bench/results/engine-long-turns.json');
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`wrote ${out}`);

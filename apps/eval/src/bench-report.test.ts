@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   collectFigures,
+  devSetTables,
   inputBytesSeries,
   latencySeries,
   readBenchResults,
@@ -405,5 +406,97 @@ describe('lineChart', () => {
     expect(svg).toContain('a &lt;&amp;&gt; b');
     expect(svg.match(/<circle/g)).toHaveLength(3);
     expect(svg).not.toContain('NaN');
+  });
+});
+
+/** A dev60 report as the eval writes it (the fields the summary reads): four categories of its own, no adversarial. */
+function dev60Report(store: string, o: { p95: number; wallMs: number }): Record<string, unknown> {
+  const names = {
+    1: 'multi-session',
+    2: 'temporal',
+    3: 'preference',
+    4: 'single-session + knowledge-update',
+  };
+  const byCat = (v: Record<string, number>) =>
+    Object.fromEntries(Object.entries(v).map(([c, r]) => [c, { recall: { 5: r - 0.1, 10: r } }]));
+  const label = 'memSession default (beliefs + episodes)';
+  return {
+    kind: 'locomo',
+    info: { store, extractor: 'local', startedAt: '2026-12-05T08:00:00.000Z' },
+    baseline: {
+      label: 'BM25, turn + date (this file)',
+      ks: [5, 10],
+      scores: {
+        byCategory: byCat({ 1: 0.733, 2: 0.717, 3: 0.583, 4: 0.9 }),
+        all: { recall: { 5: 0.66, 10: 0.789 } },
+        categoryNames: names,
+      },
+    },
+    results: [
+      {
+        label,
+        sessionDefault: true,
+        ks: [5, 10],
+        scores: {
+          byCategory: byCat({ 1: 0.8, 2: 0.75, 3: 0.5, 4: 0.95 }),
+          all: { recall: { 5: 0.72, 10: 0.82 }, blockRecall: 0.61, mrr: 0.5 },
+          categoryNames: names,
+        },
+        recall: { p95Ms: o.p95 },
+        block: { budgetBytes: 800 },
+        ingest: { splitTurns: 4, refusedTurns: 0 },
+        wallMs: o.wallMs,
+        loadAverage: [3, 2, 1],
+      },
+    ],
+    versusBaseline: [
+      { label, k: 5, byCategory: { 1: 6.7, 2: 3.3, 3: -8.3, 4: 5 } },
+      { label, k: 10, byCategory: { 1: 6.7, 2: 3.3, 3: -8.3, 4: 5 } },
+    ],
+  };
+}
+
+describe('bench summary: the LongMemEval dev60 set beside LoCoMo', () => {
+  it('puts the dev60 headline beside its latency targets and its own BM25, with its own category names', async () => {
+    await put('longmemeval-dev60-memory.json', dev60Report('memory', { p95: 12.5, wallMs: 390_000 }));
+    const figures = collectFigures(await readBenchResults(dir));
+    const byName = Object.fromEntries(figures.map((f) => [f.figure, f]));
+    const head = 'LongMemEval dev60 (memory), memSession default';
+    expect(byName[`${head}: recall@10`]).toMatchObject({ value: 82 });
+    expect(byName[`${head}: block recall`]).toMatchObject({ value: 61 });
+    expect(byName[`${head}: (category, k) pairs above this file's BM25, k = 5, 10`]).toMatchObject({
+      value: 6,
+      unit: 'of 8',
+      source: expect.stringContaining('not ahead: preference at k=5 (-8.3), preference at k=10 (-8.3)'),
+    });
+    expect(byName[`${head}: recall p95 (eval-reported)`]).toMatchObject({ value: 12.5, meets: true });
+    expect(byName[`${head}: wall time of the row (ingest + questions)`]).toMatchObject({
+      value: 6.5,
+      meets: false,
+    });
+    expect(byName['LongMemEval dev60 (sqlite), memSession default: recall@10']).toMatchObject({
+      value: null,
+      source: 'not run',
+    });
+  });
+
+  it('shows both sets per category, each store’s default against the BM25 of its own file', async () => {
+    await put('locomo-memory.json', locomoReport('memory', { r10: 0.73, block: 0.62 }));
+    await put('longmemeval-dev60-memory.json', dev60Report('memory', { p95: 12.5, wallMs: 200_000 }));
+    await put('longmemeval-dev60-sqlite.json', dev60Report('sqlite', { p95: 20, wallMs: 250_000 }));
+    const tables = devSetTables(await readBenchResults(dir));
+    const text = tables.join('\n');
+    expect(text).toContain('### LongMemEval_S dev60');
+    expect(text).toContain(
+      '| run | store | k | multi-session | temporal | preference | single-session + knowledge-update | all |',
+    );
+    expect(text).toContain(
+      '| **memSession default (beliefs + episodes)** | sqlite | 10 | 80.0 (+6.7) | 75.0 (+3.3) | 50.0 (-8.3) | 95.0 (+5.0) | 82.0 (+3.1) |',
+    );
+    expect(text).toContain('| BM25, turn + date (this file) | – | 10 | 73.3 | 71.7 | 58.3 | 90.0 | 78.9 |');
+    // LoCoMo's file has no per-category figures in this fixture: its table still shows its rows.
+    expect(text).toContain('### LoCoMo10');
+    const { markdown } = await writeSummary(dir);
+    expect(markdown).toContain('## Both development sets, per category (recall@k, %)');
   });
 });

@@ -18,6 +18,8 @@ import { categoryName } from './metrics.js';
 import {
   TARGET_ABOVE_BASELINE_KS,
   TARGET_BLOCK_RECALL_EXCL_ADVERSARIAL,
+  TARGET_DEV60_RECALL_P95_MS,
+  TARGET_DEV60_WALL_MINUTES,
   TARGET_RECALL10_EXCL_ADVERSARIAL,
 } from './reference.js';
 import type { LocomoReport } from './report.js';
@@ -494,6 +496,124 @@ export function locomoFigures(files: readonly BenchFile[]): Figure[] {
   return out;
 }
 
+function isDev60(f: BenchFile): f is BenchFile & { data: LocomoReport } {
+  return (
+    f.name.startsWith('longmemeval-dev60-') &&
+    isObj(f.data) &&
+    f.data.kind === 'locomo' &&
+    Array.isArray(f.data.results)
+  );
+}
+
+/** The LongMemEval dev60 reports `pnpm bench` writes, one per store. */
+export const DEV60_STORES = ['memory', 'sqlite'] as const;
+
+/**
+ * Per dev60 report: the memSession default's recall@10 (the file has no adversarial category), its block recall,
+ * the (category, k) pairs ahead of the file's own BM25, and, on the memory store, the recall p95 and the row's
+ * wall time against the issue's targets.
+ */
+export function dev60Figures(files: readonly BenchFile[]): Figure[] {
+  const out: Figure[] = [];
+  for (const store of DEV60_STORES) {
+    const name = `longmemeval-dev60-${store}`;
+    const file = files.find((f) => f.name === name);
+    const figure = (what: string) => `LongMemEval dev60 (${store}), memSession default: ${what}`;
+    const rows: [string, string, string][] = [
+      [figure('recall@10'), 'reported (no target)', '%'],
+      [figure('block recall'), 'reported (no target)', '%'],
+      [
+        figure(`(category, k) pairs above this file's BM25, k = ${TARGET_ABOVE_BASELINE_KS.join(', ')}`),
+        'reported (no target)',
+        '',
+      ],
+      ...(store === 'memory'
+        ? ([
+            [figure('recall p95 (eval-reported)'), `p95 ≤ ${TARGET_DEV60_RECALL_P95_MS} ms`, 'ms'],
+            [
+              figure('wall time of the row (ingest + questions)'),
+              `≤ ${TARGET_DEV60_WALL_MINUTES} min`,
+              'min',
+            ],
+          ] as [string, string, string][])
+        : []),
+    ];
+    const missing = (source: string) =>
+      rows.map(
+        ([f, target, unit]): Figure => ({ figure: f, target, value: null, unit, source, meets: null }),
+      );
+    if (!file) {
+      out.push(...missing('not run'));
+      continue;
+    }
+    if (!isDev60(file)) {
+      out.push(...missing(`${name}.json is not an eval report`));
+      continue;
+    }
+    const head = headline(file.data);
+    if (!head) {
+      out.push(...missing(`no sessionDefault row in ${name}.json`));
+      continue;
+    }
+    const where = `${name}.json (${file.data.info?.store ?? store})`;
+    const at10 = head.scores?.all?.recall?.[10];
+    const block = head.scores?.all?.blockRecall;
+    const comparisons = (file.data.versusBaseline ?? []).filter(
+      (c) => c.label === head.label && TARGET_ABOVE_BASELINE_KS.includes(c.k),
+    );
+    const pairs = comparisons.flatMap((c) =>
+      Object.entries(c.byCategory).map(([cat, d]) => ({ cat, k: c.k, d })),
+    );
+    const behind = pairs.filter((p) => !(p.d > 0));
+    const names = file.data.baseline?.scores?.categoryNames;
+    const values: [number | null, boolean | null, string][] = [
+      [typeof at10 === 'number' ? pct1(at10) : null, null, where],
+      [
+        typeof block === 'number' ? pct1(block) : null,
+        null,
+        `${where}, budget ${head.block?.budgetBytes ?? '?'} bytes`,
+      ],
+      [
+        pairs.length > 0 ? pairs.length - behind.length : null,
+        null,
+        behind.length === 0
+          ? where
+          : `${where}; not ahead: ${behind.map((p) => `${categoryName(Number(p.cat), names)} at k=${p.k} (${p.d >= 0 ? '+' : ''}${p.d.toFixed(1)})`).join(', ')}`,
+      ],
+    ];
+    if (store === 'memory') {
+      const p95 = head.recall?.p95Ms;
+      const wall = head.wallMs;
+      values.push(
+        [
+          typeof p95 === 'number' ? +p95.toFixed(2) : null,
+          typeof p95 === 'number' ? p95 <= TARGET_DEV60_RECALL_P95_MS : null,
+          where,
+        ],
+        [
+          typeof wall === 'number' ? +(wall / 60_000).toFixed(2) : null,
+          typeof wall === 'number' ? wall / 60_000 <= TARGET_DEV60_WALL_MINUTES : null,
+          typeof wall === 'number'
+            ? `${where}; run ${file.data.info?.startedAt ?? '?'}${head.loadAverage ? `, load ${head.loadAverage.join('/')}` : ''}`
+            : `no wallMs in ${name}.json`,
+        ],
+      );
+    }
+    rows.forEach(([f, target, unit], i) => {
+      const [value, meets, source] = values[i] ?? [null, null, 'missing'];
+      out.push({
+        figure: f,
+        target,
+        value,
+        unit: unit === '' && pairs.length > 0 ? `of ${pairs.length}` : unit,
+        source,
+        meets,
+      });
+    });
+  }
+  return out;
+}
+
 /** Recall p95 at 10k extracted beliefs + 10k episodes of one user (`engine-episodes.json`), for one store. */
 function episodesLatencyFigure(files: readonly BenchFile[], store: 'memory' | 'sqlite', max: number): Figure {
   const label = store === 'memory' ? 'in-memory store' : 'SQLite store';
@@ -593,6 +713,7 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
     openaiFigure(files, /batch(es)? of 4/i, 'OpenAI extraction, batches of 4', 0.3),
     ...openaiTokenFigures(files),
     ...locomoFigures(files),
+    ...dev60Figures(files),
   ];
 }
 
@@ -647,6 +768,71 @@ export function inputBytesSeries(files: readonly BenchFile[]): Series[] {
 
 const show = (f: Figure): string =>
   f.value === null ? 'not run' : `${+f.value.toFixed(f.unit === '%' ? 1 : 3)} ${f.unit}`;
+
+/** The data sets every ranking change is measured on, in the summary's order. */
+const DEV_SETS = [
+  { title: 'LoCoMo10', prefix: 'locomo-', stores: LOCOMO_STORES as readonly string[] },
+  { title: 'LongMemEval_S dev60', prefix: 'longmemeval-dev60-', stores: DEV60_STORES as readonly string[] },
+] as const;
+
+/**
+ * Both development sets side by side: per set, its own categories, its BM25 (computed on that file) and the
+ * memSession default of each store, each cell with its points against that BM25.
+ */
+export function devSetTables(files: readonly BenchFile[]): string[] {
+  const lines: string[] = [];
+  const cell = (v: number | undefined) => (typeof v === 'number' ? (v * 100).toFixed(1) : '–');
+  const delta = (v: number | undefined, b: number | undefined) =>
+    typeof v === 'number' && typeof b === 'number'
+      ? ` (${v - b >= 0 ? '+' : ''}${((v - b) * 100).toFixed(1)})`
+      : '';
+  const sets = DEV_SETS.map((set) => ({
+    ...set,
+    reports: set.stores
+      .map((store) => files.find((f) => f.name === `${set.prefix}${store}`))
+      .filter(
+        (f): f is BenchFile & { data: LocomoReport } =>
+          f !== undefined && isObj(f.data) && f.data.kind === 'locomo',
+      ),
+  })).filter((set) => set.reports.length > 0);
+  if (sets.length === 0) return lines;
+  lines.push(
+    '## Both development sets, per category (recall@k, %)',
+    '',
+    'Each set against the BM25 computed on its own file (points in brackets); the memSession default (`sessionDefault`) of each store. The sets number their categories differently: LoCoMo has adversarial questions, LongMemEval none.',
+    '',
+  );
+  for (const set of sets) {
+    const first = set.reports[0] as BenchFile & { data: LocomoReport };
+    const base = first.data.baseline;
+    const names = base?.scores?.categoryNames;
+    const cats = Object.keys(base?.scores?.byCategory ?? {})
+      .map(Number)
+      .sort((a, b) => a - b);
+    lines.push(
+      `### ${set.title}`,
+      '',
+      `| run | store | k | ${cats.map((c) => categoryName(c, names)).join(' | ')} | all |`,
+      `|---|---|---|${cats.map(() => '---|').join('')}---|`,
+    );
+    for (const k of base?.ks ?? []) {
+      lines.push(
+        `| ${base?.label ?? 'BM25'} | – | ${k} | ${cats.map((c) => cell(base?.scores?.byCategory?.[String(c)]?.recall?.[k])).join(' | ')} | ${cell(base?.scores?.all?.recall?.[k])} |`,
+      );
+      for (const f of set.reports) {
+        const head = headline(f.data);
+        if (!head?.ks?.includes(k)) continue;
+        const at = (c: number) => head.scores?.byCategory?.[String(c)]?.recall?.[k];
+        const b = (c: number) => base?.scores?.byCategory?.[String(c)]?.recall?.[k];
+        lines.push(
+          `| **${head.label}** | ${f.data.info?.store ?? f.name} | ${k} | ${cats.map((c) => `${cell(at(c))}${delta(at(c), b(c))}`).join(' | ')} | ${cell(head.scores?.all?.recall?.[k])}${delta(head.scores?.all?.recall?.[k], base?.scores?.all?.recall?.[k])} |`,
+        );
+      }
+    }
+    lines.push('');
+  }
+  return lines;
+}
 
 /** The summary Markdown (plots are referenced by file name, written beside it). */
 export function renderSummary(
@@ -711,6 +897,7 @@ export function renderSummary(
       '',
     );
   }
+  lines.push(...devSetTables(files));
   lines.push(
     '## Plots',
     '',

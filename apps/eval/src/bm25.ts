@@ -137,6 +137,6 @@ export function bm25Baseline(data: LocomoData, ks: readonly number[]): Bm25Basel
       'one document per turn: `[session date] Speaker: text` (+ photo caption); NFKC, lower case, letter/digit runs, NLTK English stop words removed, no stemming; k1 1.2, b 0.75, idf ln(1 + (N − df + 0.5)/(df + 0.5)); corpus = one conversation',
     params: BM25_PARAMS,
     ks: [...ks],
-    scores: breakdown(scores, ks),
+    scores: breakdown(scores, ks, data.categories),
   };
 }

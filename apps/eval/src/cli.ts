@@ -2,14 +2,24 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { type EngineConfigInput, InvalidInputError } from '@mem01/engine';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { bm25Baseline } from './bm25.js';
 import { type LocomoData, parseLocomo, sliceData } from './locomo-data.js';
-import { type ClockMode, type EvalResult, runLocomo, TURN_FORMATS, type TurnFormat } from './locomo-eval.js';
+import {
+  ASSISTANT_TURNS,
+  type AssistantTurns,
+  type ClockMode,
+  type EvalResult,
+  runLocomo,
+  TURN_FORMATS,
+  type TurnFormat,
+} from './locomo-eval.js';
 import { DEFAULT_DATA, RESULTS_DIR } from './paths.js';
-import { LOCOMO10_SHA256 } from './reference.js';
+import { DEV60_SHA256, LOCOMO10_SHA256 } from './reference.js';
 import { buildReport, type LocomoReport, recallTable, renderMarkdown, verdicts } from './report.js';
 import {
   defaultEmbedderDimensions,
@@ -37,9 +47,13 @@ export interface CliOptions {
   readonly markdown?: string | undefined;
   readonly limitConversations?: number | undefined;
   readonly limitSessions?: number | undefined;
+  /** Only the conversations with these sample ids. */
+  readonly conversations?: readonly string[] | undefined;
   readonly episodic: 'on' | 'off' | 'both';
   readonly turnFormat: TurnFormat;
   readonly clock: ClockMode;
+  /** Assistant turns of a file with real roles: memSession's treatment, kept as labelled episodes, or both. */
+  readonly assistantTurns: AssistantTurns | 'both';
   readonly engineConfig?: EngineConfigInput | undefined;
   readonly provider?: 'local' | 'openai' | undefined;
   readonly progress: boolean;
@@ -63,6 +77,15 @@ function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
   return n;
+}
+
+function idList(value: string): string[] {
+  const ids = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (ids.length === 0) throw new InvalidArgumentError('must be a comma-separated list of sample ids');
+  return ids;
 }
 
 function kList(value: string): number[] {
@@ -90,12 +113,13 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     .description('Retrieval-only evaluation of mem01 on LoCoMo-shaped data (no LLM needed).')
     .exitOverride()
     .configureOutput({ writeErr: () => undefined })
-    .option('--data <path>', 'LoCoMo-shaped JSON file', DEFAULT_DATA)
+    .option('--data <path>', 'LoCoMo-shaped JSON file, or gzip-compressed JSON (.json.gz)', DEFAULT_DATA)
     .addOption(new Option('--store <kind>', 'store under test').choices(STORE_KINDS).default('memory'))
     .option('--k <list>', 'cut-offs, comma-separated', kList, [5, 10])
     .option('--json <file>', 'JSON report path (the Markdown report is written beside it, .md); - for stdout')
     .option('--markdown <file>', 'Markdown report path (default: beside the JSON; none with --json -)')
     .option('--limit-conversations <n>', 'first N conversations only', positiveInt)
+    .option('--conversations <ids>', 'only the conversations with these sample ids, comma-separated', idList)
     .option(
       '--limit-sessions <n>',
       'first N sessions of each conversation (and their questions) only',
@@ -113,6 +137,14 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       new Option('--turn-format <format>', 'how a turn is written for the engine')
         .choices(TURN_FORMATS)
         .default('date-speaker'),
+    )
+    .addOption(
+      new Option(
+        '--assistant-turns <mode>',
+        'assistant turns of a file with user/assistant speakers: context (as memSession), episodes (kept, labelled), or both',
+      )
+        .choices([...ASSISTANT_TURNS, 'both'])
+        .default('context'),
     )
     .addOption(
       new Option('--clock <mode>', 'engine clock while ingesting: wall, or each session date')
@@ -145,9 +177,11 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     markdown: o.markdown === undefined ? undefined : resolve(String(o.markdown)),
     limitConversations: o.limitConversations as number | undefined,
     limitSessions: o.limitSessions as number | undefined,
+    conversations: o.conversations as string[] | undefined,
     episodic: o.episodic as CliOptions['episodic'],
     turnFormat: o.turnFormat as TurnFormat,
     clock: o.clock as ClockMode,
+    assistantTurns: o.assistantTurns as CliOptions['assistantTurns'],
     engineConfig: o.engineConfig as EngineConfigInput | undefined,
     provider: o.provider as CliOptions['provider'],
     progress: o.progress as boolean,
@@ -155,7 +189,13 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   };
 }
 
-/** Reads and checks a data file; `InvalidInputError` for a file that is not LoCoMo-shaped. */
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/**
+ * Reads and checks a data file, JSON or gzip-compressed JSON (told by its first bytes, whatever its name);
+ * `InvalidInputError` for a file that cannot be read, unpacked or parsed, or is not LoCoMo-shaped. The sha256 is of
+ * the file's bytes as stored (the data README gives the compressed file's).
+ */
 export async function loadData(path: string): Promise<{ data: LocomoData; sha256: string }> {
   let bytes: Buffer;
   try {
@@ -163,13 +203,30 @@ export async function loadData(path: string): Promise<{ data: LocomoData; sha256
   } catch (err) {
     throw new InvalidInputError('--data', `cannot read ${path}`, { cause: err });
   }
+  const gzipped = bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1];
+  if (!gzipped && /\.gz$/i.test(path))
+    throw new InvalidInputError('--data', `${path} is not gzip-compressed`);
+  let text: string;
+  try {
+    text = (gzipped ? await promisify(gunzip)(bytes) : bytes).toString('utf8');
+  } catch (err) {
+    throw new InvalidInputError('--data', `${path} is not valid gzip`, { cause: err });
+  }
   let doc: unknown;
   try {
-    doc = JSON.parse(bytes.toString('utf8'));
+    doc = JSON.parse(text);
   } catch (err) {
-    throw new InvalidInputError('--data', `${path} is not JSON`, { cause: err });
+    throw new InvalidInputError('--data', `${path} is not JSON${gzipped ? ' once unpacked' : ''}`, {
+      cause: err,
+    });
   }
   return { data: parseLocomo(doc), sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+/** The report's default name: `locomo-<store>`, `longmemeval-dev60-<store>` for the dev set, else `longmemeval-<store>`. */
+export function reportName(data: LocomoData, sha256: string, store: StoreKind): string {
+  if (data.categories.dataset === 'locomo') return `locomo-${store}`;
+  return sha256 === DEV60_SHA256 ? `longmemeval-dev60-${store}` : `longmemeval-${store}`;
 }
 
 /** `--json -`: the JSON report goes to stdout and nothing else does. */
@@ -189,9 +246,16 @@ export async function runCli(
   const out = toStdout ? err : (io.out ?? ((line: string) => console.log(line)));
   const writeStdout = io.writeStdout ?? ((text: string) => process.stdout.write(text));
   const { data: full, sha256 } = await loadData(options.data);
-  const sliced = options.limitConversations !== undefined || options.limitSessions !== undefined;
+  const sliced =
+    options.limitConversations !== undefined ||
+    options.limitSessions !== undefined ||
+    options.conversations !== undefined;
   const data = sliced
-    ? sliceData(full, { conversations: options.limitConversations, sessions: options.limitSessions })
+    ? sliceData(full, {
+        conversations: options.limitConversations,
+        sessions: options.limitSessions,
+        ids: options.conversations,
+      })
     : full;
   const callerEnv = io.env ?? process.env;
   const provider = resolveProvider(callerEnv, options.provider);
@@ -204,12 +268,24 @@ export async function runCli(
   }
   const dimensions = await defaultEmbedderDimensions(env);
   const episodicModes = options.episodic === 'both' ? [true, false] : [options.episodic === 'on'];
-  const variants: Variant[] = episodicModes.map((episodic) => ({
-    episodic,
-    engineConfig: options.engineConfig,
-    clock: options.clock,
-    collapseCovered: options.collapseCovered,
-  }));
+  const realRoles = data.conversations.some((c) => c.realRoles);
+  if (options.assistantTurns !== 'context' && !realRoles) {
+    throw new InvalidInputError(
+      '--assistant-turns',
+      'this file has no assistant turns (its speakers are not "user" and "assistant")',
+    );
+  }
+  const assistantModes: AssistantTurns[] =
+    options.assistantTurns === 'both' ? ['context', 'episodes'] : [options.assistantTurns];
+  const variants: Variant[] = episodicModes.flatMap((episodic) =>
+    assistantModes.map((assistantTurns) => ({
+      episodic,
+      engineConfig: options.engineConfig,
+      clock: options.clock,
+      collapseCovered: options.collapseCovered,
+      ...(assistantTurns === 'episodes' ? { assistantTurns } : {}),
+    })),
+  );
   const stream = io.progressStream ?? process.stderr;
   const bar =
     options.progress && stream.isTTY
@@ -227,6 +303,7 @@ export async function runCli(
   let extractor = '';
   let embedder = '';
   const startedAt = new Date().toISOString();
+  const wallStart = performance.now();
   try {
     for (const variant of variants) {
       const handle = await openStore(options.store, { dimensions });
@@ -246,6 +323,7 @@ export async function runCli(
               sessionDefault: isSessionDefault(variant),
               turnFormat: options.turnFormat,
               clock: options.clock,
+              assistantTurns: variant.assistantTurns ?? 'context',
               collapseCovered: options.collapseCovered,
               onProgress: (e) =>
                 bar?.increment(e.phase === 'ingest' ? e.turns : e.questions, {
@@ -275,6 +353,7 @@ export async function runCli(
       extractor,
       embedder,
       startedAt,
+      wallSeconds: Math.round((performance.now() - wallStart) / 100) / 10,
       ...(options.engineConfig ? { engineConfig: options.engineConfig } : {}),
       ...(ignoredEnv.length > 0 ? { ignoredEnv } : {}),
     },
@@ -289,7 +368,7 @@ export async function runCli(
     jsonPath = STDOUT;
     markdownPath = options.markdown ?? null;
   } else {
-    jsonPath = options.json ?? resolve(RESULTS_DIR, `locomo-${options.store}.json`);
+    jsonPath = options.json ?? resolve(RESULTS_DIR, `${reportName(data, sha256, options.store)}.json`);
     markdownPath = options.markdown ?? `${jsonPath.replace(/\.json$/i, '')}.md`;
     await mkdir(dirname(jsonPath), { recursive: true });
     await writeFile(jsonPath, json);
@@ -303,9 +382,10 @@ export async function runCli(
   for (const line of verdicts(report)) out(`- ${line}`);
   for (const r of report.results) {
     out(
-      `- ${r.label}: ingest ${(r.ingest.totalMs / 1000).toFixed(1)} s (${r.ingest.msPerTurn.toFixed(2)} ms/turn, ${r.ingest.failures} failures, ${r.ingest.splitTurns} split, ${r.ingest.refusedTurns} refused), recall p50 ${r.recall.p50Ms.toFixed(2)} ms, p95 ${r.recall.p95Ms.toFixed(2)} ms`,
+      `- ${r.label}: ingest ${(r.ingest.totalMs / 1000).toFixed(1)} s (${r.ingest.msPerTurn.toFixed(2)} ms/turn, ${r.ingest.failures} failures, ${r.ingest.splitTurns} split, ${r.ingest.refusedTurns} refused), recall p50 ${r.recall.p50Ms.toFixed(2)} ms, p95 ${r.recall.p95Ms.toFixed(2)} ms; row wall ${(r.wallMs / 1000).toFixed(1)} s, CPU ${(r.cpuMs / 1000).toFixed(1)} s, load ${r.loadAverage.join('/')}`,
     );
   }
+  out(`- wall time ${report.info.wallSeconds} s (every row, the BM25 baseline included)`);
   out(`wrote ${toStdout ? 'the JSON to stdout' : jsonPath}${markdownPath ? ` and ${markdownPath}` : ''}`);
   if (toStdout) writeStdout(json);
   return { report, jsonPath, markdownPath };

@@ -1,7 +1,9 @@
 import { InvalidInputError } from '@mem01/engine';
 import { describe, expect, it } from 'vitest';
-import { syntheticLocomo } from '../test/synthetic.js';
+import { syntheticLocomo, syntheticLongMemEval } from '../test/synthetic.js';
 import {
+  LOCOMO_CATEGORIES,
+  LONGMEMEVAL_CATEGORIES,
   normalizeEvidence,
   normalizeEvidenceId,
   parseLocomo,
@@ -125,5 +127,62 @@ describe('sliceData', () => {
       ['D1:3', 'D1:2'],
     ]);
     expect(s.report).toMatchObject({ conversations: 1, sessions: 1, turns: 3, questions: 3 });
+  });
+});
+
+describe('LongMemEval-shaped data (the dev60 file)', () => {
+  const data = parseLocomo(syntheticLongMemEval());
+
+  it('reads its dates as UTC and rejects impossible ones', () => {
+    expect(parseSessionDate('2023/05/20 (Sat) 02:21')).toBe('2023-05-20T02:21:00.000Z');
+    expect(parseSessionDate('2023/1/3 09:05')).toBe('2023-01-03T09:05:00.000Z');
+    expect(parseSessionDate('2023/02/30 (Thu) 10:00')).toBeNull();
+  });
+
+  it('keeps each turn’s real role, the question’s type and date, and names its own categories', () => {
+    const a = data.conversations[0];
+    expect(a?.realRoles).toBe(true);
+    expect(a?.sessions[0]?.turns.map((t) => t.role)).toEqual(['user', 'assistant']);
+    expect(a?.sessions[1]?.at).toBe('2023-06-02T18:05:00.000Z');
+    expect(a?.questions[0]).toMatchObject({
+      category: 4,
+      evidence: ['D1:2'],
+      questionType: 'single-session-assistant',
+      questionDate: '2023-06-10T09:00:00.000Z',
+    });
+    expect(data.categories).toBe(LONGMEMEVAL_CATEGORIES);
+    expect(data.categories.adversarial).toBeNull();
+  });
+
+  it('leaves LoCoMo’s people as the user’s (no real roles) and its categories LoCoMo’s', () => {
+    const locomo = parseLocomo(syntheticLocomo());
+    expect(locomo.conversations[0]?.realRoles).toBe(false);
+    expect(locomo.conversations[0]?.sessions[0]?.turns[0]?.role).toBeNull();
+    expect(locomo.categories).toBe(LOCOMO_CATEGORIES);
+  });
+
+  it('says which field is wrong: a third speaker, an unreadable question date, types on some questions only, an unknown category', () => {
+    type Doc = {
+      conversation: Record<string, Record<string, unknown>[]>;
+      qa: Record<string, unknown>[];
+    }[];
+    const doc = () => syntheticLongMemEval() as Doc;
+    const speaker = doc();
+    speaker[0]!.conversation.session_2![1]!.speaker = 'narrator';
+    expect(() => parseLocomo(speaker)).toThrow(/session_2\[1\]\.speaker: must be "user" or "assistant"/);
+    const date = doc();
+    date[1]!.qa[0]!.question_date = 'next Tuesday';
+    expect(() => parseLocomo(date)).toThrow(/qa\[0\]\.question_date: is not a readable date/);
+    const mixed = doc();
+    delete mixed[1]!.qa[0]!.question_type;
+    expect(() => parseLocomo(mixed)).toThrow(/1 of 2 questions have a question_type/);
+    const category = doc();
+    category[1]!.qa[0]!.category = 5;
+    expect(() => parseLocomo(category)).toThrow(InvalidInputError);
+  });
+
+  it('slices by sample id, and names an id the file does not hold', () => {
+    expect(sliceData(data, { ids: ['lme-b'] }).conversations.map((c) => c.sampleId)).toEqual(['lme-b']);
+    expect(() => sliceData(data, { ids: ['lme-b', 'nope'] })).toThrow(/no conversation with sample id nope/);
   });
 });

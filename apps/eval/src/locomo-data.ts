@@ -9,6 +9,11 @@ export interface Turn {
   /** The dataset's dialogue id, normalised (`D<session>:<turn>`). */
   readonly diaId: string;
   readonly speaker: string;
+  /**
+   * The turn's real role, when the file's speakers are `user` and `assistant` (LongMemEval); null when both speakers
+   * are people (LoCoMo), whose turns the eval accepts as the user's.
+   */
+  readonly role: 'user' | 'assistant' | null;
   readonly text: string;
   /** Caption of a shared image, when the turn shares one. */
   readonly imageCaption?: string | undefined;
@@ -29,11 +34,17 @@ export interface Question {
   readonly category: number;
   /** Normalised evidence ids, deduplicated, in order. Never empty (questions without usable evidence are skipped). */
   readonly evidence: readonly string[];
+  /** LongMemEval's `question_type` (e.g. `single-session-assistant`), when the file gives one. */
+  readonly questionType?: string | undefined;
+  /** When the question is asked (LongMemEval's `question_date`), ISO-8601 UTC, when the file gives one. */
+  readonly questionDate?: string | undefined;
 }
 
 export interface Conversation {
   readonly sampleId: string;
   readonly speakers: readonly string[];
+  /** The speakers are `user` and `assistant` and every turn carries its real role (see {@link Turn.role}). */
+  readonly realRoles: boolean;
   readonly sessions: readonly Session[];
   readonly questions: readonly Question[];
 }
@@ -54,9 +65,47 @@ export interface DataReport {
   readonly unknownIds: number;
 }
 
+/**
+ * What the file's category numbers mean. LoCoMo numbers five categories (5 adversarial); the LongMemEval file
+ * numbers four of its own (no adversarial), recognised by its questions' `question_type`.
+ */
+export interface CategoryScheme {
+  /** `locomo` or `longmemeval`. */
+  readonly dataset: 'locomo' | 'longmemeval';
+  /** The name of each category number. */
+  readonly names: Readonly<Record<string, string>>;
+  /** The column order of reports. */
+  readonly order: readonly number[];
+  /** The adversarial category (its answer is not in the conversation), or null when the file has none. */
+  readonly adversarial: number | null;
+}
+
+/** LoCoMo's category numbers (per its evaluation code and issue 29). */
+export const LOCOMO_CATEGORIES: CategoryScheme = {
+  dataset: 'locomo',
+  names: { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop', 5: 'adversarial' },
+  order: [4, 1, 2, 3, 5],
+  adversarial: 5,
+};
+
+/** The LongMemEval development set's category numbers (data README: `longmemeval-s-dev60.json.gz`). */
+export const LONGMEMEVAL_CATEGORIES: CategoryScheme = {
+  dataset: 'longmemeval',
+  names: {
+    1: 'multi-session',
+    2: 'temporal',
+    3: 'preference',
+    4: 'single-session + knowledge-update',
+  },
+  order: [1, 2, 3, 4],
+  adversarial: null,
+};
+
 export interface LocomoData {
   readonly conversations: readonly Conversation[];
   readonly report: DataReport;
+  /** What the category numbers mean in this file. */
+  readonly categories: CategoryScheme;
 }
 
 /**
@@ -121,10 +170,19 @@ const MONTHS: Record<string, number> = {
 };
 
 /**
- * Parses a LoCoMo session date (`1:56 pm on 8 May, 2023`) as UTC. Other formats go through `Date.parse`;
- * null when neither works.
+ * Parses a LoCoMo session date (`1:56 pm on 8 May, 2023`) or a LongMemEval one (`2023/05/20 (Sat) 02:21`) as UTC.
+ * Other formats go through `Date.parse`; null when none works.
  */
 export function parseSessionDate(text: string): string | null {
+  const lme = /^\s*(\d{4})\/(\d{1,2})\/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*$/.exec(text);
+  if (lme) {
+    const [, y, mo, d, hh, mm] = lme.map(Number) as [number, number, number, number, number, number];
+    const date = new Date(Date.UTC(y, mo - 1, d, hh, mm));
+    // Date.UTC rolls 2023/02/30 over into March: such a date is not read.
+    if (date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && hh < 24 && mm < 60)
+      return date.toISOString();
+    return null;
+  }
   const m = /^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$/i.exec(text);
   if (m) {
     const [, hh, mm, ampm, day, monthName, year] = m as unknown as [
@@ -182,6 +240,7 @@ export function parseLocomo(doc: unknown): LocomoData {
     const speakers = ['speaker_a', 'speaker_b']
       .map((k) => conv[k])
       .filter((s): s is string => typeof s === 'string' && s !== '');
+    const realRoles = speakers.length === 2 && speakers.includes('user') && speakers.includes('assistant');
     const sessionNumbers = Object.keys(conv)
       .map((k) => /^session_(\d+)$/.exec(k)?.[1])
       .filter((n): n is string => n !== undefined)
@@ -204,6 +263,12 @@ export function parseLocomo(doc: unknown): LocomoData {
         if (!isRecord(t)) throw new InvalidInputError(tw, 'must be an object');
         if (typeof t.speaker !== 'string') throw new InvalidInputError(`${tw}.speaker`, 'must be a string');
         if (typeof t.text !== 'string') throw new InvalidInputError(`${tw}.text`, 'must be a string');
+        if (realRoles && t.speaker !== 'user' && t.speaker !== 'assistant') {
+          throw new InvalidInputError(
+            `${tw}.speaker`,
+            `must be "user" or "assistant" (the speakers of ${sampleId}), not ${JSON.stringify(t.speaker.slice(0, 40))}`,
+          );
+        }
         const rawId = typeof t.dia_id === 'string' ? normalizeEvidenceId(t.dia_id).ids : [];
         const diaId = rawId.length === 1 && rawId[0] ? rawId[0] : `D${n}:${ti + 1}`;
         diaIds.add(diaId);
@@ -211,7 +276,14 @@ export function parseLocomo(doc: unknown): LocomoData {
           typeof t.blip_caption === 'string' && t.blip_caption.trim() !== ''
             ? t.blip_caption.trim()
             : undefined;
-        return { diaId, speaker: t.speaker, text: t.text, ...(caption ? { imageCaption: caption } : {}) };
+        const role = realRoles ? (t.speaker as 'user' | 'assistant') : null;
+        return {
+          diaId,
+          speaker: t.speaker,
+          role,
+          text: t.text,
+          ...(caption ? { imageCaption: caption } : {}),
+        };
       });
       sessionsN++;
       turnsN += turns.length;
@@ -235,13 +307,58 @@ export function parseLocomo(doc: unknown): LocomoData {
         skippedNoEvidence++;
         return;
       }
+      let questionType: string | undefined;
+      if (q.question_type !== undefined) {
+        if (typeof q.question_type !== 'string' || q.question_type === '') {
+          throw new InvalidInputError(`${qw}.question_type`, 'must be a non-empty string');
+        }
+        questionType = q.question_type;
+      }
+      let questionDate: string | undefined;
+      if (q.question_date !== undefined) {
+        const parsed = typeof q.question_date === 'string' ? parseSessionDate(q.question_date) : null;
+        if (parsed === null) {
+          throw new InvalidInputError(
+            `${qw}.question_date`,
+            `is not a readable date: ${JSON.stringify(q.question_date)}`,
+          );
+        }
+        questionDate = parsed;
+      }
       unknownIds += ev.ids.filter((id) => !diaIds.has(id)).length;
-      questions.push({ question: q.question, category, evidence: ev.ids });
+      questions.push({
+        question: q.question,
+        category,
+        evidence: ev.ids,
+        ...(questionType !== undefined ? { questionType } : {}),
+        ...(questionDate !== undefined ? { questionDate } : {}),
+      });
     });
     questionsN += questions.length;
-    return { sampleId, speakers, sessions, questions };
+    return { sampleId, speakers, realRoles, sessions, questions };
   });
+  // LongMemEval's categories are its own, told by its questions' question_type; a file must not mix the two.
+  const typed = conversations.flatMap((c) => c.questions).filter((q) => q.questionType !== undefined).length;
+  const all = questionsN;
+  if (typed > 0 && typed < all) {
+    throw new InvalidInputError(
+      'data',
+      `${typed} of ${all} questions have a question_type: all or none must`,
+    );
+  }
+  const categories = typed > 0 ? LONGMEMEVAL_CATEGORIES : LOCOMO_CATEGORIES;
+  for (const c of conversations) {
+    for (const q of c.questions) {
+      if (categories.names[String(q.category)] === undefined && categories.dataset === 'longmemeval') {
+        throw new InvalidInputError(
+          `data (${c.sampleId})`,
+          `category ${q.category} is not one of LongMemEval's (${Object.keys(categories.names).join(', ')})`,
+        );
+      }
+    }
+  }
   return {
+    categories,
     conversations,
     report: {
       conversations: conversations.length,
@@ -258,15 +375,27 @@ export function parseLocomo(doc: unknown): LocomoData {
 
 /** Options of {@link sliceData}. */
 export interface SliceOptions {
-  /** Keep the first N conversations. */
+  /** Keep the first N conversations (of those `ids` keeps). */
   readonly conversations?: number | undefined;
+  /** Keep only the conversations with these sample ids, in file order; an unknown id is an `InvalidInputError`. */
+  readonly ids?: readonly string[] | undefined;
   /** Keep the first N sessions of each conversation, and only the questions whose evidence all lies in them. */
   readonly sessions?: number | undefined;
 }
 
 /** A smaller data set, for smoke runs: the report counts are recomputed. */
 export function sliceData(data: LocomoData, options: SliceOptions): LocomoData {
-  const convs = data.conversations.slice(0, options.conversations ?? data.conversations.length);
+  let picked = data.conversations;
+  if (options.ids !== undefined) {
+    const known = new Set(picked.map((c) => c.sampleId));
+    const unknown = options.ids.filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+      throw new InvalidInputError('--conversations', `no conversation with sample id ${unknown.join(', ')}`);
+    }
+    const wanted = new Set(options.ids);
+    picked = picked.filter((c) => wanted.has(c.sampleId));
+  }
+  const convs = picked.slice(0, options.conversations ?? picked.length);
   const trimmed = convs.map((c): Conversation => {
     if (options.sessions === undefined) return c;
     const sessions = c.sessions.slice(0, options.sessions);
@@ -275,6 +404,7 @@ export function sliceData(data: LocomoData, options: SliceOptions): LocomoData {
   });
   const ids = trimmed.map((c) => new Set(c.sessions.flatMap((s) => s.turns.map((t) => t.diaId))));
   return {
+    categories: data.categories,
     conversations: trimmed,
     report: {
       ...data.report,

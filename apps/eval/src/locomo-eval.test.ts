@@ -1,7 +1,7 @@
 import type { Belief } from '@mem01/engine';
 import { createMemoryStore } from '@mem01/store-memory';
 import { afterEach, describe, expect, it } from 'vitest';
-import { syntheticLocomo } from '../test/synthetic.js';
+import { syntheticLocomo, syntheticLongMemEval } from '../test/synthetic.js';
 import { parseLocomo } from './locomo-data.js';
 import { collapseCovered, type EvalSystem, provenance, runLocomo, turnText } from './locomo-eval.js';
 import { openSystem, type Variant } from './systems.js';
@@ -222,5 +222,39 @@ describe('collapseCovered', () => {
       m('f', 'D2:2'),
     ]);
     expect(out.map((x) => x.id)).toEqual(['a', 'c', 'e']);
+  });
+});
+
+describe('runLocomo on a file with real roles (LongMemEval)', () => {
+  const lme = parseLocomo(syntheticLongMemEval());
+
+  it('accepts assistant turns as the assistant’s by default: context for extraction, never episodes, never recalled', async () => {
+    const sys = await system();
+    const result = await runLocomo({ data: lme, system: sys, ks: [1, 5], sessionDefault: true });
+    expect(result.assistantTurns).toBe('context');
+    expect(result.assistantTurnsAccepted).toBe(3);
+    expect(result.conversations.map((c) => c.activeByKind.episode)).toEqual([2, 1]);
+    // "What did you recommend?" has the assistant's turn as its evidence: nothing the user said holds it.
+    expect(result.scores.byCategory['4']?.recall[5]).toBe(0);
+    expect(result.scores.byCategory['1']?.recall[1]).toBe(1);
+    expect(result.scores.categoryNames?.['4']).toBe('single-session + knowledge-update');
+    expect(result.scores.all).toEqual(result.scores.allButAdversarial);
+    expect(Object.keys(result.byQuestionType ?? {})).toEqual(['multi-session', 'single-session-assistant']);
+    expect(result.byQuestionType?.['single-session-assistant']?.recall[5]).toBe(0);
+  });
+
+  it('with assistant turns kept as labelled episodes, recalls what the assistant recommended', async () => {
+    const sys = await system({ assistantTurns: 'episodes' });
+    const result = await runLocomo({ data: lme, system: sys, ks: [1, 5], assistantTurns: 'episodes' });
+    expect(result.assistantTurnsAccepted).toBe(0);
+    expect(result.conversations.map((c) => c.activeByKind.episode)).toEqual([4, 2]);
+    expect(result.scores.byCategory['4']?.recall[5]).toBe(1);
+    expect(
+      turnText(
+        lme.conversations[0]!.sessions[0]!.turns[1]!,
+        lme.conversations[0]!.sessions[0]!,
+        'date-speaker',
+      ),
+    ).toMatch(/^\[2023\/05\/20 \(Sat\) 02:21\] assistant: For a fiddle-leaf fig/);
   });
 });

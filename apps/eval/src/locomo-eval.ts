@@ -2,6 +2,7 @@
  * The LoCoMo retrieval protocol: ingest every conversation through the engine's real write path, recall once per
  * question, score the provenance of what came back.
  */
+import { loadavg } from 'node:os';
 import {
   type Belief,
   type BeliefKind,
@@ -13,12 +14,21 @@ import {
   type Scope,
 } from '@mem01/engine';
 import type { Conversation, DataReport, LocomoData, Session, Turn } from './locomo-data.js';
-import { type Breakdown, breakdown, percentile, type QuestionScore, scoreQuestion } from './metrics.js';
+import {
+  type Aggregate,
+  aggregate,
+  type Breakdown,
+  breakdown,
+  percentile,
+  type QuestionScore,
+  scoreQuestion,
+} from './metrics.js';
 
 /**
  * How a LoCoMo turn becomes an engine turn. Both LoCoMo speakers are people talking about themselves, so every
  * turn is accepted with role `user` (assistant turns are context only and never evidence), and the speaker's name
- * is written into the text so a belief or episode says whose it is.
+ * is written into the text so a belief or episode says whose it is. A file whose speakers are `user` and
+ * `assistant` (LongMemEval) has real roles: each turn is accepted with its own (see {@link AssistantTurns}).
  * - `speaker`: `Caroline: I went to the support group yesterday.`
  * - `date-speaker`: `[8 May, 2023] Caroline: …`, like the BM25 reference's session-date prefix.
  * - `raw`: the turn text alone.
@@ -40,10 +50,31 @@ export function turnText(turn: Turn, session: Session, format: TurnFormat): stri
 }
 
 /**
+ * What becomes of assistant turns in a file with real roles (LongMemEval); LoCoMo's turns are all the user's.
+ * - `context`: accepted with role `assistant`, as memSession accepts them: the extractor reads them as context,
+ *   they are never episodes and never recalled. The default, because it is what memSession does.
+ * - `episodes`: kept and labelled, measured as an alternative: accepted as recallable turns (role `user`, so the
+ *   engine keeps them as episodes), their text labelled `assistant:` by the turn format. The engine has no mode that
+ *   keeps an assistant turn as an episode without also extracting from it, so here the extractor reads them as the
+ *   user's too; the figures measure what recalling them would give, not a product setting.
+ */
+export type AssistantTurns = 'context' | 'episodes';
+
+export const ASSISTANT_TURNS: readonly AssistantTurns[] = ['context', 'episodes'];
+
+/** The role a turn is accepted with. */
+export function turnRole(turn: Turn, assistantTurns: AssistantTurns = 'context'): 'user' | 'assistant' {
+  if (turn.role === 'assistant' && assistantTurns === 'context') return 'assistant';
+  return 'user';
+}
+
+/**
  * Which clock the engine runs on while ingesting.
  * - `wall`: the real clock; `storedAt` is the ingestion time, so every belief looks equally fresh.
- * - `session`: the clock reads each session's date while that session is ingested and the day after the last
- *   session at question time, so `storedAt` (and recency) follow the conversation's own timeline.
+ * - `session`: the clock reads each session's date while that session is ingested, and at question time the
+ *   question's date when the file gives one (LongMemEval's `question_date`: recall "as of" that date), else the day
+ *   after the last session, so `storedAt` (and recency) follow the conversation's own timeline. The engine's recall
+ *   takes no reference time of its own, so with the wall clock a question's date is not used.
  */
 export type ClockMode = 'wall' | 'session';
 
@@ -80,6 +111,8 @@ export interface EvalOptions {
   readonly sessionDefault?: boolean | undefined;
   readonly turnFormat?: TurnFormat | undefined;
   readonly clock?: ClockMode | undefined;
+  /** Assistant turns of a file with real roles; default `context` (memSession's). */
+  readonly assistantTurns?: AssistantTurns | undefined;
   /**
    * Simulates a proposed engine change: fetch 4× max k, drop every memory whose provenance adds no dialogue turn
    * beyond the better-ranked ones (a belief restating an episode, two beliefs from one turn), keep max k. Off by default.
@@ -123,9 +156,15 @@ export interface EvalResult {
   readonly system: EvalSystem['description'] & { readonly config: EngineConfig };
   readonly turnFormat: TurnFormat;
   readonly clock: ClockMode;
+  /** How assistant turns were accepted (only files with real roles have any). */
+  readonly assistantTurns: AssistantTurns;
+  /** Turns accepted with role `assistant` (context for extraction, never episodes). */
+  readonly assistantTurnsAccepted: number;
   readonly ks: readonly number[];
   readonly data: DataReport;
   readonly scores: Breakdown;
+  /** Per LongMemEval `question_type`, when the file's questions carry one (category 4 joins three types). */
+  readonly byQuestionType?: Readonly<Record<string, Aggregate>> | undefined;
   readonly ingest: {
     readonly totalMs: number;
     readonly turns: number;
@@ -165,6 +204,12 @@ export interface EvalResult {
     readonly p95Ms: number;
   };
   readonly conversations: readonly ConversationStats[];
+  /** Wall time of the row: every conversation ingested and every question recalled and rendered, in ms. */
+  readonly wallMs: number;
+  /** CPU time (user + system) the process spent on the row, in ms: on a shared machine, the steadier figure. */
+  readonly cpuMs: number;
+  /** The machine's 1/5/15-minute load averages when the row ended (the machine may be shared). */
+  readonly loadAverage: readonly number[];
 }
 
 /** The dialogue ids a recalled memory's provenance covers. */
@@ -198,6 +243,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     throw new RangeError('the session clock needs a system with setClock');
   }
   const setClock = system.setClock ?? (() => undefined);
+  const assistantTurns = options.assistantTurns ?? 'context';
   const maxK = Math.max(...ks);
   const episodic = engine.config.episodic;
   let failures = 0;
@@ -205,6 +251,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     if (e.type === 'error') failures++;
   });
   const scores: QuestionScore[] = [];
+  const types: (string | undefined)[] = [];
   const latencies: number[] = [];
   const blockLatencies: number[] = [];
   let returned = 0;
@@ -212,21 +259,25 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   let blockBytes = 0;
   let blockItems = 0;
   let blockEpisodes = 0;
-  const long: LongTurns = { maxTextBytes: engine.config.maxTextBytes, split: 0, refused: [] };
+  const long: LongTurns = { maxTextBytes: engine.config.maxTextBytes, split: 0, refused: [], assistant: 0 };
   const perConversation: ConversationStats[] = [];
   const prefix = options.userPrefix ?? 'locomo';
+  const wallStart = performance.now();
+  const cpuStart = process.cpuUsage();
   try {
     for (const conv of data.conversations) {
       const scope: Scope = { userId: `${prefix}:${conv.sampleId}` };
       const turns = conv.sessions.reduce((n, s) => n + s.turns.length, 0);
       const started = performance.now();
-      await ingest(engine, scope, conv, format, clockMode, setClock, long);
+      await ingest(engine, scope, conv, { format, clockMode, setClock, assistantTurns }, long);
       const ingestMs = performance.now() - started;
       await system.settle?.();
       options.onProgress?.({ phase: 'ingest', conversation: conv.sampleId, turns });
 
       const activeByKind = await countActive(engine, scope);
       for (const q of conv.questions) {
+        // Recall "as of" the question's date where the clock can be set.
+        if (clockMode === 'session' && q.questionDate !== undefined) setClock(Date.parse(q.questionDate));
         const t0 = performance.now();
         const fetched = await engine.recall(scope, q.question, {
           limit: options.collapseCovered ? Math.min(1000, maxK * 4) : maxK,
@@ -244,6 +295,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         blockBytes += block.bytes;
         blockItems += block.beliefs.length;
         blockEpisodes += block.beliefs.filter((b) => b.kind === 'episode').length;
+        types.push(q.questionType);
         scores.push(
           scoreQuestion(
             hits.map((h) => provenance(h.belief)),
@@ -291,9 +343,12 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     episodic,
     turnFormat: format,
     clock: clockMode,
+    assistantTurns,
+    assistantTurnsAccepted: long.assistant,
     ks: [...ks],
     data: data.report,
-    scores: breakdown(scores, ks),
+    scores: breakdown(scores, ks, data.categories),
+    ...byType(scores, types, ks),
     ingest: {
       totalMs,
       turns,
@@ -325,6 +380,30 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
       p95Ms: percentile(blockLatencies, 95),
     },
     conversations: perConversation,
+    wallMs: performance.now() - wallStart,
+    cpuMs: ((c) => (c.user + c.system) / 1000)(process.cpuUsage(cpuStart)),
+    loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+/** Aggregates per question type, when the questions carry types (LongMemEval); nothing otherwise. */
+function byType(
+  scores: readonly QuestionScore[],
+  types: readonly (string | undefined)[],
+  ks: readonly number[],
+): { byQuestionType?: Record<string, Aggregate> } {
+  const names = [...new Set(types.filter((t): t is string => t !== undefined))].sort();
+  if (names.length === 0) return {};
+  return {
+    byQuestionType: Object.fromEntries(
+      names.map((t) => [
+        t,
+        aggregate(
+          scores.filter((_, i) => types[i] === t),
+          ks,
+        ),
+      ]),
+    ),
   };
 }
 
@@ -333,6 +412,8 @@ interface LongTurns {
   readonly maxTextBytes: number;
   split: number;
   readonly refused: RefusedTurn[];
+  /** Turns accepted with role `assistant`. */
+  assistant: number;
 }
 
 /**
@@ -375,6 +456,7 @@ async function acceptAll(
     ok.splice(0, ok.length, ...kept);
   }
   long.split += ok.filter((i) => Buffer.byteLength(i.text) > long.maxTextBytes).length;
+  long.assistant += ok.filter((i) => i.role === 'assistant').length;
 }
 
 /**
@@ -386,17 +468,21 @@ async function ingest(
   engine: MemoryEngine,
   scope: Scope,
   conv: Conversation,
-  format: TurnFormat,
-  clockMode: ClockMode,
-  setClock: (t: number | null) => void,
+  how: {
+    readonly format: TurnFormat;
+    readonly clockMode: ClockMode;
+    readonly setClock: (t: number | null) => void;
+    readonly assistantTurns: AssistantTurns;
+  },
   long: LongTurns,
 ): Promise<void> {
+  const { format, clockMode, setClock } = how;
   const inputsOf = (session: Session): OutboxInput[] =>
     session.turns.map((turn, position) => ({
       scope,
       sessionId: `${conv.sampleId}:session_${session.index}`,
       position,
-      role: 'user' as const,
+      role: turnRole(turn, how.assistantTurns),
       text: turnText(turn, session, format),
       at: session.at,
       ref: turn.diaId,

@@ -125,8 +125,16 @@ export const CATEGORY_NAMES: Readonly<Record<number, string>> = {
 /** The adversarial category: its answer is not in the conversation (the evidence still is). */
 export const ADVERSARIAL = 5;
 
-export function categoryName(category: number): string {
-  return CATEGORY_NAMES[category] ?? `category ${category}`;
+/** The name of a category: from `names` (the file's scheme) when given, else LoCoMo's. */
+export function categoryName(category: number, names?: Readonly<Record<string, string>>): string {
+  return (names ? names[String(category)] : CATEGORY_NAMES[category]) ?? `category ${category}`;
+}
+
+/** What the category numbers of a breakdown mean (LoCoMo's when absent, as in reports written before it existed). */
+export interface CategoryNaming {
+  readonly names: Readonly<Record<string, string>>;
+  /** The adversarial category, or null when the file has none (then `allButAdversarial` equals `all`). */
+  readonly adversarial: number | null;
 }
 
 /** Aggregates per category (sorted by number) plus `all` and `allButAdversarial`. */
@@ -134,9 +142,16 @@ export interface Breakdown {
   readonly byCategory: Readonly<Record<string, Aggregate>>;
   readonly allButAdversarial: Aggregate;
   readonly all: Aggregate;
+  /** The file's category names; absent in LoCoMo reports written before the LongMemEval set. */
+  readonly categoryNames?: Readonly<Record<string, string>> | undefined;
 }
 
-export function breakdown(scores: readonly QuestionScore[], ks: readonly number[]): Breakdown {
+export function breakdown(
+  scores: readonly QuestionScore[],
+  ks: readonly number[],
+  naming?: CategoryNaming | undefined,
+): Breakdown {
+  const adversarial = naming ? naming.adversarial : ADVERSARIAL;
   const cats = [...new Set(scores.map((s) => s.category))].sort((a, b) => a - b);
   const byCategory: Record<string, Aggregate> = {};
   for (const c of cats) {
@@ -148,10 +163,11 @@ export function breakdown(scores: readonly QuestionScore[], ks: readonly number[
   return {
     byCategory,
     allButAdversarial: aggregate(
-      scores.filter((s) => s.category !== ADVERSARIAL),
+      scores.filter((s) => s.category !== adversarial),
       ks,
     ),
     all: aggregate(scores, ks),
+    ...(naming ? { categoryNames: naming.names } : {}),
   };
 }
 

@@ -54,6 +54,15 @@ export function bm25Reference(k: number): ReferenceRow | undefined {
 /** sha256 of snap-research/LoCoMo `data/locomo10.json` at 3eb6f2c, the file the published figures are for. */
 export const LOCOMO10_SHA256 = '79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4';
 
+/** sha256 of `longmemeval-s-dev60.json.gz` as the data README gives it (the compressed file's bytes). */
+export const DEV60_SHA256 = '0b1589c1aced013137050363725041ab97fade344694703eb89b3a1e3e4b4837';
+
+/** Target (issue 23): the memory store's recall p95 on the dev60 haystacks, as the eval reports it, in ms. */
+export const TARGET_DEV60_RECALL_P95_MS = 15;
+
+/** Target (issue 23): the whole dev60 eval, memSession default, one store, on a 2-core machine, in minutes. */
+export const TARGET_DEV60_WALL_MINUTES = 5;
+
 /** Target (issue 16): recall@10 excluding adversarial of the memSession default, percent. */
 export const TARGET_RECALL10_EXCL_ADVERSARIAL = 72;
 

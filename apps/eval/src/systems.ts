@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, type EngineConfigInput, type FullStore, MemoryEngine } from '@mem01/engine';
 import { type MemoryRuntimeOptions, openMemoryRuntime } from 'mem01session';
-import type { ClockMode, EvalSystem } from './locomo-eval.js';
+import type { AssistantTurns, ClockMode, EvalSystem } from './locomo-eval.js';
 
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
 export const STORE_KINDS: readonly StoreKind[] = ['memory', 'sqlite', 'postgres'];
@@ -150,6 +150,8 @@ export interface Variant {
   readonly clock: ClockMode;
   /** `--collapse-covered`: a scoring simulation on top of recall. */
   readonly collapseCovered?: boolean | undefined;
+  /** `--assistant-turns episodes`: assistant turns kept as labelled episodes (default `context`, memSession's). */
+  readonly assistantTurns?: AssistantTurns | undefined;
 }
 
 /** Whether a variant is exactly what `memSession` runs with its defaults. */
@@ -158,7 +160,8 @@ export function isSessionDefault(variant: Variant): boolean {
     variant.episodic &&
     variant.engineConfig === undefined &&
     variant.clock === 'wall' &&
-    !variant.collapseCovered
+    !variant.collapseCovered &&
+    (variant.assistantTurns ?? 'context') === 'context'
   );
 }
 
@@ -242,5 +245,6 @@ export function variantLabel(variant: Variant): string {
   if (variant.engineConfig !== undefined) parts.push('engine overrides');
   if (variant.clock === 'session') parts.push('session clock');
   if (variant.collapseCovered) parts.push('collapsed');
+  if (variant.assistantTurns === 'episodes') parts.push('assistant turns kept as labelled episodes');
   return parts.join(', ');
 }

@@ -40,3 +40,33 @@ describe('the root README’s LoCoMo figures', () => {
     ]);
   });
 });
+
+describe('the eval README’s LongMemEval dev60 figures', () => {
+  it('are those of the committed dev60 memory-store report, both rows at k = 5 and 10', () => {
+    const readme = readFileSync(join(ROOT, 'apps/eval/README.md'), 'utf8');
+    const report = JSON.parse(
+      readFileSync(join(ROOT, 'bench/results/longmemeval-dev60-memory.json'), 'utf8'),
+    ) as {
+      results: {
+        sessionDefault: boolean;
+        assistantTurns: string;
+        scores: {
+          byCategory: Record<string, { recall: Record<string, number> }>;
+          all: { recall: Record<string, number> };
+        };
+      }[];
+    };
+    const cell = (x: number) => (x * 100).toFixed(1);
+    const row = (r: (typeof report.results)[number], k: number) =>
+      [
+        ...['1', '2', '3', '4'].map((c) => cell(r.scores.byCategory[c]!.recall[k]!)),
+        cell(r.scores.all.recall[k]!),
+      ].join(' | ');
+    const head = report.results.find((r) => r.sessionDefault)!;
+    const kept = report.results.find((r) => r.assistantTurns === 'episodes')!;
+    for (const k of [5, 10]) {
+      expect(readme).toContain(`| **memSession default (beliefs + episodes)** | ${k} | ${row(head, k)} |`);
+      expect(readme).toContain(`| assistant turns kept as labelled episodes | ${k} | ${row(kept, k)} |`);
+    }
+  });
+});

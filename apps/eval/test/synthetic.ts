@@ -117,3 +117,70 @@ export function syntheticLocomo(): unknown[] {
     },
   ];
 }
+
+/**
+ * A tiny LongMemEval-shaped document (the dev60 file's shape): speakers `user` and `assistant`, LongMemEval dates,
+ * one question per haystack with `question_type` and `question_date`. Written for the tests; none of its text is
+ * LongMemEval's.
+ */
+export function syntheticLongMemEval(): unknown[] {
+  return [
+    {
+      sample_id: 'lme-a',
+      conversation: {
+        speaker_a: 'user',
+        speaker_b: 'assistant',
+        session_1_date_time: '2023/05/20 (Sat) 02:21',
+        session_1: [
+          {
+            speaker: 'user',
+            dia_id: 'D1:1',
+            text: 'I repotted my fiddle-leaf fig into a terracotta pot today.',
+          },
+          {
+            speaker: 'assistant',
+            dia_id: 'D1:2',
+            text: 'For a fiddle-leaf fig I recommend a chunky aroid mix with orchid bark and perlite.',
+          },
+        ],
+        session_2_date_time: '2023/06/02 (Fri) 18:05',
+        session_2: [
+          { speaker: 'user', dia_id: 'D2:1', text: 'My sourdough starter finally doubled overnight.' },
+          { speaker: 'assistant', dia_id: 'D2:2', text: 'Great, feed it at a one to one ratio.' },
+        ],
+      },
+      qa: [
+        {
+          question: 'What soil mix did you recommend for my fiddle-leaf fig?',
+          answer: 'a chunky aroid mix with orchid bark and perlite',
+          evidence: ['D1:2'],
+          category: 4,
+          question_type: 'single-session-assistant',
+          question_date: '2023/06/10 (Sat) 09:00',
+        },
+      ],
+    },
+    {
+      sample_id: 'lme-b',
+      conversation: {
+        speaker_a: 'user',
+        speaker_b: 'assistant',
+        session_1_date_time: '2023/01/13 (Fri) 20:00',
+        session_1: [
+          { speaker: 'user', dia_id: 'D1:1', text: 'I signed up for a pottery class on Thursday evenings.' },
+          { speaker: 'assistant', dia_id: 'D1:2', text: 'Pottery is a lovely hobby.' },
+        ],
+      },
+      qa: [
+        {
+          question: 'Which evening is my pottery class?',
+          answer: 'Thursday',
+          evidence: ['D1:1'],
+          category: 1,
+          question_type: 'multi-session',
+          question_date: '2023/02/01 (Wed) 10:00',
+        },
+      ],
+    },
+  ];
+}

@@ -5,7 +5,7 @@
 import type { EngineCore } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit } from './ports.js';
-import { collapseCovered, rankHits, rankProfile } from './recall.js';
+import { collapseCovered, rankHits, rankProfile, statementWords } from './recall.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
 import { contentWords, stem } from './text.js';
 import type { Belief, BeliefKind, Scope, ScoredBelief } from './types.js';
@@ -124,7 +124,7 @@ function feedbackWords(
     // The belief's subject ("user") names what every statement is about: it tells no answer from another, and as a
     // search word it would match most of the index.
     const seen = new Set<string>(contentWords(r.belief.subject).map(stem));
-    for (const word of contentWords(r.belief.statement)) {
+    for (const word of statementWords(r.belief)) {
       const st = stem(word);
       if (inQuery.has(st) || seen.has(st) || word.length < 3 || /^\d+$/.test(word)) continue;
       seen.add(st);

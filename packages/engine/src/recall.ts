@@ -4,7 +4,7 @@
  */
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit, VectorHit } from './ports.js';
-import { contentStems } from './text.js';
+import { contentStems, contentWords, stem } from './text.js';
 import type { Belief, BeliefKind, RecallSignals, ScoredBelief } from './types.js';
 
 export interface RecallWeights {
@@ -256,16 +256,34 @@ const MIN_COVERAGE_SAMPLE = 20;
 
 /** Stems of belief texts by id (content never changes, so the cache needs no invalidation). */
 const stemCache = new Map<string, ReadonlySet<string>>();
+/** Content words of belief statements by id, in order (feedback reads them). */
+const wordCache = new Map<string, readonly string[]>();
 const STEM_CACHE_SIZE = 50_000;
+
+function remember<T>(cache: Map<string, T>, id: string, value: T): T {
+  if (cache.size >= STEM_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  cache.set(id, value);
+  return value;
+}
+
+/**
+ * The content words of a belief's statement, in order, cached by id: recall reads the statements of its best
+ * candidates on every query (feedback), and an episode's statement is a whole turn.
+ */
+export function statementWords(b: Belief): readonly string[] {
+  return wordCache.get(b.id) ?? remember(wordCache, b.id, contentWords(b.statement));
+}
 
 function stemsOf(b: Belief): ReadonlySet<string> {
   let stems = stemCache.get(b.id);
   if (!stems) {
-    // What the lexical index holds: statement, value, and a belief's key words (not an episode's turn key).
+    // What the lexical index holds: statement, value, and a belief's key words (not an episode's turn key). An
+    // episode's value is its statement: the same words, read once.
     const key = b.kind === 'episode' ? '' : `${b.subject} ${b.attribute}`.replace(/[_:.-]+/g, ' ');
-    stems = new Set(contentStems(`${b.statement} ${b.value} ${key}`));
-    if (stemCache.size >= STEM_CACHE_SIZE) stemCache.delete(stemCache.keys().next().value as string);
-    stemCache.set(b.id, stems);
+    const words = [...statementWords(b)];
+    if (b.value !== b.statement) words.push(...contentWords(b.value));
+    if (key !== '') words.push(...contentWords(key));
+    stems = remember(stemCache, b.id, new Set(words.map(stem)));
   }
   return stems;
 }

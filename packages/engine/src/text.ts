@@ -21,6 +21,7 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 );
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
+const APOSTROPHE = /['’]/;
 
 /**
  * The content words of a text, in order: NFKC, lower case, words of letters and digits (every other character
@@ -28,17 +29,31 @@ const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
  */
 export function contentWords(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
-    const word = m[0].replace(/['’]s$/, '').replace(/['’]/g, '');
+  // `match` with the global flag gives the words as strings, without a match object each (a long turn has thousands).
+  for (const raw of text.normalize('NFKC').toLowerCase().match(WORD) ?? []) {
+    // Most words hold no apostrophe: the two replacements are skipped for them.
+    const word = APOSTROPHE.test(raw) ? raw.replace(/['’]s$/, '').replace(/['’]/g, '') : raw;
     if (word.length === 0 || STOP_WORDS.has(word)) continue;
     out.push(word);
   }
   return out;
 }
 
+/** Stems already computed: a conversation's vocabulary repeats, and Porter's rules cost far more than a lookup. */
+const stems = new Map<string, string>();
+/** Words whose stems are kept; past it the memo starts over (a bound on memory, not on correctness). */
+const STEM_MEMO_SIZE = 200_000;
+
 /** A content word reduced to its stem (Porter), so "lived", "lives" and "living" meet. Short words are kept. */
 export function stem(word: string): string {
-  return word.length > 2 ? stemmer(word) : word;
+  if (word.length <= 2) return word;
+  let s = stems.get(word);
+  if (s === undefined) {
+    s = stemmer(word);
+    if (stems.size >= STEM_MEMO_SIZE) stems.clear();
+    stems.set(word, s);
+  }
+  return s;
 }
 
 /** The stems of the content words of a text, in order. */

@@ -189,6 +189,8 @@ const NOTHING: string[] = [
   'what do you know about me',
   'Can you remind me where I work?',
   'I live in NYC?',
+  // a question only compromise recognises (no question mark, no question word first)
+  'I like sushi or not',
   // small talk and requests that only look like statements
   "I'd like to know the weather in Paris",
   'I want to ask you something',
@@ -332,6 +334,21 @@ describe('LocalExtractor: candidates (confirm, retract, supersede)', () => {
     const result = await ops(text, ALL);
     expect(result.map(brief)).toEqual(expected);
     for (const o of result) for (const e of o.evidence) expect(text.includes(e.quote)).toBe(true);
+  });
+
+  it('reads a long pasted turn whole: statements after 12,000 characters are found and quoted where they stand', async () => {
+    const pasted = 'The report lists quarterly figures for each region, and the totals are rounded. '.repeat(
+      150,
+    );
+    const text = `${pasted}\n\nI live in Lisbon. Do I like sushi or not? I like sushi or not. Also, I love sailing.`;
+    const result = await ops(text);
+    expect(result.map(brief)).toEqual([
+      ['fact', 'user', 'home_city', 'Lisbon'],
+      ['preference', 'user', 'preference:sailing', 'likes'],
+    ]);
+    const quotes = result.flatMap((o) => o.evidence.map((e) => e.quote));
+    expect(quotes).toEqual(['I live in Lisbon.', 'Also, I love sailing.']);
+    expect(text.indexOf('I live in Lisbon.')).toBeGreaterThan(12_000);
   });
 
   it('never refers to ids that are not candidates', async () => {

@@ -41,47 +41,97 @@ export interface Sentence extends Span {
   readonly terms: readonly { readonly start: number; readonly tags: readonly string[] }[];
 }
 
-interface TermJson {
-  tags?: string[];
-  offset?: { start: number; length: number };
+/** The fields of a compromise term that segmentation reads (its document is an array of sentences of these). */
+interface DocTerm {
+  readonly pre: string;
+  readonly text: string;
+  readonly post: string;
+  readonly tags: ReadonlySet<string>;
 }
 
 /**
  * Sentences of a turn, with exact offsets, parsed once: clause splitting and question detection reuse the
  * tags of this single parse (parsing is the expensive part of extraction).
+ *
+ * Offsets and sentence texts are read from the parsed document's terms (each keeps its exact `pre`, `text` and
+ * `post`, so they add up to the turn), as compromise's own `json({ offset: true })` computes them; that call
+ * rebuilds every term of the view and is quadratic in practice on a long turn (2 s for 12,000 characters).
+ * Whether a sentence is a question is asked of compromise only when the extractor needs it (see
+ * {@link isQuestion}: a `?` or a question word settles it first).
  */
 export function sentencesOf(text: string): Sentence[] {
   const out: Sentence[] = [];
-  const sentences = nlp(text).sentences();
-  const json = sentences.json({ offset: true }) as {
-    text: string;
-    offset?: { start: number; length: number };
-    terms?: TermJson[];
-  }[];
-  const questions = new Set(sentences.isQuestion().out('array') as string[]);
+  const doc = nlp(text);
+  const document = doc.document as unknown as readonly (readonly DocTerm[])[];
+  // Sentence texts as compromise gives them (terms joined verbatim, trimmed), for the question test below.
+  const texts: string[] = [];
+  const starts: number[][] = [];
+  let elapsed = 0;
+  for (const terms of document) {
+    let joined = '';
+    const termStarts: number[] = [];
+    for (const t of terms) {
+      termStarts.push(elapsed + t.pre.length);
+      elapsed += t.pre.length + t.text.length + t.post.length;
+      joined += t.pre + t.text + t.post;
+    }
+    texts.push(joined.trim());
+    starts.push(termStarts);
+  }
+  let sentences: ReturnType<typeof doc.sentences> | undefined;
+  const questionCache = new Map<number, boolean>();
+  const askedOf = (i: number): boolean => {
+    let q = questionCache.get(i);
+    if (q === undefined) {
+      sentences ??= doc.sentences();
+      // `eq` keeps the Sentences view at run time; its type says View.
+      q = (sentences.eq(i) as unknown as typeof sentences).isQuestion().found as boolean;
+      questionCache.set(i, q);
+    }
+    return q;
+  };
   let cursor = 0;
-  for (const s of json) {
-    const start = s.offset?.start ?? text.indexOf(s.text, cursor);
-    const length = s.offset?.length ?? s.text.length;
-    if (start < 0) continue;
+  document.forEach((terms, i) => {
+    const sentenceText = texts[i] ?? '';
+    const termStarts = starts[i] ?? [];
+    const start = termStarts.length > 0 ? (termStarts[0] as number) : text.indexOf(sentenceText, cursor);
+    const length = sentenceText.length;
+    if (start < 0) return;
     const raw = text.slice(start, start + length);
     const trimmed = raw.trim();
-    if (!trimmed) continue;
-    const terms = (s.terms ?? [])
-      .filter((t) => t.offset)
-      .map((t) => ({ start: t.offset?.start ?? 0, tags: t.tags ?? [] }));
-    out.push({ text: trimmed, start: start + raw.indexOf(trimmed), question: questions.has(s.text), terms });
+    if (!trimmed) return;
+    const parsedTerms = terms.map((t, ti) => ({ start: termStarts[ti] ?? 0, tags: [...t.tags] }));
+    let question: boolean | undefined;
+    out.push({
+      text: trimmed,
+      start: start + raw.indexOf(trimmed),
+      // A sentence counts as a question when compromise judges any sentence of the turn with the same text one
+      // (the set of question texts the whole turn gives), computed on first use only.
+      get question(): boolean {
+        if (question === undefined) question = texts.some((t, j) => t === sentenceText && askedOf(j));
+        return question;
+      },
+      terms: parsedTerms,
+    });
     cursor = start + length;
-  }
+  });
   return out;
 }
 
 /** True when the sentence asks something rather than states it. */
 export function isQuestion(sentence: Sentence | string): boolean {
   const t = (typeof sentence === 'string' ? sentence : sentence.text).trim();
-  if (t.endsWith('?')) return true;
-  if (QUESTION_START.test(t)) return true;
+  if (looksLikeQuestion(t)) return true;
   return typeof sentence === 'string' ? nlp(t).questions().found : sentence.question;
+}
+
+/**
+ * The cheap half of {@link isQuestion}: a `?` at the end or a question word first. When it says false, only
+ * compromise's judgement (the expensive half) can still make the sentence a question.
+ */
+export function looksLikeQuestion(text: string): boolean {
+  const t = text.trim();
+  return t.endsWith('?') || QUESTION_START.test(t);
 }
 
 /** True when the sentence looks like an instruction to the model (prompt injection). */

@@ -4,9 +4,9 @@
  * `@mem01/local` (and recalling with its embedder) never loads the NLP libraries.
  */
 import { canonicalKey } from '@mem01/engine/store-kit';
-import { findDates } from './dates.js';
-import { type Intent, matchClause } from './rules.js';
-import { clausesOf, isInjection, isQuestion, sentencesOf } from './text.js';
+import { type DateMention, findDates } from './dates.js';
+import { type Intent, matchClause, type RuleContext } from './rules.js';
+import { clausesOf, isInjection, isQuestion, looksLikeQuestion, sentencesOf } from './text.js';
 
 /** An intent of one user turn, with its evidence quote and final confidence. */
 export interface Found extends Intent {
@@ -26,16 +26,28 @@ export interface TurnSettings {
 export function intentsOfTurn(turnId: string, text: string, at: string, settings: TurnSettings): Found[] {
   const out: Found[] = [];
   for (const sentence of sentencesOf(text)) {
-    if (isQuestion(sentence) || isInjection(sentence.text)) continue;
+    // A question yields nothing. The cheap signs are read first; compromise's judgement (the costly part of a
+    // long turn) is asked below, only of a sentence that yields something.
+    if (looksLikeQuestion(sentence.text) || isInjection(sentence.text)) continue;
+    const found: Found[] = [];
     for (const clause of clausesOf(sentence)) {
       if (!clause.core) continue;
-      const dates = findDates(clause.core, at);
-      const intents = matchClause(clause.core, { core: clause.core, dates });
+      const core = clause.core;
+      let dates: DateMention[] | undefined;
+      // Dates are resolved (chrono) only when a rule reads them, i.e. after one of its patterns matched.
+      const ctx: RuleContext = {
+        core,
+        get dates() {
+          dates ??= findDates(core, at);
+          return dates;
+        },
+      };
+      const intents = matchClause(core, ctx);
       if (intents.length === 0) continue;
       const quote = quoteOf(text, sentence.text, clause.span.text, settings.maxQuote);
       for (const intent of intents) {
         const base = intent.confidence ?? settings.confidence;
-        out.push({
+        found.push({
           ...intent,
           subject: canonicalKey(intent.subject),
           attribute: canonicalKey(intent.attribute),
@@ -45,6 +57,7 @@ export function intentsOfTurn(turnId: string, text: string, at: string, settings
         });
       }
     }
+    if (found.length > 0 && !isQuestion(sentence)) out.push(...found);
   }
   return out;
 }

@@ -10,7 +10,20 @@ export function tokenize(text: string): string[] {
   return kit.indexWords(text).map(stem);
 }
 
-const stem = (word: string): string => (word.length > 2 ? stemmer(word) : word);
+/** Stems already computed (a vocabulary repeats; Porter's rules cost far more than a lookup), bounded. */
+const stems = new Map<string, string>();
+const STEM_MEMO_SIZE = 200_000;
+
+function stem(word: string): string {
+  if (word.length <= 2) return word;
+  let s = stems.get(word);
+  if (s === undefined) {
+    s = stemmer(word);
+    if (stems.size >= STEM_MEMO_SIZE) stems.clear();
+    stems.set(word, s);
+  }
+  return s;
+}
 
 const K1 = 1.2;
 const B = 0.75;
