@@ -8,9 +8,15 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
+// A package counts when it has a `test` script (store-conformance holds a suite other packages run, and no tests of
+// its own).
+function hasTestScript(dir) {
+  const file = join(dir, 'package.json');
+  return existsSync(file) && typeof JSON.parse(readFileSync(file, 'utf8')).scripts?.test === 'string';
+}
 const packages = ['packages', 'apps'].flatMap((dir) =>
   readdirSync(join(root, dir), { withFileTypes: true })
-    .filter((d) => d.isDirectory() && existsSync(join(root, dir, d.name, 'vitest.config.ts')))
+    .filter((d) => d.isDirectory() && hasTestScript(join(root, dir, d.name)))
     .map((d) => join(dir, d.name)),
 );
 for (const pkg of packages) rmSync(join(root, pkg, '.vitest'), { recursive: true, force: true });
