@@ -614,6 +614,57 @@ export function dev60Figures(files: readonly BenchFile[]): Figure[] {
   return out;
 }
 
+/**
+ * Per LoCoMo and dev60 report on the memory and SQLite stores: the memSession default's block recall (excluding
+ * adversarial where the file has it) with each question asked once before, against its normal block recall.
+ * Target: within 1 point.
+ */
+export function playedFigures(files: readonly BenchFile[]): Figure[] {
+  const out: Figure[] = [];
+  const names = [
+    ...LOCOMO_STORES.filter((s) => s !== 'postgres').map((s) => [`locomo-${s}`, `LoCoMo (${s})`]),
+    ...DEV60_STORES.map((s) => [`longmemeval-dev60-${s}`, `LongMemEval dev60 (${s})`]),
+  ];
+  for (const [name, title] of names) {
+    const figure = `${title}, memSession default: block recall with each question asked once before (points against the normal mode)`;
+    const target = 'within 1 point';
+    const file = files.find((f) => f.name === name);
+    const missing = (source: string): Figure => ({
+      figure,
+      target,
+      value: null,
+      unit: 'points',
+      source,
+      meets: null,
+    });
+    if (!file) {
+      out.push(missing('not run'));
+      continue;
+    }
+    if (!isLocomo(file) && !isDev60(file)) {
+      out.push(missing(`${name}.json is not an eval report`));
+      continue;
+    }
+    const head = headline(file.data as LocomoReport);
+    const normal = head?.scores?.allButAdversarial?.blockRecall;
+    const played = head?.played?.scores?.allButAdversarial?.blockRecall;
+    if (typeof normal !== 'number' || typeof played !== 'number') {
+      out.push(missing(`no question-played figures in ${name}.json (run without --no-play-questions)`));
+      continue;
+    }
+    const d = +((played - normal) * 100).toFixed(1);
+    out.push({
+      figure,
+      target,
+      value: d,
+      unit: 'points',
+      source: `${name}.json: ${pct1(played)} played, ${pct1(normal)} normal`,
+      meets: Math.abs(d) <= 1,
+    });
+  }
+  return out;
+}
+
 /** Recall p95 at 10k extracted beliefs + 10k episodes of one user (`engine-episodes.json`), for one store. */
 function episodesLatencyFigure(files: readonly BenchFile[], store: 'memory' | 'sqlite', max: number): Figure {
   const label = store === 'memory' ? 'in-memory store' : 'SQLite store';
@@ -714,6 +765,7 @@ export function collectFigures(files: readonly BenchFile[]): Figure[] {
     ...openaiTokenFigures(files),
     ...locomoFigures(files),
     ...dev60Figures(files),
+    ...playedFigures(files),
   ];
 }
 

@@ -18,7 +18,7 @@ import {
   TURN_FORMATS,
   type TurnFormat,
 } from './locomo-eval.js';
-import { DEFAULT_DATA, RESULTS_DIR } from './paths.js';
+import { DEFAULT_DATA, LOCAL_RESULTS_DIR, RESULTS_DIR } from './paths.js';
 import { DEV60_SHA256, LOCOMO10_SHA256 } from './reference.js';
 import { buildReport, type LocomoReport, recallTable, renderMarkdown, verdicts } from './report.js';
 import {
@@ -35,7 +35,7 @@ import {
   variantLabel,
 } from './systems.js';
 
-export { DEFAULT_DATA, RESULTS_DIR } from './paths.js';
+export { DEFAULT_DATA, LOCAL_RESULTS_DIR, RESULTS_DIR } from './paths.js';
 
 export interface CliOptions {
   readonly data: string;
@@ -58,6 +58,10 @@ export interface CliOptions {
   readonly provider?: 'local' | 'openai' | undefined;
   readonly progress: boolean;
   readonly collapseCovered: boolean;
+  /** Also run the question-played mode (default true). */
+  readonly playQuestions: boolean;
+  /** Without `--json`: write the committed reports in `bench/results` (default: the untracked `bench/results/local`). */
+  readonly updateResults?: boolean | undefined;
 }
 
 export interface CliIo {
@@ -166,6 +170,14 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       '--collapse-covered',
       'simulate a proposed engine change: drop results whose turns are already covered',
     )
+    .option(
+      '--update-results',
+      'without --json: write the committed reports in bench/results (default: bench/results/local, untracked)',
+    )
+    .option(
+      '--no-play-questions',
+      'skip the question-played mode (each question also asked once before, as a user turn of its own)',
+    )
     .option('--no-progress', 'no progress bar');
   program.parse([...argv], { from: 'user' });
   const o = program.opts();
@@ -186,6 +198,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     provider: o.provider as CliOptions['provider'],
     progress: o.progress as boolean,
     collapseCovered: o.collapseCovered === true,
+    playQuestions: o.playQuestions !== false,
+    updateResults: o.updateResults === true,
   };
 }
 
@@ -227,6 +241,11 @@ export async function loadData(path: string): Promise<{ data: LocomoData; sha256
 export function reportName(data: LocomoData, sha256: string, store: StoreKind): string {
   if (data.categories.dataset === 'locomo') return `locomo-${store}`;
   return sha256 === DEV60_SHA256 ? `longmemeval-dev60-${store}` : `longmemeval-${store}`;
+}
+
+/** Where a report goes without `--json`: the untracked `bench/results/local`, or `bench/results` with `--update-results`. */
+export function defaultJsonPath(name: string, updateResults = false): string {
+  return resolve(updateResults ? RESULTS_DIR : LOCAL_RESULTS_DIR, `${name}.json`);
 }
 
 /** `--json -`: the JSON report goes to stdout and nothing else does. */
@@ -325,6 +344,7 @@ export async function runCli(
               clock: options.clock,
               assistantTurns: variant.assistantTurns ?? 'context',
               collapseCovered: options.collapseCovered,
+              playQuestions: options.playQuestions,
               onProgress: (e) =>
                 bar?.increment(e.phase === 'ingest' ? e.turns : e.questions, {
                   run: runName,
@@ -368,7 +388,8 @@ export async function runCli(
     jsonPath = STDOUT;
     markdownPath = options.markdown ?? null;
   } else {
-    jsonPath = options.json ?? resolve(RESULTS_DIR, `${reportName(data, sha256, options.store)}.json`);
+    jsonPath =
+      options.json ?? defaultJsonPath(reportName(data, sha256, options.store), options.updateResults);
     markdownPath = options.markdown ?? `${jsonPath.replace(/\.json$/i, '')}.md`;
     await mkdir(dirname(jsonPath), { recursive: true });
     await writeFile(jsonPath, json);

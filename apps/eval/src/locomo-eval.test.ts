@@ -51,7 +51,8 @@ describe('turnText', () => {
 describe('runLocomo', () => {
   it('ingests every turn as an episode carrying its dialogue id, and finds the evidence', async () => {
     const sys = await system();
-    const result = await runLocomo({ data, system: sys, ks: [1, 5] });
+    const result = await runLocomo({ data, system: sys, ks: [1, 5], playQuestions: false });
+    expect(result.played).toBeNull();
     expect(result.conversations.map((c) => [c.sampleId, c.turns, c.activeByKind.episode])).toEqual([
       ['synth-a', 7, 7],
       ['synth-b', 2, 2],
@@ -77,6 +78,25 @@ describe('runLocomo', () => {
     expect(other.items.every((b) => b.scope.userId === 'locomo:synth-b')).toBe(true);
   });
 
+  it('plays each question as a user turn of its own after the normal pass, and scores both modes', async () => {
+    const sys = await system();
+    const result = await runLocomo({ data, system: sys, ks: [1, 5] });
+    const played = result.played;
+    if (!played) throw new Error('the question-played mode runs by default');
+    expect(played.scores.all.questions).toBe(result.scores.all.questions);
+    // The asked questions are in memory, each in a conversation of its own, as memSession would have stored them.
+    const page = await sys.store.list({ userId: 'locomo:synth-a' }, { limit: 100 });
+    const asked = page.items.filter(
+      (b) => b.kind === 'episode' && provenance(b).some((r) => r.startsWith('asked_')),
+    );
+    expect(asked.map((b) => b.value).sort()).toEqual(
+      (conv.questions.map((q) => q.question) as string[]).sort(),
+    );
+    // A question asked again recalls its answer, not itself: the block holds the same evidence in both modes.
+    expect(played.scores.all.blockRecall).toBeCloseTo(result.scores.all.blockRecall ?? -1, 5);
+    expect(played.scores.all.recall[5]).toBeCloseTo(result.scores.all.recall[5] ?? -1, 5);
+  });
+
   it('beliefs only: no episodes are stored or returned', async () => {
     const result = await runLocomo({ data, system: await system({ episodic: false }), ks: [5] });
     expect(result.episodic).toBe(false);
@@ -88,7 +108,7 @@ describe('runLocomo', () => {
 
   it('the session clock stamps storedAt with each session date', async () => {
     const sys = await system({ clock: 'session' });
-    await runLocomo({ data, system: sys, ks: [5], clock: 'session' });
+    await runLocomo({ data, system: sys, ks: [5], clock: 'session', playQuestions: false });
     const page = await sys.store.list({ userId: 'locomo:synth-a' }, { limit: 100 });
     for (const b of page.items.filter((x) => x.kind === 'episode')) {
       expect(b.storedAt).toBe(b.evidence[0]?.at);

@@ -118,6 +118,13 @@ export interface EvalOptions {
    * beyond the better-ranked ones (a belief restating an episode, two beliefs from one turn), keep max k. Off by default.
    */
   readonly collapseCovered?: boolean | undefined;
+  /**
+   * Also plays each question the way a user asks it (default true): after the normal pass over a conversation's
+   * questions, each question in turn is first accepted as a user turn in a new session of the same user (as
+   * memSession stored it when it was asked before), then recalled and rendered again. Reported as `played`; the
+   * normal figures are taken before any question is ingested.
+   */
+  readonly playQuestions?: boolean | undefined;
   /** Prefix of each conversation's user id, so several runs can share a database. */
   readonly userPrefix?: string | undefined;
   readonly onProgress?: ((event: ProgressEvent) => void) | undefined;
@@ -203,6 +210,14 @@ export interface EvalResult {
     readonly p50Ms: number;
     readonly p95Ms: number;
   };
+  /**
+   * The question-played mode (see {@link EvalOptions.playQuestions}): the same scores with each question asked once
+   * before; null when not run.
+   */
+  readonly played: {
+    readonly scores: Breakdown;
+    readonly block: { readonly meanBytes: number; readonly meanItems: number };
+  } | null;
   readonly conversations: readonly ConversationStats[];
   /** Wall time of the row: every conversation ingested and every question recalled and rendered, in ms. */
   readonly wallMs: number;
@@ -261,6 +276,10 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   let blockEpisodes = 0;
   const long: LongTurns = { maxTextBytes: engine.config.maxTextBytes, split: 0, refused: [], assistant: 0 };
   const perConversation: ConversationStats[] = [];
+  const playQuestions = options.playQuestions ?? true;
+  const played: QuestionScore[] = [];
+  let playedBytes = 0;
+  let playedItems = 0;
   const prefix = options.userPrefix ?? 'locomo';
   const wallStart = performance.now();
   const cpuStart = process.cpuUsage();
@@ -305,6 +324,44 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
             block.beliefs.map(provenance),
           ),
         );
+      }
+      if (playQuestions) {
+        const lastAt = Math.max(...conv.sessions.map((s) => Date.parse(s.at)).filter(Number.isFinite), 0);
+        for (const [i, q] of conv.questions.entries()) {
+          const at = q.questionDate ?? new Date(lastAt + 86_400_000).toISOString();
+          if (clockMode === 'session') setClock(Date.parse(at));
+          // The question as the user typed it (memSession stores the message), in a conversation of its own.
+          await acceptAll(
+            engine,
+            [
+              {
+                scope,
+                sessionId: `${conv.sampleId}:asked_${i}`,
+                position: 0,
+                role: 'user',
+                text: q.question,
+                at,
+                ref: `asked_${i}`,
+              },
+            ],
+            long,
+          );
+          const hits = await engine.recall(scope, q.question, { limit: maxK });
+          const block = await engine.context(scope, q.question.slice(0, MAX_QUERY_CHARS), {
+            budgetBytes: system.budgetBytes,
+          });
+          playedBytes += block.bytes;
+          playedItems += block.beliefs.length;
+          played.push(
+            scoreQuestion(
+              hits.map((h) => provenance(h.belief)),
+              q.evidence,
+              ks,
+              q.category,
+              block.beliefs.map(provenance),
+            ),
+          );
+        }
       }
       options.onProgress?.({
         phase: 'recall',
@@ -379,6 +436,15 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
       p50Ms: percentile(blockLatencies, 50),
       p95Ms: percentile(blockLatencies, 95),
     },
+    played: playQuestions
+      ? {
+          scores: breakdown(played, ks, data.categories),
+          block: {
+            meanBytes: played.length === 0 ? 0 : playedBytes / played.length,
+            meanItems: played.length === 0 ? 0 : playedItems / played.length,
+          },
+        }
+      : null,
     conversations: perConversation,
     wallMs: performance.now() - wallStart,
     cpuMs: ((c) => (c.user + c.system) / 1000)(process.cpuUsage(cpuStart)),

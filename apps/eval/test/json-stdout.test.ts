@@ -85,3 +85,25 @@ describe('--json -', () => {
     expect(r.stderr).toMatch(/memSession default/);
   }, 300_000);
 });
+
+describe('where a report goes without --json', () => {
+  it('into the untracked bench/results/local, and into the committed bench/results only with --update-results', async () => {
+    const { defaultJsonPath, LOCAL_RESULTS_DIR, RESULTS_DIR } = await import('../src/cli.js');
+    expect(parseArgs(['--no-progress']).updateResults).toBe(false);
+    expect(parseArgs(['--update-results']).updateResults).toBe(true);
+    expect(defaultJsonPath('locomo-memory')).toBe(join(LOCAL_RESULTS_DIR, 'locomo-memory.json'));
+    expect(defaultJsonPath('locomo-memory', true)).toBe(join(RESULTS_DIR, 'locomo-memory.json'));
+    // git ignores the local folder, so a run leaves the clone clean.
+    const { stdout } = await exec('git', ['check-ignore', join(LOCAL_RESULTS_DIR, 'locomo-memory.json')], {
+      cwd: REPO_ROOT,
+    });
+    expect(stdout.trim()).toBe(join(LOCAL_RESULTS_DIR, 'locomo-memory.json'));
+    // `pnpm bench` updates the committed reports.
+    const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'apps/eval/package.json'), 'utf8')) as {
+      scripts: { bench: string };
+    };
+    const runs = pkg.scripts.bench.split('&&').filter((c) => c.includes('dist/bin.js'));
+    expect(runs.length).toBeGreaterThan(0);
+    for (const run of runs) expect(run).toContain('--update-results');
+  });
+});

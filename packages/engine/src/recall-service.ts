@@ -7,7 +7,7 @@ import { InvalidInputError } from './errors.js';
 import type { LexicalHit } from './ports.js';
 import { collapseCovered, rankHits, rankProfile, statementWords } from './recall.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
-import { contentWords, stem } from './text.js';
+import { contentStems, contentWords, echoesQuery, isQuestionOnly, stem } from './text.js';
 import type { Belief, BeliefKind, Scope, ScoredBelief } from './types.js';
 import { assertText, sameScope } from './util.js';
 
@@ -73,8 +73,31 @@ export async function recallBeliefs(
             .then((v) => core.store.searchVector(scope, v, { limit: candidateLimit }))
         : Promise.resolve([]);
     const [firstLexical, vector] = await Promise.all([lexicalP, vectorP]);
-    let lexical = firstLexical.filter((h) => keep(h.belief));
-    const vec = vector.filter((h) => keep(h.belief));
+    // A past turn that only asked this question again (an episode of "Where do I live?") is the best match for the
+    // question and never its answer: it is not recalled for it, so it cannot take the answer's place.
+    const queryStems = new Set(contentStems(query));
+    const echoes = new Map<string, boolean>();
+    const isEcho = (b: Belief): boolean => {
+      if (b.kind !== 'episode') return false;
+      let e = echoes.get(b.id);
+      if (e === undefined) {
+        e = echoesQuery(b.value, queryStems);
+        echoes.set(b.id, e);
+      }
+      return e;
+    };
+    const usable = (b: Belief): boolean => keep(b) && !isEcho(b);
+    const questionWeight = core.config.ranking.questionWeight;
+    const weigh = (hits: readonly LexicalHit[]): LexicalHit[] =>
+      hits
+        .filter((h) => usable(h.belief))
+        .map((h) =>
+          questionWeight !== 1 && h.belief.kind === 'episode' && asksOnly(h.belief)
+            ? { belief: h.belief, score: h.score * questionWeight }
+            : h,
+        );
+    let lexical = weigh(firstLexical);
+    const vec = vector.filter((h) => usable(h.belief));
     const rank = (lex: readonly LexicalHit[]) =>
       rankHits(lex, vec, { now, limit: limit * 4, config: core.config.ranking, query });
     let first = rank(lexical);
@@ -91,9 +114,9 @@ export async function recallBeliefs(
       if (extra.length > 0) {
         // BM25 adds up over words, so the expanded query's score is the first search's plus the added words' alone:
         // only the added words are searched, and the query's words are not matched a second time.
-        const added = (
-          await core.store.searchLexical(scope, extra.join(' '), { limit: candidateLimit })
-        ).filter((h) => keep(h.belief));
+        const added = weigh(
+          await core.store.searchLexical(scope, extra.join(' '), { limit: candidateLimit }),
+        );
         const expanded = new Map<string, LexicalHit>(lexical.map((h) => [h.belief.id, h]));
         for (const h of added) {
           const base = expanded.get(h.belief.id)?.score ?? 0;
@@ -109,6 +132,18 @@ export async function recallBeliefs(
   core.stats.recalls++;
   core.emit({ type: 'recall', scope, returned: ranked.length, ms: performance.now() - started });
   return options.explain ? ranked : ranked.map(({ belief, score }) => ({ belief, score }));
+}
+
+/** Whether an episode only asks, remembered by id (an episode's text never changes). */
+const asking = new Map<string, boolean>();
+function asksOnly(b: Belief): boolean {
+  let a = asking.get(b.id);
+  if (a === undefined) {
+    a = isQuestionOnly(b.value);
+    if (asking.size >= 100_000) asking.clear();
+    asking.set(b.id, a);
+  }
+  return a;
 }
 
 /** Expansion words: content words that several of the best results hold and the query does not. */

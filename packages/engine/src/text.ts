@@ -73,6 +73,51 @@ export function sentences(text: string): string[] {
   return out;
 }
 
+/** Words that open a question or a request ("Where do I live", "Remind me of …", "List my trips"). */
+const ASKING = new Set(
+  (
+    'what whats where wheres when who whos whom whose why how hows which do does did is are was were am can could ' +
+    'would will should shall may might have has had tell remind show list give find recommend suggest any anything'
+  ).split(' '),
+);
+/** Words that open a statement about the speaker, even one that ends in a question ("My rent is $2,400, is that a lot?"). */
+const SPEAKER = new Set("i i'm i've i'd i'll my me mine we we're we've we'd our".split(' '));
+/** Closing punctuation, quotes, brackets and emoji that may follow a question mark. */
+const TRAILING = /(?:[\s"'’”)\]}\p{Extended_Pictographic}]|\uFE0F)+$/u;
+
+/**
+ * Whether a text only asks: every sentence ends with a question mark or opens with a question or request word,
+ * and none says anything about the speaker otherwise ("Where do I live?", "Remind me what my rent is."). "I moved
+ * to Denver. Any tips?" and "My rent is $2,400, is that a lot?" do not only ask.
+ */
+export function isQuestionOnly(text: string): boolean {
+  const parts = sentences(text);
+  if (parts.length === 0) return false;
+  return parts.every((s) => {
+    const first = s.normalize('NFKC').toLowerCase().match(WORD)?.[0]?.replace(/’/g, "'");
+    if (first === undefined || SPEAKER.has(first)) return false;
+    return ASKING.has(first.replace(/'/g, '')) || s.replace(TRAILING, '').endsWith('?');
+  });
+}
+
+/**
+ * Whether `text` (a past turn) is the query asked again: it only asks, and at least `share` of its content stems are
+ * among `queryStems`. Such a turn is the best lexical match for the question and never its answer.
+ */
+export function echoesQuery(text: string, queryStems: ReadonlySet<string>, share = 0.8): boolean {
+  if (queryStems.size === 0) return false;
+  // The words of asking ("remind", "list") are not what a question is about.
+  const own = new Set(
+    contentWords(text)
+      .filter((w) => !ASKING.has(w))
+      .map(stem),
+  );
+  if (own.size === 0) return false;
+  let shared = 0;
+  for (const s of own) if (queryStems.has(s)) shared++;
+  return shared >= share * own.size && isQuestionOnly(text);
+}
+
 const encoder = new TextEncoder();
 const bytes = (s: string): number => encoder.encode(s).byteLength;
 

@@ -346,3 +346,37 @@ describe('one extraction per message', () => {
     await engine.close();
   });
 });
+
+describe('a question asked again', () => {
+  // A user's earlier "Where do I live?" is kept as an episode of its own. Asked again, it matches itself best: it must
+  // not take the place of the turn that answers it.
+  const said = (sessionId: string, position: number, text: string) => ({
+    ...turn(position, text),
+    sessionId,
+  });
+
+  it('recalls the answer, not the earlier asking of the same question', async () => {
+    const { engine } = engineOn(createMemoryStore(), { config: { episodic: true } });
+    await engine.accept([
+      said('s1', 0, 'I live in Denver, near the old rail yards.'),
+      said('s2', 0, 'Where do I live?'),
+      said('s3', 0, 'Where do I live now? Remind me.'),
+      said('s4', 0, 'Which dentist should I book, one close to where I live?'),
+    ]);
+    const hits = await engine.recall(scope, 'Where do I live?');
+    const values = hits.map((h) => h.belief.value);
+    expect(values).toContain('I live in Denver, near the old rail yards.');
+    expect(values).not.toContain('Where do I live?');
+    expect(values).not.toContain('Where do I live now? Remind me.');
+    // A question that asks more than the query is not the query again: it stays recallable.
+    expect(values).toContain('Which dentist should I book, one close to where I live?');
+    const block = await engine.context(scope, 'Where do I live?', { budgetBytes: 800 });
+    expect(block.text).toContain('Denver');
+    expect(block.text).not.toContain('Where do I live?');
+    // The earlier question stays in memory and is recalled for what it holds that the query does not.
+    expect((await engine.recall(scope, 'dentist')).map((h) => h.belief.value)).toContain(
+      'Which dentist should I book, one close to where I live?',
+    );
+    await engine.close();
+  });
+});

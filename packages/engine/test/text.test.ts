@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { contentStems, echoesQuery, isQuestionOnly } from '../src/text.js';
+
+describe('isQuestionOnly', () => {
+  it('is true for turns that only ask or request', () => {
+    for (const t of [
+      'Where do I live?',
+      'where do i live',
+      'Where do I live now? Remind me.',
+      'What is my rent?" ',
+      'Can you list my trips 🙂',
+      'Tell me what my sister is called.',
+      'How much do I pay for rent?!?',
+    ]) {
+      expect(isQuestionOnly(t), t).toBe(true);
+    }
+  });
+
+  it('is false for a turn that says something besides asking', () => {
+    for (const t of [
+      'I moved to Denver. Any tips?',
+      'I live in Denver.',
+      'My rent is $2,400, is that a lot?',
+      '',
+      '   ',
+    ]) {
+      expect(isQuestionOnly(t), t).toBe(false);
+    }
+  });
+});
+
+describe('echoesQuery', () => {
+  const q = (text: string) => new Set(contentStems(text));
+
+  it('is the question asked again, in other function words', () => {
+    expect(echoesQuery('Where do I live?', q('Where do I live these days?'))).toBe(true);
+    expect(echoesQuery('What is my rent?', q('How much is my rent and where do I live?'))).toBe(true);
+  });
+
+  it('is not a question that asks more than the query, nor a statement, nor a query without content words', () => {
+    expect(echoesQuery('Which dentist should I book near where I live?', q('Where do I live?'))).toBe(false);
+    expect(echoesQuery('I live in Denver.', q('Where do I live in Denver?'))).toBe(false);
+    expect(echoesQuery('Where do I live?', q('what is it?'))).toBe(false);
+    expect(echoesQuery('What?', q('What?'))).toBe(false);
+  });
+});
