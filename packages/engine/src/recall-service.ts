@@ -7,7 +7,7 @@ import { InvalidInputError } from './errors.js';
 import type { LexicalHit } from './ports.js';
 import { collapseCovered, rankHits, rankProfile, statementWords } from './recall.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
-import { contentStems, contentWords, echoesQuery, isQuestionOnly, stem } from './text.js';
+import { contentWords, echoesQuery, isQuestionOnly, stem, topicStems } from './text.js';
 import type { Belief, BeliefKind, Scope, ScoredBelief } from './types.js';
 import { assertText, sameScope } from './util.js';
 
@@ -73,9 +73,10 @@ export async function recallBeliefs(
             .then((v) => core.store.searchVector(scope, v, { limit: candidateLimit }))
         : Promise.resolve([]);
     const [firstLexical, vector] = await Promise.all([lexicalP, vectorP]);
-    // A past turn that only asked this question again (an episode of "Where do I live?") is the best match for the
-    // question and never its answer: it is not recalled for it, so it cannot take the answer's place.
-    const queryStems = new Set(contentStems(query));
+    // A past turn that only asked this question again (an episode of "Where do I live?"), or said the query again
+    // nearly word for word, is the best match for the query and never its answer: it is not recalled for it, so it
+    // cannot take the answer's place (the model sees the query itself).
+    const queryStems = topicStems(query);
     const echoes = new Map<string, boolean>();
     const isEcho = (b: Belief): boolean => {
       if (b.kind !== 'episode') return false;

@@ -92,30 +92,39 @@ const TRAILING = /(?:[\s"'’”)\]}\p{Extended_Pictographic}]|\uFE0F)+$/u;
  */
 export function isQuestionOnly(text: string): boolean {
   const parts = sentences(text);
-  if (parts.length === 0) return false;
-  return parts.every((s) => {
-    const first = s.normalize('NFKC').toLowerCase().match(WORD)?.[0]?.replace(/’/g, "'");
-    if (first === undefined || SPEAKER.has(first)) return false;
-    return ASKING.has(first.replace(/'/g, '')) || s.replace(TRAILING, '').endsWith('?');
-  });
+  return parts.length > 0 && parts.every(asks);
+}
+
+/** Whether one sentence asks or requests (and does not open as a statement about the speaker). */
+function asks(sentence: string): boolean {
+  const first = sentence.normalize('NFKC').toLowerCase().match(WORD)?.[0]?.replace(/’/g, "'");
+  if (first === undefined || SPEAKER.has(first)) return false;
+  return ASKING.has(first.replace(/'/g, '')) || sentence.replace(TRAILING, '').endsWith('?');
+}
+
+/** The stems of what a text is about: its content words but the words of asking ("remind", "list", "recommend"). */
+export function topicStems(text: string): Set<string> {
+  return new Set(contentWords(text).filter((w) => !ASKING.has(w)).map(stem));
 }
 
 /**
- * Whether `text` (a past turn) is the query asked again: it only asks, and at least `share` of its content stems are
- * among `queryStems`. Such a turn is the best lexical match for the question and never its answer.
+ * Whether `text` (a past turn) is the query said again, so it tells the model nothing the query does not: at least
+ * `share` of its topic stems ({@link topicStems}; `queryStems` is the query's) are the query's, and either it only
+ * asks ("Where do I live?" for "Where do I live now?"), or it asks as well and the query's stems are, for `share`
+ * too, its own (a request said again: "I'm planning a trip to Denver. Any tips?" asked twice). A statement alone is
+ * never an echo: it may be the answer. Such a turn is the best lexical match for the query and never its answer.
  */
 export function echoesQuery(text: string, queryStems: ReadonlySet<string>, share = 0.8): boolean {
   if (queryStems.size === 0) return false;
-  // The words of asking ("remind", "list") are not what a question is about.
-  const own = new Set(
-    contentWords(text)
-      .filter((w) => !ASKING.has(w))
-      .map(stem),
-  );
+  const own = topicStems(text);
   if (own.size === 0) return false;
   let shared = 0;
   for (const s of own) if (queryStems.has(s)) shared++;
-  return shared >= share * own.size && isQuestionOnly(text);
+  if (shared < share * own.size) return false;
+  if (isQuestionOnly(text)) return true;
+  // A statement holding the query's words may be its answer ("I live in Denver." for "Do I live in Denver?"): only a
+  // turn that asks as well, and holds nearly all the query's words, is the query again.
+  return shared >= share * queryStems.size && sentences(text).some(asks);
 }
 
 const encoder = new TextEncoder();

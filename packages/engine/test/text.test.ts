@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentStems, echoesQuery, isQuestionOnly } from '../src/text.js';
+import { echoesQuery, isQuestionOnly, topicStems } from '../src/text.js';
 
 describe('isQuestionOnly', () => {
   it('is true for turns that only ask or request', () => {
@@ -30,16 +30,30 @@ describe('isQuestionOnly', () => {
 });
 
 describe('echoesQuery', () => {
-  const q = (text: string) => new Set(contentStems(text));
+  const q = (text: string) => topicStems(text);
 
   it('is the question asked again, in other function words', () => {
     expect(echoesQuery('Where do I live?', q('Where do I live these days?'))).toBe(true);
     expect(echoesQuery('What is my rent?', q('How much is my rent and where do I live?'))).toBe(true);
   });
 
+  it('is a turn that says the query again nearly word for word, statement or not', () => {
+    const query = "I'm planning a trip to Denver soon. Any suggestions on what to do there?";
+    expect(echoesQuery(query, q(query))).toBe(true);
+    expect(echoesQuery("I'm planning a trip to Denver. Any suggestions?", q(query))).toBe(true);
+    // A turn that holds the query's words and more is not a repeat.
+    expect(
+      echoesQuery('I planned a trip to Denver with my sister in May, we loved the Botanic Gardens', q(query)),
+    ).toBe(false);
+    // Nor is a statement that holds only part of what the query is about.
+    expect(echoesQuery('I live in Denver.', q(query))).toBe(false);
+  });
+
   it('is not a question that asks more than the query, nor a statement, nor a query without content words', () => {
     expect(echoesQuery('Which dentist should I book near where I live?', q('Where do I live?'))).toBe(false);
     expect(echoesQuery('I live in Denver.', q('Where do I live in Denver?'))).toBe(false);
+    // A statement holding every word of a yes/no question is its answer.
+    expect(echoesQuery('I live in Denver.', q('Do I live in Denver?'))).toBe(false);
     expect(echoesQuery('Where do I live?', q('what is it?'))).toBe(false);
     expect(echoesQuery('What?', q('What?'))).toBe(false);
   });
