@@ -87,8 +87,13 @@ export class AccessCounter {
     return this.#writing;
   }
 
-  /** Forgets the counts not written yet (after the store was cleared). */
-  discard(): void {
-    this.#pending.clear();
+  /** Forgets the counts not written yet (after the store was cleared), or only those of `scope` (after it was erased). */
+  discard(scope?: Scope): void {
+    if (scope === undefined) {
+      this.#pending.clear();
+      return;
+    }
+    const s = normalizeScope(scope);
+    this.#pending.delete(JSON.stringify([s.userId, s.namespace]));
   }
 }

@@ -109,6 +109,11 @@ export class MemoryEngine extends MemoryAdmin {
     return this.pipeline.barrier(userId);
   }
 
+  /** An erase waits as `flush(scope)` does: for turns another worker's lease holds too, up to the flush timeout. */
+  protected override beforeErase(scope: Required<Scope>): Promise<void> {
+    return this.pipeline.flush(scope);
+  }
+
   // ---------------------------------------------------------------- writes
 
   /**

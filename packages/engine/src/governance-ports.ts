@@ -33,7 +33,8 @@ export type OperationAction = 'remember' | 'correct' | 'forget' | 'approve' | 'r
 export interface OperationJournal {
   /**
    * The operation recorded under `key` in `scope`, or null. A key of another scope (another user, or another
-   * namespace of the same user) is not found. `eraseUser` and `clearAll` delete the records.
+   * namespace of the same user) is not found. `eraseUser`, `clearAll` and (for its scope) `eraseScope` delete the
+   * records.
    */
   getOperation(scope: Scope, key: string): Promise<OperationRecord | null>;
 }

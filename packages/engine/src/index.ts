@@ -50,6 +50,7 @@ export type {
   ClearAllReceipt,
   Embedder,
   EngineStore,
+  EraseReceipt,
   ExtractionRequest,
   ExtractionResult,
   Extractor,

@@ -9,7 +9,14 @@ import { EngineCore, type EngineCoreOptions, type EngineEvent, type EngineStats 
 import { CapabilityError, InvalidInputError } from './errors.js';
 import * as lifecycle from './lifecycle.js';
 import { assertKey } from './operations.js';
-import type { CaptureGrant, ClearAllReceipt, ClearAllStore, ListOptions } from './ports.js';
+import type {
+  CaptureGrant,
+  ClearAllReceipt,
+  ClearAllStore,
+  EngineStore,
+  EraseReceipt,
+  ListOptions,
+} from './ports.js';
 import {
   checkRecall,
   contextOf,
@@ -291,6 +298,30 @@ export class MemoryAdmin {
     if (typeof store.clearAll !== 'function') throw new CapabilityError(this.core.store.name, 'clearAll');
     this.core.access?.discard();
     return store.clearAll.call(this.core.store);
+  }
+
+  /**
+   * Erases one scope (this user and namespace) for good, after the user's accepted writes (on a `MemoryEngine`, as
+   * `flush(scope)` waits for them, strict mode's recorded failure included): its beliefs in every status with their embeddings (episodes and tombstones too), its
+   * outbox entries, audit records, operation keys and capture grants, in one store transaction. Transcripts are not
+   * touched; nor are the user's other namespaces, other users, or the user's budget counters (they span the user's
+   * namespaces). Returns what was deleted (`transcriptItems` is 0). A turn accepted after the wait is not erased; an
+   * extraction another worker still holds then finds its lease lost and writes nothing. `CapabilityError` for a store
+   * without `eraseScope`.
+   */
+  async eraseScope(scope: Scope): Promise<EraseReceipt> {
+    const s = this.open(scope);
+    const store = this.core.store as Partial<Pick<EngineStore, 'eraseScope'>>;
+    if (typeof store.eraseScope !== 'function') throw new CapabilityError(this.core.store.name, 'eraseScope');
+    await this.beforeErase(s);
+    this.core.assertOpen();
+    this.core.access?.discard(s);
+    return store.eraseScope.call(this.core.store, s);
+  }
+
+  /** @internal Waits for the scope's accepted writes before an erase. */
+  protected beforeErase(scope: Required<Scope>): Promise<void> {
+    return this.beforeUserOperation(scope.userId);
   }
 
   // ---------------------------------------------------------------- state

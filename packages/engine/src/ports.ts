@@ -275,6 +275,16 @@ export interface BeliefStore {
    */
   eraseUser(userId: string): Promise<EraseReceipt>;
 
+  /**
+   * Hard delete of one scope (`userId` + `namespace`) in one transaction: its beliefs in every status (episodes and
+   * tombstones included) with their embeddings and index entries, its audit records and outbox entries (queued,
+   * claimed, dead and done: a claim held on them is lost), and (in a store that keeps them) its recorded operation
+   * keys and capture grants. Transcripts are not touched (`transcriptItems` is 0), nor is anything of another
+   * namespace of the same user or of another user; budget counters, which are the user's across namespaces, stay.
+   * An unknown scope erases nothing.
+   */
+  eraseScope(scope: Scope): Promise<EraseReceipt>;
+
   /** Every scope with beliefs, with counts by status. Sorted by userId, then namespace. */
   listScopes(): Promise<ScopeSummary[]>;
 

@@ -6,7 +6,7 @@
 import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MemoryEngine } from '../src/engine.js';
-import { ClosedError, InvalidInputError, StoreError } from '../src/errors.js';
+import { CapabilityError, ClosedError, InvalidInputError, StoreError } from '../src/errors.js';
 import { MemoryAdmin } from '../src/memory-admin.js';
 import type { EngineStore, FullStore } from '../src/ports.js';
 import { KeyValueExtractor, scriptedExtractor, WordHashEmbedder } from '../src/testing/index.js';
@@ -216,6 +216,53 @@ describe('MemoryAdmin', () => {
     expect((await admin.correct(scope, b.id, 'Bergen')).value).toBe('Bergen');
     await admin.close();
     await expect(admin.list(scope)).rejects.toBeInstanceOf(ClosedError);
+  });
+});
+
+describe('eraseScope', () => {
+  it('waits for the user’s accepted turns, then deletes every record of the scope; transcripts and other namespaces stay', async () => {
+    const store = createMemoryStore();
+    const { engine, extractor } = engineOn(store);
+    const work = { userId: scope.userId, namespace: 'work' };
+    const items = [
+      { role: 'user', content: 'home_city=Lisbon' },
+      { role: 'assistant', content: 'ok' },
+    ];
+    await engine.appendTranscript(scope, 'conv', items, {
+      turns: [{ index: 0, role: 'user', text: 'home_city=Lisbon', at: AT }],
+    });
+    await engine.accept([{ ...turn(1, 'pet=cat'), scope: work }]);
+    await engine.flush(scope);
+    await engine.accept([turn(2, 'home_city=Porto')]);
+    // Not flushed: the erase itself waits for the Porto turn, so its fact and episode are erased, not written after.
+    const receipt = await engine.eraseScope(scope);
+    expect(extractor.calls).toBe(3);
+    expect(receipt).toMatchObject({
+      beliefs: 4,
+      outboxEntries: 2,
+      transcriptItems: 0,
+      operations: 0,
+      grants: 0,
+    });
+    expect(receipt.auditEvents).toBeGreaterThan(0);
+    await engine.flush(scope);
+    expect(await engine.history(scope)).toEqual([]);
+    expect(await engine.recall(scope, 'home city')).toEqual([]);
+    expect(await store.getItems(scope, 'conv')).toEqual(items);
+    expect((await engine.recall(work, 'pet')).map((h) => h.belief.value)).toContain('cat');
+    await expect(engine.eraseScope({ userId: '' })).rejects.toBeInstanceOf(InvalidInputError);
+    await engine.close();
+    await expect(engine.eraseScope(work)).rejects.toBeInstanceOf(ClosedError);
+  });
+
+  it('fails with CapabilityError on a store without eraseScope', async () => {
+    const store = createMemoryStore();
+    const older = new Proxy(store, {
+      get: (target, prop) => (prop === 'eraseScope' ? undefined : Reflect.get(target, prop, target)),
+    });
+    const admin = new MemoryAdmin({ store: older, embedder: new WordHashEmbedder(16) });
+    await expect(admin.eraseScope(scope)).rejects.toBeInstanceOf(CapabilityError);
+    await admin.close();
   });
 });
 

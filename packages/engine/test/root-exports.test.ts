@@ -104,6 +104,7 @@ describe('the root export of @mem01/engine', () => {
         'EngineEvent',
         'EngineStats',
         'EngineStore',
+        'EraseReceipt',
         'Evidence',
         'ExtractionError',
         'ExtractionRequest',

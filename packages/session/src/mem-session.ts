@@ -7,6 +7,7 @@ import {
   type Belief,
   type BeliefKind,
   ClosedError,
+  type EraseReceipt,
   InvalidInputError,
   Mem01Error,
   type Scope,
@@ -371,8 +372,10 @@ export class MemSession implements Session {
   }
 
   /**
-   * Forgets a belief: its content leaves every read path, a content-free tombstone stays. `reason` is
-   * checked and logged (without the belief's text); the audit log stays content-free.
+   * Forgets a belief: its content leaves every read path (with its episodes, see the engine's `forget`), a
+   * content-free tombstone stays, and the user's transcripts are redacted: the turns it came from read
+   * `[forgotten]`, the user's other items lose the belief's value and statement. `reason` is checked and logged
+   * (without the belief's text); the audit log stays content-free.
    */
   async forgetMemory(id: string, options: { readonly reason?: string | undefined } = {}): Promise<Belief> {
     if (options.reason !== undefined) assertText(options.reason, 'reason', 1000);
@@ -390,27 +393,16 @@ export class MemSession implements Session {
   }
 
   /**
-   * Erases the content of every belief of this user and namespace, in every status (superseded and retracted ones
-   * too, with their text and embeddings, and the episodes), after the user's accepted writes. Returns how many were
-   * erased. Content-free tombstones stay (ids, versions, times; no text), so a writer racing the erase finds a
-   * record to conflict with rather than recreating one. Transcripts are not touched (see {@link clearSession}).
+   * Erases this user's memory in this namespace for good, after the user's accepted writes: every belief in every
+   * status (superseded, retracted and pending ones, episodes, forgotten tombstones) with its embedding, and the
+   * scope's outbox entries, audit records, operation keys and capture grants, in one store transaction. Nothing of
+   * it stays: {@link memoryHistory} with `includeInvalidated` returns nothing afterwards. Transcripts are not touched,
+   * this one included (see {@link clearSession}); nor are the user's other namespaces or budget counters. Returns
+   * what was deleted (`transcriptItems` is 0).
    */
-  async clearMemory(): Promise<number> {
+  async clearMemory(): Promise<EraseReceipt> {
     const rt = await this.runtime();
-    await rt.engine.flush(this.scope);
-    let count = 0;
-    for (const b of await rt.engine.history(this.scope)) {
-      if (b.status === 'forgotten') continue;
-      const current = await rt.engine.get(this.scope, b.id);
-      // A belief's episodes are forgotten with it: they may be gone by the time the loop reaches them.
-      if (!current || current.status === 'forgotten') {
-        count++;
-        continue;
-      }
-      await rt.engine.forget(this.scope, b.id);
-      count++;
-    }
-    return count;
+    return rt.engine.eraseScope(this.scope);
   }
 
   /** The latest memory failure for this user (recall here, or extraction in the pipeline), sanitized; else null. */

@@ -147,7 +147,8 @@ describe('DATABASE_URL set: Postgres', () => {
       expect((await session.memoryHistory()).map((b) => b.value)).toContain('Berlin');
       expect((await session.runtime()).description.store).toBe('postgres');
       await session.clearSession();
-      await session.clearMemory();
+      expect((await session.clearMemory()).beliefs).toBeGreaterThan(0);
+      expect(await session.memoryHistory({ includeInvalidated: true })).toEqual([]);
     } finally {
       await session.close();
     }

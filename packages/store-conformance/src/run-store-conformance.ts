@@ -25,7 +25,7 @@ const AREAS: readonly [string, (ctx: SuiteContext) => void][] = [
   ['BeliefStore.history', historyTests],
   ['BeliefStore.forget', forgetTests],
   ['BeliefStore.importBeliefs', importTests],
-  ['BeliefStore admin: eraseUser, listScopes, auditLog, info', eraseTests],
+  ['BeliefStore admin: eraseUser, eraseScope, listScopes, auditLog, info', eraseTests],
   ['governance: operation keys, grants, budgets, access counts, metadata, clearAll', governanceTests],
   ['WriteOutbox', outboxTests],
   ['TranscriptStore', transcriptTests],

@@ -2,7 +2,7 @@
 
 import type { AuditEvent } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
-import { cloneScope, type Method } from './state.js';
+import { cloneScope, type Entry, type Method, scopeKey } from './state.js';
 
 /** Deletes everything of a user, in every namespace: beliefs, audit, outbox entries and the user's sessions. */
 export const eraseUser: Method<'eraseUser'> = (state, userId) => {
@@ -43,6 +43,45 @@ export const eraseUser: Method<'eraseUser'> = (state, userId) => {
   }
   state.budgets.delete(userId);
   return { beliefs, outboxEntries: entries.length, transcriptItems, auditEvents, operations, grants };
+};
+
+/**
+ * Deletes one scope: its beliefs (with their indexes), audit, outbox entries, operation keys and grants. Transcripts
+ * stay, and so do the user's budget counters (they span the user's namespaces).
+ */
+export const eraseScope: Method<'eraseScope'> = (state, scope) => {
+  const s = kit.normalizeScope(scope);
+  const key = scopeKey(s);
+  const held = state.scopes.get(key);
+  let beliefs = 0;
+  let auditEvents = 0;
+  if (held) {
+    for (const id of held.ids) state.rows.delete(id);
+    beliefs = held.ids.length;
+    auditEvents = held.audit.length;
+    state.scopes.delete(key);
+  }
+  const inScope = (e: Entry) => e.scope.namespace === s.namespace;
+  let outboxEntries = 0;
+  for (const e of (state.entriesByUser.get(s.userId) ?? []).filter(inScope)) {
+    state.entries.delete(e.id);
+    state.entriesByKey.delete(e.idempotencyKey);
+    outboxEntries++;
+  }
+  for (const byUser of [state.entriesByUser, state.liveByUser]) {
+    const rest = (byUser.get(s.userId) ?? []).filter((e) => !inScope(e));
+    if (rest.length > 0) byUser.set(s.userId, rest);
+    else byUser.delete(s.userId);
+  }
+  const operations = state.operations.get(key)?.size ?? 0;
+  state.operations.delete(key);
+  let grants = 0;
+  for (const [id, g] of state.grants) {
+    if (g.scope.userId !== s.userId || g.scope.namespace !== s.namespace) continue;
+    grants++;
+    state.grants.delete(id);
+  }
+  return { ...kit.NOTHING_ERASED, beliefs, outboxEntries, auditEvents, operations, grants };
 };
 
 /** Deletes everything of every user. */

@@ -1,6 +1,6 @@
 /** Admin of the PostgreSQL store: erasing a user, the scopes with their counts, the audit log, ANALYZE. */
 
-import type { ClearAllReceipt, Row } from '@mem01/engine/store-kit';
+import type { ClearAllReceipt, EraseReceipt, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { type RawBuilder, sql } from 'kysely';
 import type { Method, PgConnection } from './connection.js';
@@ -25,6 +25,43 @@ export const eraseUser: Method<'eraseUser'> = async (c, userId) => {
       }),
     { idempotent: true },
   );
+};
+
+/**
+ * Deletes one scope in one transaction: its beliefs (embeddings and index entries are their columns), audit, outbox
+ * entries, operation keys and grants. Transcripts stay, and so do the user's budget counters (they span the user's
+ * namespaces).
+ */
+export const eraseScope: Method<'eraseScope'> = async (c, scope) => {
+  const s = kit.normalizeScope(scope);
+  const receipt = await c.run(
+    'eraseScope',
+    () =>
+      c.tx(async (trx): Promise<EraseReceipt> => {
+        const count = async (table: string) =>
+          Number(
+            (
+              await sql`delete from ${c.t(table)} where user_id = ${s.userId} and namespace = ${s.namespace}`.execute(
+                trx,
+              )
+            ).numAffectedRows ?? 0n,
+          );
+        return {
+          ...kit.NOTHING_ERASED,
+          beliefs: await count('beliefs'),
+          auditEvents: await count('audit'),
+          outboxEntries: await count('outbox'),
+          operations: await count('operations'),
+          grants: await count('capture_grants'),
+        };
+      }),
+    // Running it again deletes what is there then: it converges.
+    { idempotent: true },
+  );
+  // The scope's cached lexeme counts describe beliefs that are gone.
+  const prefix = `${s.userId}\u0000${s.namespace}\u0000`;
+  for (const key of c.frequencyCache.keys()) if (key.startsWith(prefix)) c.frequencyCache.delete(key);
+  return receipt;
 };
 
 /** Deletes everything of every user in one transaction; the schema and its settings stay. */

@@ -5,7 +5,7 @@ import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
 import { scrubWal } from './forget.js';
 import { eraseSessions } from './transcript.js';
-import { dropUserVectors } from './vector-search.js';
+import { dropScopeVectors, dropUserVectors } from './vector-search.js';
 
 /** Deletes everything of a user, in every namespace, in one transaction. */
 export const eraseUser: Method<'eraseUser'> = (c, userId) => {
@@ -34,6 +34,34 @@ function eraseIn(c: Connection, userId: string): EraseReceipt {
   c.run('DELETE FROM budget_usage WHERE user_id = ?', userId);
   return { beliefs, outboxEntries, transcriptItems, auditEvents, operations, grants };
 }
+
+/**
+ * Deletes one scope in one transaction: its beliefs (with embeddings and index entries), audit, outbox entries,
+ * operation keys and grants. Transcripts stay, and so do the user's budget counters (they span the user's namespaces).
+ */
+export const eraseScope: Method<'eraseScope'> = (c, scope) => {
+  const s = kit.normalizeScope(scope);
+  const receipt = c.tx('eraseScope', (): EraseReceipt => {
+    const scopeId = c.scopeId(s);
+    let beliefs = 0;
+    if (scopeId !== null) {
+      dropScopeVectors(c, scopeId);
+      c.run('DELETE FROM belief_embeddings WHERE scope_id = ?', scopeId);
+      beliefs = c.run('DELETE FROM beliefs WHERE user_id = ? AND namespace = ?', s.userId, s.namespace);
+      c.run('DELETE FROM vec_scopes WHERE scope_id = ?', scopeId);
+      c.run('DELETE FROM scopes WHERE id = ?', scopeId);
+    }
+    const where = 'WHERE user_id = ? AND namespace = ?';
+    const auditEvents = c.run(`DELETE FROM audit ${where}`, s.userId, s.namespace);
+    const outboxEntries = c.run(`DELETE FROM outbox ${where}`, s.userId, s.namespace);
+    const operations = c.run(`DELETE FROM operations ${where}`, s.userId, s.namespace);
+    const grants = c.run(`DELETE FROM capture_grants ${where}`, s.userId, s.namespace);
+    return { ...kit.NOTHING_ERASED, beliefs, outboxEntries, auditEvents, operations, grants };
+  });
+  // As after a forget: the erased text leaves the WAL at a checkpoint (retried while a reader holds it).
+  if (receipt.beliefs + receipt.outboxEntries > 0) scrubWal(c);
+  return receipt;
+};
 
 /** Deletes everything of every user in one transaction (user by user, so the vector index follows). */
 export const clearAll: Method<'clearAll'> = (c) => {

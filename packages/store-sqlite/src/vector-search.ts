@@ -107,6 +107,17 @@ export function dropUserVectors(c: Connection, userId: string): void {
   }
 }
 
+/** Takes one scope's embeddings out of the sqlite-vec index (inside the caller's erase transaction). */
+export function dropScopeVectors(c: Connection, scopeId: number): void {
+  if (c.vectorMode === 'sqlite-vec' && vecTableExists(c)) {
+    for (const r of c.all('SELECT belief_seq AS seq FROM belief_embeddings WHERE scope_id = ?', scopeId)) {
+      c.run(`DELETE FROM ${VEC_TABLE} WHERE rowid = ?`, BigInt(Number(r.seq)));
+    }
+  } else if (vecTableExists(c)) {
+    markVecStale(c.db);
+  }
+}
+
 /** The unit-length vector as Float32 bytes, or null for a zero vector. */
 function unitBytes(v: Float32Array): Uint8Array | null {
   let n = 0;

@@ -37,6 +37,7 @@ const ROLE_METHODS: readonly RoleMethod[] = [
   'getEmbeddings',
   'importBeliefs',
   'eraseUser',
+  'eraseScope',
   'listScopes',
   'auditLog',
   'enqueue',

@@ -5,6 +5,7 @@ import {
   DimensionMismatchError,
   DuplicateActiveBeliefError,
   InvalidInputError,
+  LeaseLostError,
   NOTHING_ERASED,
 } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
@@ -12,14 +13,17 @@ import type { SuiteContext } from '../context.js';
 import {
   audit,
   belief,
+  completeOnly,
   FAR_FUTURE,
   hitIds,
   ids,
   insertAll,
   listAll,
   rejects,
+  snapshot,
   sortDesc,
   storeAndUser,
+  supersede,
   t,
   turn,
   unique,
@@ -217,6 +221,130 @@ export function eraseTests(ctx: SuiteContext): void {
       duplicates: 0,
     });
   });
+
+  ctx.test(
+    'eraseScope deletes one scope in every status with its outbox and audit; transcripts and other scopes stay',
+    async () => {
+      const store = await ctx.open();
+      const user = unique('user-');
+      const home = { userId: user };
+      const work = { userId: user, namespace: 'work' };
+      const keeper = { userId: unique('user-') };
+      const active = belief(home, { statement: 'The user likes herons.', value: 'herons' });
+      const old = belief(home, {
+        attribute: 'home_city',
+        value: 'Nara',
+        statement: 'The user lives in Nara.',
+      });
+      const next = belief(home, {
+        attribute: 'home_city',
+        value: 'Kyoto',
+        statement: 'The user lives in Kyoto.',
+        supersedes: old.id,
+        at: t(1),
+      });
+      const pending = belief(home, { status: 'pending', value: 'herons at dusk' });
+      const retracted = belief(home, { status: 'retracted', value: 'egrets' });
+      const tomb = belief(home, { value: 'gone' });
+      const episode = belief(home, { kind: 'episode', value: 'I saw herons', statement: 'I saw herons' });
+      await insertAll(store, home, [
+        { belief: active, embedding: vec(1, 0, 0, 0) },
+        { belief: old, embedding: vec(0, 1, 0, 0) },
+        pending,
+        retracted,
+        tomb,
+        { belief: episode, embedding: vec(1, 1, 0, 0) },
+      ]);
+      await store.commit(supersede(home, old, next));
+      await store.forget(home, tomb.id, { at: t(2) });
+      const worked = belief(work, { statement: 'The user likes herons at work.', value: 'herons' });
+      await insertAll(store, work, [{ belief: worked, embedding: vec(1, 0, 0, 0) }]);
+      const kept = belief(keeper, { statement: 'The user likes herons too.', value: 'herons' });
+      await insertAll(store, keeper, [{ belief: kept, embedding: vec(1, 0, 0, 0) }]);
+
+      // The scope's turns: one extracted (done), one claimed and held by a worker.
+      const session = unique('s-');
+      await store.appendItems(
+        home,
+        session,
+        [
+          { role: 'user', content: 'I saw herons' },
+          { role: 'assistant', content: 'Lovely.' },
+        ],
+        { enqueue: [{ index: 0, role: 'user', text: 'I saw herons', at: t(0) }] },
+      );
+      const first = await store.claim({ worker: 'w', leaseMs: 60_000, now: t(0), userId: user });
+      await store.commit(completeOnly(home, first!));
+      await store.appendItems(home, session, [{ role: 'user', content: 'more herons' }], {
+        enqueue: [{ index: 0, role: 'user', text: 'more herons', at: t(1) }],
+      });
+      const held = await store.claim({ worker: 'w', leaseMs: 60_000, now: t(1), userId: user });
+      expect(held?.entries.map((e) => e.text)).toEqual(['more herons']);
+      const workSession = unique('s-');
+      await store.appendItems(work, workSession, [{ role: 'user', content: 'work herons' }], {
+        enqueue: [{ index: 0, role: 'user', text: 'work herons', at: t(1) }],
+      });
+      const keeperSession = unique('s-');
+      await store.appendItems(keeper, keeperSession, [{ role: 'user', content: 'mine' }]);
+
+      const before = await snapshot(store, home);
+      expect(before.history).toHaveLength(7);
+      const transcript = await store.getItems(home, session);
+      expect(transcript).toHaveLength(3);
+      const others = [await snapshot(store, work), await snapshot(store, keeper)];
+
+      expect(await store.eraseScope(home)).toEqual({
+        ...NOTHING_ERASED,
+        beliefs: 7,
+        outboxEntries: 2,
+        auditEvents: before.audit.length,
+      });
+      expect(await snapshot(store, home)).toEqual({ beliefs: [], audit: [], history: [] });
+      for (const b of [active, old, next, pending, retracted, tomb, episode]) {
+        expect(await store.get(home, b.id)).toBeNull();
+      }
+      expect(await store.searchLexical(home, 'herons kyoto', { limit: 10 })).toEqual([]);
+      if (store.capabilities.vectorSearch !== 'none') {
+        expect(await store.searchVector(home, vec(1, 0, 0, 0), { limit: 10 })).toEqual([]);
+      }
+      expect((await store.getEmbeddings(home, [active.id, episode.id])).size).toBe(0);
+      // The transcript is the user's record of the conversation: untouched, and it goes on where it was.
+      expect(await store.getItems(home, session)).toEqual(transcript);
+      expect(
+        (await store.appendItems(home, session, [{ role: 'user', content: 'again' }])).positions,
+      ).toEqual([3]);
+      // The held claim is lost; the user's other namespace is not blocked by it.
+      await rejects(store.commit(completeOnly(home, held!)), LeaseLostError);
+      expect(await store.backlog({ now: t(2), userId: user })).toMatchObject({
+        queued: 1,
+        claimed: 0,
+        dead: 0,
+      });
+      const again = await store.claim({ worker: 'w', leaseMs: 60_000, now: t(2), userId: user });
+      expect(again?.scope).toEqual({ userId: user, namespace: 'work' });
+      expect(again?.entries.map((e) => e.text)).toEqual(['work herons']);
+      // The user's other namespace and the other user are intact.
+      expect([await snapshot(store, work), await snapshot(store, keeper)]).toEqual(others);
+      expect(hitIds(await store.searchLexical(work, 'herons', { limit: 5 }))).toEqual([worked.id]);
+      expect(hitIds(await store.searchLexical(keeper, 'herons', { limit: 5 }))).toEqual([kept.id]);
+      expect(await store.getItems(keeper, keeperSession)).toEqual([{ role: 'user', content: 'mine' }]);
+      expect((await store.listScopes()).map((x) => x.scope)).toEqual(
+        [
+          { userId: keeper.userId, namespace: '' },
+          { userId: user, namespace: 'work' },
+        ].sort((a, b) => (a.userId < b.userId ? -1 : 1)),
+      );
+      // Erasing again (or a scope never used) finds nothing; the scope takes new beliefs.
+      expect(await store.eraseScope(home)).toEqual(NOTHING_ERASED);
+      expect(await store.eraseScope({ userId: unique('user-'), namespace: 'x' })).toEqual(NOTHING_ERASED);
+      const fresh = belief(home, { statement: 'The user likes herons again.', value: 'herons' });
+      await insertAll(store, home, [{ belief: fresh, embedding: vec(1, 0, 0, 0) }]);
+      expect(hitIds(await store.searchLexical(home, 'herons', { limit: 5 }))).toEqual([fresh.id]);
+      if (store.capabilities.vectorSearch !== 'none') {
+        expect(hitIds(await store.searchVector(home, vec(1, 0, 0, 0), { limit: 5 }))).toEqual([fresh.id]);
+      }
+    },
+  );
 
   ctx.test('listScopes counts beliefs by status, sorted by userId then namespace', async () => {
     const store = await ctx.open();

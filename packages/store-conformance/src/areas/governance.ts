@@ -436,6 +436,51 @@ export function governanceTests(ctx: SuiteContext): void {
     },
   );
 
+  ctx.test(
+    'eraseScope deletes the scope’s operation keys and grants; other namespaces, other users and budgets stay',
+    async () => {
+      const [store, home] = await storeAndUser(ctx);
+      const work = { userId: home.userId, namespace: 'work' };
+      const keeper = { userId: unique('user-') };
+      for (const scope of [home, work, keeper]) {
+        await store.commit(insertUnderKey(scope, belief(scope), 'k'));
+        await store.recordGrant(grant(scope));
+      }
+      for (const userId of [home.userId, keeper.userId]) {
+        await store.chargeBudget({
+          userId,
+          windowStart: t(0),
+          charges: [{ name: 'calls', amount: 3, limit: null }],
+        });
+      }
+      expect(await store.eraseScope(home)).toEqual({
+        ...NOTHING_ERASED,
+        beliefs: 1,
+        operations: 1,
+        grants: 1,
+      });
+      expect(await store.getOperation(home, 'k')).toBeNull();
+      expect(await store.listGrants(home)).toEqual([]);
+      expect(await store.activeGrant(home, t(20))).toBeNull();
+      for (const scope of [work, keeper]) {
+        expect(await store.getOperation(scope, 'k')).not.toBeNull();
+        expect(await store.listGrants(scope)).toHaveLength(1);
+      }
+      // Budget counters are the user's across namespaces: erasing one namespace does not refill them.
+      const zero = [{ name: 'calls', amount: 0, limit: 100 }];
+      for (const userId of [home.userId, keeper.userId]) {
+        expect(await store.chargeBudget({ userId, windowStart: t(0), charges: zero })).toEqual({
+          charged: true,
+          used: { calls: 3 },
+        });
+      }
+      // The erased key can be used again.
+      const b = belief(home);
+      await store.commit(insertUnderKey(home, b, 'k'));
+      expect((await store.getOperation(home, 'k'))?.beliefIds).toEqual([b.id]);
+    },
+  );
+
   ctx.test('clearAll erases every user with a receipt, and the store stays usable', async () => {
     const [store, a] = await storeAndUser(ctx);
     const aWork = { userId: a.userId, namespace: 'work' };

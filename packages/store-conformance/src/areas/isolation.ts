@@ -185,6 +185,7 @@ export function isolationTests(ctx: SuiteContext): void {
       await rejects(store.searchLexical(badScope as never, 'x', { limit: 5 }), InvalidInputError);
       await rejects(store.history(badScope as never), InvalidInputError);
       await rejects(store.auditLog(badScope as never), InvalidInputError);
+      await rejects(store.eraseScope(badScope as never), InvalidInputError);
     }
     await rejects(
       store.commit({
