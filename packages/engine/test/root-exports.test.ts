@@ -130,6 +130,7 @@ describe('the root export of @mem01/engine', () => {
         'ProviderError',
         'RankingConfig',
         'RecallOptions',
+        'RecallTier',
         'RememberInput',
         'RememberOptions',
         'RememberTextOptions',
