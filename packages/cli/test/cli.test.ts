@@ -92,7 +92,9 @@ describe('reading', () => {
     expect(top.signals.lexical).toBeGreaterThan(0);
     // The offline embedder is lexical-fuzzy: recall ranks by the lexical index and does not scan its vectors.
     expect(top.signals.vector).toBeNull();
-    expect(top.signals.total).toBeCloseTo(top.score, 10);
+    // The score is the fused total scaled to 0..1 by the configuration's highest total.
+    expect(top.score).toBeLessThanOrEqual(1);
+    expect(top.signals.total! / top.signals.maxTotal!).toBeCloseTo(top.score, 10);
     expect(res.results.every((x) => x.belief.scope.userId === USER)).toBe(true);
     // The terminal shows the same block as the JSON, byte for byte.
     expect(r.stdout).toContain(res.block.text);

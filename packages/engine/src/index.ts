@@ -81,6 +81,7 @@ export {
   type Evidence,
   EXTRACTABLE_KINDS,
   type Page,
+  type RecallTier,
   type Scope,
   type ScoredBelief,
   type TurnRole,

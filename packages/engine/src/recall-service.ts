@@ -5,7 +5,14 @@
 import type { EngineCore } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit } from './ports.js';
-import { collapseCovered, rankHits, rankProfile, statementWords } from './recall.js';
+import {
+  collapseCovered,
+  maxRecallTotal,
+  rankHits,
+  rankProfile,
+  scaledScore,
+  statementWords,
+} from './recall.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
 import { contentWords, echoesQuery, isQuestionOnly, stem, topicStems } from './text.js';
 import type { Belief, BeliefKind, Scope, ScoredBelief } from './types.js';
@@ -20,6 +27,11 @@ export interface RecallOptions {
   readonly kinds?: readonly BeliefKind[] | undefined;
   /** Use vector similarity when an embedder is configured. Default true. */
   readonly vector?: boolean | undefined;
+  /**
+   * Only results scoring at least this (0..1; see `ScoredBelief.score`). Applied after ranking, so it never reorders:
+   * it cuts the tail of the list (or all of it). Default 0: every result the relevance floor lets through.
+   */
+  readonly minScore?: number | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -29,6 +41,10 @@ export function checkRecall(core: EngineCore, query: unknown, options: RecallOpt
   const limit = options.limit ?? core.config.recallLimit;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
     throw new InvalidInputError('limit', 'must be an integer between 1 and 1000');
+  }
+  const { minScore } = options;
+  if (minScore !== undefined && !(typeof minScore === 'number' && minScore >= 0 && minScore <= 1)) {
+    throw new InvalidInputError('minScore', 'must be a number between 0 and 1');
   }
   return limit;
 }
@@ -52,7 +68,8 @@ export async function recallBeliefs(
     (kinds ? kinds.has(b.kind) : core.config.episodic || b.kind !== 'episode');
   const now = core.clock().getTime();
   let ranked: ScoredBelief[];
-  if (query.trim() === '') {
+  const profile = query.trim() === '';
+  if (profile) {
     const page = await core.store.list(scope, { statuses: ['active'], limit: Math.min(1000, limit * 4) });
     ranked = rankProfile(page.items.filter(keep), { now, limit, config: core.config.ranking });
   } else {
@@ -130,9 +147,15 @@ export async function recallBeliefs(
     // Rank a wider list, then drop what adds no evidence (an episode and the belief distilled from it).
     ranked = collapseCovered(first, limit);
   }
+  // Ranked on the totals above; scaled only now by a constant of the configuration, so the order stays theirs.
+  const maxTotal = maxRecallTotal(core.config.ranking, profile);
+  const minScore = options.minScore ?? 0;
+  const scored = ranked
+    .map((r) => ({ ...r, score: scaledScore(r.score, maxTotal) }))
+    .filter((r) => r.score >= minScore);
   core.stats.recalls++;
-  core.emit({ type: 'recall', scope, returned: ranked.length, ms: performance.now() - started });
-  return options.explain ? ranked : ranked.map(({ belief, score }) => ({ belief, score }));
+  core.emit({ type: 'recall', scope, returned: scored.length, ms: performance.now() - started });
+  return options.explain ? scored : scored.map(({ belief, score, tier }) => ({ belief, score, tier }));
 }
 
 /** Whether an episode only asks, remembered by id (an episode's text never changes). */

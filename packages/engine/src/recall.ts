@@ -5,7 +5,14 @@
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit, VectorHit } from './ports.js';
 import { contentStems, contentWords, stem } from './text.js';
-import type { Belief, BeliefKind, RecallSignals, ScoredBelief } from './types.js';
+import {
+  BELIEF_KINDS,
+  type Belief,
+  type BeliefKind,
+  type RecallSignals,
+  type RecallTier,
+  type ScoredBelief,
+} from './types.js';
 
 export interface RecallWeights {
   readonly lexical: number;
@@ -121,6 +128,40 @@ export function recencyScore(storedAt: string, now: number, halfLifeDays: number
   return 0.5 ** (ageDays / halfLifeDays);
 }
 
+/** The tier a belief is recalled from: an episode is a user turn kept verbatim; everything else is a belief. */
+export function tierOf(belief: Belief): RecallTier {
+  return belief.kind === 'episode' ? 'episode' : 'belief';
+}
+
+const positive = (x: number): number => (Number.isFinite(x) && x > 0 ? x : 0);
+
+/**
+ * The highest total {@link rankHits} (or, with `profile`, {@link rankProfile}) can give under `config`: every
+ * weighted signal at 1 (a best lexical match, a similarity of 1, stored now, full confidence) times the largest kind
+ * weight, plus full session coverage, plus the largest conversational context (a neighbour as strong, right after a
+ * question). Recall divides every total by it: a positive constant per configuration, so the order never changes and
+ * a score of one configuration means the same in every query. A profile ranks by recency and confidence only, so
+ * its highest total counts only those (0 when both weigh 0, as with a lexical-fuzzy embedder).
+ */
+export function maxRecallTotal(config: RankingConfig, profile = false): number {
+  const w = config.weights;
+  // A kind the configuration leaves out weighs 1, as in the ranking.
+  const kind = Math.max(0, ...BELIEF_KINDS.map((k) => positive(config.kindWeights[k] ?? 1)));
+  if (profile) return (positive(w.recency) + positive(w.confidence)) * kind;
+  const base =
+    (positive(w.lexical) + positive(w.vector) + positive(w.recency) + positive(w.confidence)) * kind;
+  // Session coverage is added only where the relevance floor computes the query's coverage.
+  const session = config.minCoverage > 0 ? positive(config.sessionWeight) : 0;
+  const context = 1 + positive(config.contextWeight) * Math.max(1, config.answerBoost);
+  return (base + session) * context;
+}
+
+/** A fused total as recall's score: `total / max`, held to 0..1 (0 when nothing can score). */
+export function scaledScore(total: number, max: number): number {
+  if (!(max > 0) || !(total > 0)) return 0;
+  return Math.min(1, total / max);
+}
+
 /** Deterministic order: score desc, then newer `storedAt`, then id ascending. */
 export function compareScored(a: ScoredBelief, b: ScoredBelief): number {
   if (b.score !== a.score) return b.score - a.score;
@@ -132,7 +173,8 @@ export function compareScored(a: ScoredBelief, b: ScoredBelief): number {
  * Fuses store hits into one ranked list. Lexical scores are normalised by the best lexical score of the
  * candidate set (store scales differ); vector similarity counts only at or above `minSimilarity`.
  * Beliefs with neither signal are not returned. Then each result gains the context of its neighbouring turns
- * ({@link RankingConfig.contextWeight}).
+ * ({@link RankingConfig.contextWeight}). Scores are the fused totals; recall scales them to 0..1
+ * ({@link maxRecallTotal}) after ranking.
  */
 export function rankHits(
   lexical: readonly LexicalHit[],
@@ -179,6 +221,7 @@ export function rankHits(
 
   const out: ScoredBelief[] = [];
   const w = config.weights;
+  const maxTotal = maxRecallTotal(config);
   for (const c of byId.values()) {
     const vecRelevant = c.vec !== null && c.vec >= config.minSimilarity;
     // A lexical-fuzzy embedder's match that shares no query word is a spelling accident, not relevance.
@@ -203,8 +246,9 @@ export function rankHits(
       confidence: c.belief.confidence,
       kind,
       total,
+      maxTotal,
     };
-    out.push({ belief: c.belief, score: total, signals });
+    out.push({ belief: c.belief, score: total, tier: tierOf(c.belief), signals });
   }
   if (coverage && config.sessionWeight > 0) addSessionCoverage(out, coverage, config.sessionWeight);
   const withContext = addContext(out, config.contextWeight, config.answerBoost);
@@ -254,7 +298,7 @@ function addSessionCoverage(results: ScoredBelief[], coverage: QueryCoverage, we
     for (const e of r.belief.evidence) best = Math.max(best, share.get(e.sessionId) ?? 0);
     if (best === 0) return;
     const total = r.score + weight * best;
-    results[i] = { belief: r.belief, score: total, signals: r.signals ? { ...r.signals, total } : undefined };
+    results[i] = { ...r, score: total, signals: r.signals ? { ...r.signals, total } : undefined };
   });
 }
 
@@ -372,7 +416,7 @@ function addContext(results: readonly ScoredBelief[], weight: number, answerBoos
     }
     if (bonus === 0) return r;
     const total = r.score + bonus;
-    return { belief: r.belief, score: total, signals: r.signals ? { ...r.signals, total } : undefined };
+    return { ...r, score: total, signals: r.signals ? { ...r.signals, total } : undefined };
   });
 }
 
@@ -382,6 +426,7 @@ export function rankProfile(
   options: { readonly now: number; readonly limit: number; readonly config: RankingConfig },
 ): ScoredBelief[] {
   const { config, now } = options;
+  const maxTotal = maxRecallTotal(config, true);
   const out = beliefs.map((belief): ScoredBelief => {
     const recency = recencyScore(belief.storedAt, now, config.halfLifeDays);
     const kind = config.kindWeights[belief.kind] ?? 1;
@@ -389,6 +434,7 @@ export function rankProfile(
     return {
       belief,
       score: total,
+      tier: tierOf(belief),
       signals: {
         lexical: 0,
         lexicalRaw: null,
@@ -397,6 +443,7 @@ export function rankProfile(
         confidence: belief.confidence,
         kind,
         total,
+        maxTotal,
       },
     };
   });

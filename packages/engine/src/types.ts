@@ -121,10 +121,25 @@ export interface Belief {
   readonly lastAccessedAt?: string | undefined;
 }
 
+/**
+ * The memory tier a recalled item comes from: `belief` (a claim extracted or remembered about the user, its `kind`
+ * on the belief), `episode` (a user turn kept verbatim) or `summary` (a conversation summary; no mem01 store produces
+ * one yet, so recall returns none today).
+ */
+export const RECALL_TIERS = ['belief', 'episode', 'summary'] as const;
+export type RecallTier = (typeof RECALL_TIERS)[number];
+
 /** A belief as scored by recall. */
 export interface ScoredBelief {
   readonly belief: Belief;
+  /**
+   * From `recall` and `context`: relevance in 0..1, higher is better. The fused total of the signals divided by the
+   * highest total the ranking configuration allows (`signals.maxTotal`), so results keep the order of their totals
+   * and one configuration's scores compare across queries (what `minScore` is held against).
+   */
   readonly score: number;
+  /** Which memory tier the item comes from. */
+  readonly tier: RecallTier;
   readonly signals?: RecallSignals | undefined;
 }
 
@@ -141,8 +156,13 @@ export interface RecallSignals {
   readonly confidence: number;
   /** Weight of the belief's kind. */
   readonly kind: number;
-  /** The fused score. */
+  /** The fused total of the signals (with session coverage and conversational context), before scaling to 0..1. */
   readonly total: number;
+  /**
+   * The highest total the ranking configuration allows (see `maxRecallTotal`); recall's `score` is
+   * `total / maxTotal`, held to 0..1.
+   */
+  readonly maxTotal: number;
 }
 
 /** A turn to accept into the outbox. */

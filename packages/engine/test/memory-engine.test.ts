@@ -293,6 +293,98 @@ describe('the relevance floor', () => {
   });
 });
 
+describe('the search contract: scores in 0..1, minScore, tiers', () => {
+  const conversation = [
+    turn(0, 'favourite_book=Sapiens'),
+    turn(1, 'Which book did you read last summer?'),
+    turn(2, 'Sapiens, the book about the history of humankind'),
+    turn(3, 'my sister lent me another book'),
+    turn(4, 'car=blue'),
+  ];
+
+  it('scores lie in 0..1 in the order of the fused totals, which explain keeps with their scale', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept(conversation);
+    const hits = await engine.recall(scope, 'which book, Sapiens?', { explain: true });
+    expect(hits.length).toBeGreaterThan(2);
+    // The raw totals go over 1 here (session coverage and conversational context add up): the scaled scores do not.
+    expect(hits.some((h) => h.signals!.total > 1)).toBe(true);
+    for (const h of hits) {
+      expect(h.score).toBeGreaterThan(0);
+      expect(h.score).toBeLessThanOrEqual(1);
+      expect(h.score).toBeCloseTo(h.signals!.total / h.signals!.maxTotal, 12);
+    }
+    const totals = hits.map((h) => h.signals!.total);
+    expect(totals).toEqual([...totals].sort((a, b) => b - a));
+    // Without explain: the same results, scores and tiers, no signals.
+    const plain = await engine.recall(scope, 'which book, Sapiens?');
+    expect(plain).toEqual(hits.map(({ belief, score, tier }) => ({ belief, score, tier })));
+    // A profile (empty query) ranks by recency and confidence, which the lexical-fuzzy embedder's weights leave at 0.
+    const profile = await engine.recall(scope, '', { explain: true });
+    expect(profile.length).toBeGreaterThan(0);
+    for (const h of profile) expect([h.score, h.signals!.maxTotal]).toEqual([0, 0]);
+    const semantic = engineOn(createMemoryStore(), {
+      config: { ranking: { weights: { lexical: 0.5, vector: 0.3, recency: 0.1, confidence: 0.1 } } },
+    }).engine;
+    await semantic.accept(conversation);
+    for (const h of await semantic.recall(scope, '', { explain: true })) {
+      expect(h.score).toBeGreaterThan(0);
+      expect(h.score).toBeLessThanOrEqual(1);
+      expect(h.score).toBeCloseTo(h.signals!.total / h.signals!.maxTotal, 12);
+    }
+    await semantic.close();
+    await engine.close();
+  });
+
+  it('each result says its tier: the extracted fact is a belief, a kept turn an episode', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept(conversation);
+    const hits = await engine.recall(scope, 'Sapiens book', { limit: 20 });
+    const tierOf = new Map(hits.map((h) => [h.belief.value, h.tier]));
+    expect(tierOf.get('Sapiens')).toBe('belief');
+    expect(tierOf.get('Sapiens, the book about the history of humankind')).toBe('episode');
+    for (const h of hits) expect(h.tier).toBe(h.belief.kind === 'episode' ? 'episode' : 'belief');
+    await engine.close();
+  });
+
+  it('minScore keeps the results scoring at least it, in the same order, in recall and in the block', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept(conversation);
+    const query = 'which book, Sapiens?';
+    const all = await engine.recall(scope, query);
+    const scores = all.map((h) => h.score);
+    const cut = ((scores[0] ?? 0) + (scores[scores.length - 1] ?? 0)) / 2;
+    const kept = all.filter((h) => h.score >= cut);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(all.length);
+    expect(await engine.recall(scope, query, { minScore: cut })).toEqual(kept);
+    const ctx = await engine.context(scope, query, { minScore: cut });
+    expect(ctx.recalled).toEqual(kept);
+    const dropped = all.filter((h) => h.score < cut).map((h) => h.belief.id);
+    for (const b of ctx.beliefs) expect(dropped).not.toContain(b.id);
+    // 0 keeps everything; above the best score, nothing is recalled and the block says so.
+    expect(await engine.recall(scope, query, { minScore: 0 })).toEqual(all);
+    const none = await engine.context(scope, query, { minScore: Math.min(1, (scores[0] ?? 0) + 0.01) });
+    expect(none.recalled).toEqual([]);
+    expect(none.beliefs).toEqual([]);
+    await engine.close();
+  });
+
+  it('a minScore outside 0..1 is a clear InvalidInputError, before any waiting', async () => {
+    const { engine, extractor } = engineOn(createMemoryStore());
+    await engine.accept([turn(0, 'pet=cat')]);
+    for (const minScore of [-0.1, 1.5, Number.NaN, '0.5' as unknown as number]) {
+      const err = await engine.recall(scope, 'pet', { minScore }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect(err).toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/minScore/) });
+    }
+    // Refused before the read barrier: the accepted turn has not been extracted by those calls.
+    expect(extractor.calls).toBe(0);
+    await expect(engine.context(scope, 'pet', { minScore: 2 })).rejects.toBeInstanceOf(InvalidInputError);
+    await engine.close();
+  });
+});
+
 describe('pseudo-relevance feedback', () => {
   it('searches only the words the best results add, never the query’s words again nor the subject', async () => {
     const store = createMemoryStore();

@@ -3,9 +3,12 @@ import {
   collapseCovered,
   compareScored,
   DEFAULT_RANKING,
+  LEXICAL_EMBEDDER_WEIGHTS,
+  maxRecallTotal,
   rankHits,
   rankProfile,
   recencyScore,
+  scaledScore,
 } from '../src/recall.js';
 import { belief, T0 } from './helpers.js';
 
@@ -137,6 +140,7 @@ describe('collapseCovered', () => {
   const scored = (kind: 'episode' | 'fact', positions: number[], id: string) => ({
     belief: { ...belief('a', id), id, kind, evidence: positions.map(ev) },
     score: 1,
+    tier: kind === 'episode' ? ('episode' as const) : ('belief' as const),
   });
   it('drops an episode whose turn is covered, and a belief whose turns a better episode covers', () => {
     const ranked = [
@@ -153,5 +157,77 @@ describe('collapseCovered', () => {
   it('keeps beliefs without episodes: two facts from one turn both stay', () => {
     const ranked = [scored('fact', [1], 'a'), scored('fact', [1], 'b')];
     expect(collapseCovered(ranked, 10).map((r) => r.belief.id)).toEqual(['a', 'b']);
+  });
+});
+
+describe('scores in 0..1 and tiers', () => {
+  const ev = (position: number) => [{ sessionId: 's', position, role: 'user' as const, quote: 'q', at: T0 }];
+  const fresh = new Date(now).toISOString();
+
+  it('the highest total is reached: the answer right after a question, both at their best on every signal', () => {
+    // Default ranking: (1 weighted signals + 0.5 session) × (1 + 0.4 context × 2 after a question) = 2.7.
+    expect(maxRecallTotal(DEFAULT_RANKING)).toBeCloseTo(2.7, 12);
+    const question = belief('q', 'x', {
+      statement: 'Which sapiens book?',
+      confidence: 1,
+      storedAt: fresh,
+      evidence: ev(4),
+    });
+    const answer = belief('a', 'y', {
+      statement: 'The sapiens book.',
+      confidence: 1,
+      storedAt: fresh,
+      evidence: ev(5),
+    });
+    const ranked = rankHits(
+      [
+        { belief: question, score: 3 },
+        { belief: answer, score: 3 },
+      ],
+      [
+        { belief: question, score: 1 },
+        { belief: answer, score: 1 },
+      ],
+      { now, limit: 10, config: DEFAULT_RANKING, query: 'sapiens book' },
+    );
+    expect(ranked[0]!.belief.id).toBe(answer.id);
+    expect(ranked[0]!.score).toBeCloseTo(maxRecallTotal(DEFAULT_RANKING), 12);
+    expect(scaledScore(ranked[0]!.score, maxRecallTotal(DEFAULT_RANKING))).toBeCloseTo(1, 12);
+    // Over 1 before scaling, as recall's scores were; the explanation carries the scale.
+    expect(ranked[1]!.score).toBeGreaterThan(1);
+    expect(ranked[1]!.signals!.maxTotal).toBe(maxRecallTotal(DEFAULT_RANKING));
+    expect(scaledScore(ranked[1]!.score, ranked[1]!.signals!.maxTotal)).toBeLessThan(1);
+  });
+
+  it('the bound follows the configuration: kind weights over 1, no floor (no session coverage), no context', () => {
+    const config = {
+      ...DEFAULT_RANKING,
+      kindWeights: { ...DEFAULT_RANKING.kindWeights, identity: 1.5 },
+      minCoverage: 0,
+      contextWeight: 0,
+    };
+    expect(maxRecallTotal(config)).toBeCloseTo(1.5, 12);
+    // A profile counts recency and confidence only; the lexical-fuzzy weights give them none.
+    expect(maxRecallTotal(DEFAULT_RANKING, true)).toBeCloseTo(0.2, 12);
+    expect(maxRecallTotal({ ...DEFAULT_RANKING, weights: LEXICAL_EMBEDDER_WEIGHTS }, true)).toBe(0);
+    expect(scaledScore(0, 0)).toBe(0);
+    expect(scaledScore(3, 2)).toBe(1);
+  });
+
+  it('says each result’s tier: an episode is an episode, every other kind a belief', () => {
+    const ep = belief('e', 'x', { kind: 'episode', evidence: ev(1) });
+    const fact = belief('f', 'x', { evidence: ev(7) });
+    const note = belief('n', 'x', { kind: 'note', evidence: [] });
+    const ranked = rankHits(
+      [ep, fact, note].map((b) => ({ belief: b, score: 1 })),
+      [],
+      { now, limit: 10, config: DEFAULT_RANKING },
+    );
+    expect(Object.fromEntries(ranked.map((r) => [r.belief.kind, r.tier]))).toEqual({
+      episode: 'episode',
+      fact: 'belief',
+      note: 'belief',
+    });
+    expect(rankProfile([ep], { now, limit: 1, config: DEFAULT_RANKING })[0]!.tier).toBe('episode');
   });
 });

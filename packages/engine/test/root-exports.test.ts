@@ -131,6 +131,7 @@ describe('the root export of @mem01/engine', () => {
         'ProviderError',
         'RankingConfig',
         'RecallOptions',
+        'RecallTier',
         'RememberInput',
         'RememberOptions',
         'RememberTextOptions',

@@ -73,6 +73,9 @@ describe('bad input', () => {
     await refused(c, 'remember', { text: 'x', conversationId: 'c', position: 2 ** 31 }, /Input validation/);
     await refused(c, 'recall', { query: ['a'] }, /Input validation error.*query/);
     await refused(c, 'recall', { query: 'x', limit: 0 }, /Input validation error.*limit/);
+    await refused(c, 'recall', { query: 'x', minScore: 1.5 }, /Input validation error.*minScore/);
+    await refused(c, 'recall', { query: 'x', minScore: -0.1 }, /Input validation error.*minScore/);
+    await refused(c, 'recall', { query: 'x', minScore: '0.5' }, /Input validation error.*minScore/);
     await refused(c, 'recall', { query: 'x', sneaky: true }, /Input validation error/);
     await refused(c, 'list_memories', { status: 'deleted' }, /Input validation error.*status/);
     await refused(c, 'list_memories', { limit: 'ten' }, /Input validation error.*limit/);

@@ -178,9 +178,11 @@ export interface RecallOut {
   readonly block: string;
   readonly items: readonly {
     id: string;
+    kind: string;
     statement: string;
     version: number;
     score: number;
+    tier: 'belief' | 'episode' | 'summary';
     inBlock: boolean;
   }[];
 }

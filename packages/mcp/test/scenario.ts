@@ -63,6 +63,24 @@ export async function rememberThenRecallAcrossConnections(
     const top = recalled.items[0];
     expect(top).toMatchObject({ inBlock: true, version: 1 });
     expect(top?.score).toBeGreaterThan(0);
+    // Scores from 0 to 1, each item with its tier: the extracted belief, or the user's turn kept as an episode.
+    for (const item of recalled.items) {
+      expect(item.score).toBeGreaterThan(0);
+      expect(item.score).toBeLessThanOrEqual(1);
+      expect(item.tier).toBe(item.kind === 'episode' ? 'episode' : 'belief');
+    }
+    // minScore keeps the items scoring at least it; above the best, nothing is recalled.
+    const atBest = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?', minScore: top!.score });
+    expect(atBest.items.map((i) => [i.id, i.score])).toEqual(
+      recalled.items.filter((i) => i.score >= top!.score).map((i) => [i.id, i.score]),
+    );
+    expect(top!.score).toBeLessThan(1);
+    const above = await ok<RecallOut>(c, 'recall', {
+      query: 'Where do I live?',
+      minScore: Math.min(1, top!.score + 0.001),
+    });
+    expect(above.items).toEqual([]);
+    expect(above.block).not.toMatch(/Lisbon/);
     const recallResult = await call(c, 'recall', { query: 'Where do I live?', explain: true });
     expect(textOf(recallResult)).toContain(`${top?.id} v1 score`);
     expect(textOf(recallResult)).toMatch(/lexical \d\.\d{3}/);

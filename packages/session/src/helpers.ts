@@ -13,6 +13,7 @@ import {
   renderContextBlock,
   type Scope,
   type ScoredBelief,
+  type SelectedContext,
 } from '@mem01/engine';
 import { type AppendEnqueue, assertId, normalizeScope, sanitizeError } from '@mem01/engine/store-kit';
 import type { Agent, AgentOutputType, RunContext } from '@openai/agents';
@@ -83,25 +84,64 @@ export async function helperRuntime(
   return { runtime, scope };
 }
 
-/** Options of {@link getMemoryContext}. */
+/** Options of {@link getMemoryContext}: a `query` to recall for, or the `ids` the host selected. */
 export interface MemoryContextOptions extends MemoryHelperOptions {
-  /** What to recall for; empty for a profile of the newest beliefs. */
-  readonly query: string;
+  /** What to recall for; empty for a profile of the newest beliefs. Not with `ids`. */
+  readonly query?: string | undefined;
+  /**
+   * Host-selected beliefs (ids from `searchMemories`, the tools or a list), rendered in the order given instead of a
+   * recall: active beliefs of this user only; the others are left out and listed in `skipped`. Not with `query`.
+   */
+  readonly ids?: readonly string[] | undefined;
   /** Block size in UTF-8 bytes. Default: the runtime's `budgetBytes` (800). */
   readonly budgetBytes?: number | undefined;
 }
 
-/** The bounded memory block for a query, as the hooks would inject it (after the user's accepted writes). */
-export async function getMemoryContext(
-  options: MemoryContextOptions,
-): Promise<Pick<ContextBlock, 'text' | 'bytes' | 'beliefs' | 'omitted'>> {
-  if (typeof options?.query !== 'string') throw new InvalidInputError('query', 'must be a string');
+/** What {@link getMemoryContext} returns. */
+export interface MemoryContext extends Pick<ContextBlock, 'text' | 'bytes' | 'beliefs' | 'omitted'> {
+  /** With `ids`: the ids left out (`not_found`, `not_active`, `duplicate`), in the order given. Empty for a query. */
+  readonly skipped: SelectedContext['skipped'];
+}
+
+/**
+ * The bounded memory block, as the hooks would inject it (after the user's accepted writes): recalled for `query`,
+ * or of the beliefs the host selected by `ids`.
+ */
+export async function getMemoryContext(options: MemoryContextOptions): Promise<MemoryContext> {
+  const selection = contextSelection(options);
   const { runtime, scope } = await helperRuntime(options);
-  const block = await recallBlock(runtime, scope, options.query, {
+  const block = await recallBlock(runtime, scope, selection, {
     budgetBytes: options.budgetBytes,
     purpose: 'context',
   });
-  return { text: block.text, bytes: block.bytes, beliefs: block.beliefs, omitted: block.omitted };
+  return {
+    text: block.text,
+    bytes: block.bytes,
+    beliefs: block.beliefs,
+    omitted: block.omitted,
+    skipped: block.skipped,
+  };
+}
+
+/** The query, or the host's `{ ids }`, of a helper call: exactly one of them. */
+function contextSelection(
+  options: { readonly query?: unknown; readonly ids?: unknown } | undefined,
+): string | { readonly ids: readonly string[] } {
+  if (options?.ids !== undefined) {
+    if (options.query !== undefined) throw new InvalidInputError('ids', 'give `query` or `ids`, not both');
+    return { ids: checkIds(options.ids) };
+  }
+  if (typeof options?.query !== 'string') throw new InvalidInputError('query', 'must be a string');
+  return options.query;
+}
+
+/** Host-selected ids: an array of ids (the engine checks each and the count). */
+function checkIds(ids: unknown): readonly string[] {
+  if (!Array.isArray(ids)) throw new InvalidInputError('ids', 'must be an array of belief ids');
+  ids.forEach((id, i) => {
+    assertId(id, `ids[${i}]`);
+  });
+  return ids as readonly string[];
 }
 
 /** Options of {@link searchMemories}. */
@@ -109,13 +149,21 @@ export interface SearchMemoriesOptions extends MemoryHelperOptions {
   readonly query: string;
   /** At most this many. Default 8. */
   readonly limit?: number | undefined;
+  /** Only results scoring at least this (0..1; the engine's `minScore`). Default 0. */
+  readonly minScore?: number | undefined;
 }
 
-/** The user's active beliefs most relevant to `query`, best first, with scores. */
+/**
+ * The user's active beliefs and episodes most relevant to `query`, best first, each with its `score` (0..1) and
+ * `tier` (`belief`, `episode` or `summary`).
+ */
 export async function searchMemories(options: SearchMemoriesOptions): Promise<ScoredBelief[]> {
   if (typeof options?.query !== 'string') throw new InvalidInputError('query', 'must be a string');
   const { runtime, scope } = await helperRuntime(options);
-  return runtime.engine.recall(scope, options.query.slice(0, MAX_QUERY_CHARS), { limit: options.limit });
+  return runtime.engine.recall(scope, options.query.slice(0, MAX_QUERY_CHARS), {
+    limit: options.limit,
+    minScore: options.minScore,
+  });
 }
 
 /** Options of {@link saveTurn}. */
@@ -201,6 +249,16 @@ export interface MemoryInstructionsOptions extends Omit<MemoryHelperOptions, 'us
    */
   readonly userId?: string | ((runContext: RunContext<unknown>) => string) | undefined;
   readonly query?: ((runContext: RunContext<unknown>) => string | undefined) | undefined;
+  /**
+   * Host-selected beliefs instead of a recall: the block holds these, in the order given (active beliefs of this user
+   * only; the engine's `context(scope, { ids })`). A list, or a function of the run context resolved on every run
+   * (e.g. `(ctx) => ctx.context.pinnedMemoryIds`). No beliefs found: the base instructions alone. Not with `mode` or
+   * `query`.
+   */
+  readonly ids?:
+    | readonly string[]
+    | ((runContext: RunContext<unknown>) => readonly string[] | undefined)
+    | undefined;
   readonly budgetBytes?: number | undefined;
 }
 
@@ -211,8 +269,8 @@ export interface MemoryInstructionsOptions extends Omit<MemoryHelperOptions, 'us
 type Instructions<TContext> = (runContext: RunContext<TContext>, agent: unknown) => Promise<string>;
 
 /**
- * Dynamic agent instructions: `base` followed by the recalled memory block and the authority policy.
- * A recall failure degrades to `base` alone (the failure is logged through the runtime's logger).
+ * Dynamic agent instructions: `base` followed by the memory block (recalled, or of the host-selected `ids`) and the
+ * authority policy. A recall failure degrades to `base` alone (the failure is logged through the runtime's logger).
  */
 export function memoryInstructions<TContext = unknown>(
   base:
@@ -228,6 +286,11 @@ export function memoryInstructions<TContext = unknown>(
   if (!['profile', 'query', 'full'].includes(mode)) {
     throw new InvalidInputError('mode', 'must be profile, query or full');
   }
+  if (options.ids !== undefined) {
+    if (options.mode !== undefined || options.query !== undefined)
+      throw new InvalidInputError('ids', 'give `ids` or `mode`/`query`, not both');
+    if (typeof options.ids !== 'function') checkIds(options.ids);
+  }
   const perRun = typeof options.userId === 'function' ? options.userId : null;
   if (!options.session && !perRun) normalizeScope({ userId: options.userId, namespace: options.namespace });
   return async (runContext, agent) => {
@@ -241,6 +304,20 @@ export function memoryInstructions<TContext = unknown>(
       const resolved = await helperRuntime({ ...options, userId });
       runtime = resolved.runtime;
       const budget = options.budgetBytes ?? runtime.budgetBytes;
+      if (options.ids !== undefined) {
+        const ids =
+          typeof options.ids === 'function'
+            ? checkIds(options.ids(runContext as RunContext<unknown>) ?? [])
+            : options.ids;
+        const block = await recallBlock(
+          runtime,
+          resolved.scope,
+          { ids },
+          { budgetBytes: budget, purpose: 'selected' },
+        );
+        if (block.beliefs.length === 0) return baseText;
+        return `${baseText}\n\n${block.text}\n\n${AUTHORITY_POLICY}`;
+      }
       const beliefs: Belief[] = [];
       const seen = new Set<string>();
       const add = (list: readonly Belief[]) => {

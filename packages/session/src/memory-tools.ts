@@ -58,12 +58,22 @@ export async function createMemoryTools(
       parameters: z.object({
         query: z.string().describe('What to look for, in plain words'),
         limit: z.number().int().min(1).max(50).nullable().describe('Most notes to return (default 8)'),
+        // Nullable and optional: the schema sent to the model requires it (strict mode), and calls written before it
+        // existed (without the field) still parse.
+        minScore: z
+          .number()
+          .min(0)
+          .max(1)
+          .nullable()
+          .optional()
+          .describe('Only notes scoring at least this, from 0 to 1 (default 0: every relevant note)'),
       }),
-      execute: ({ query, limit }) =>
+      execute: ({ query, limit, minScore }) =>
         safely(options, async () => {
           const { runtime, scope } = await helperRuntime(options);
           const hits = await runtime.engine.recall(scope, query.slice(0, MAX_QUERY_CHARS), {
             limit: limit ?? 8,
+            minScore: minScore ?? undefined,
           });
           return hits.length === 0 ? 'no matching memories' : hits.map((h) => line(h.belief)).join('\n');
         }),

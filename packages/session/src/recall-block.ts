@@ -2,7 +2,7 @@
  * One recall rendered as the memory block, inside a custom span of the SDK trace. The span carries counts,
  * bytes and timing, never belief text or the query.
  */
-import { type Belief, MAX_QUERY_CHARS, type Scope } from '@mem01/engine';
+import { type Belief, MAX_QUERY_CHARS, type Scope, type SelectedContext } from '@mem01/engine';
 import type { CustomSpanData, Span } from '@openai/agents';
 import { optionalAgentsSdk } from './agents-sdk.js';
 import type { Runtime } from './resolve-runtime.js';
@@ -16,36 +16,46 @@ export interface RecalledBlock {
   readonly bytes: number;
   readonly beliefs: readonly Belief[];
   readonly omitted: number;
+  /** With host-selected `ids`: the ids left out, with the reason (empty for a recall). */
+  readonly skipped: SelectedContext['skipped'];
   readonly ms: number;
 }
 
-/** Recalls for `query` (a profile of the newest beliefs when empty) and renders the bounded block. */
+/**
+ * Recalls for `query` (a profile of the newest beliefs when empty), or takes the host-selected `{ ids }` (the engine's
+ * `context(scope, { ids })`), and renders the bounded block.
+ */
 export async function recallBlock(
   runtime: Runtime,
   scope: Scope,
-  query: string,
+  query: string | { readonly ids: readonly string[] },
   options: { readonly budgetBytes?: number | undefined; readonly purpose?: string } = {},
 ): Promise<RecalledBlock> {
   const body = async (span: Span<CustomSpanData> | null): Promise<RecalledBlock> => {
     const started = performance.now();
     const data: Record<string, unknown> = {
       purpose: options.purpose ?? 'run',
-      queryChars: query.length,
+      ...(typeof query === 'string' ? { queryChars: query.length } : { ids: query.ids.length }),
     };
     if (span) span.spanData.data = data;
     try {
-      const ctx = await runtime.engine.context(scope, query.slice(0, MAX_QUERY_CHARS), {
-        budgetBytes: options.budgetBytes ?? runtime.budgetBytes,
-      });
+      const budgetBytes = options.budgetBytes ?? runtime.budgetBytes;
+      const ctx =
+        typeof query === 'string'
+          ? await runtime.engine.context(scope, query.slice(0, MAX_QUERY_CHARS), { budgetBytes })
+          : await runtime.engine.context(scope, { ids: query.ids, budgetBytes });
+      const recalled = 'recalled' in ctx ? ctx.recalled.length : ctx.selected.length;
+      const skipped = 'skipped' in ctx ? ctx.skipped : [];
       const ms = performance.now() - started;
       Object.assign(data, {
-        recalled: ctx.recalled.length,
+        recalled,
         injected: ctx.beliefs.length,
         omitted: ctx.omitted,
+        ...(typeof query === 'string' ? {} : { skipped: skipped.length }),
         bytes: ctx.bytes,
         ms: Math.round(ms * 1000) / 1000,
       });
-      return { text: ctx.text, bytes: ctx.bytes, beliefs: ctx.beliefs, omitted: ctx.omitted, ms };
+      return { text: ctx.text, bytes: ctx.bytes, beliefs: ctx.beliefs, omitted: ctx.omitted, skipped, ms };
     } catch (err) {
       Object.assign(data, {
         failed: true,

@@ -1,5 +1,6 @@
 /** createMemoryTools, memoryInstructions, getMemoryContext, searchMemories and saveTurn through the real Runner. */
 
+import { InvalidInputError, renderContextBlock } from '@mem01/engine';
 import { WordHashEmbedder } from '@mem01/engine/testing';
 import { createMemoryStore } from '@mem01/store-memory';
 import { Agent } from '@openai/agents';
@@ -201,5 +202,159 @@ describe('search_memory (the specification’s name) beside search_memories', ()
     const [viaNew, viaOld] = outputs(model);
     expect(viaNew).toMatch(/Lima/);
     expect(viaOld).toBe(viaNew);
+  });
+});
+
+describe('the search contract in the helpers and tools: minScore, scores in 0..1, tiers', () => {
+  it('searchMemories gives each result a score in 0..1 and its tier, and minScore cuts the tail', async () => {
+    const opts = { ...runtimeOptions(), userId: 'ms-user' };
+    await saveTurn({ ...opts, user: 'home_city=Lima; diet=vegan' });
+    await saveTurn({ ...opts, user: 'my home is near the city park' });
+    const all = await searchMemories({ ...opts, query: 'home city', limit: 20 });
+    expect(all.length).toBeGreaterThan(1);
+    for (const h of all) {
+      expect(h.score).toBeGreaterThan(0);
+      expect(h.score).toBeLessThanOrEqual(1);
+      expect(h.tier).toBe(h.belief.kind === 'episode' ? 'episode' : 'belief');
+    }
+    expect(new Set(all.map((h) => h.tier))).toEqual(new Set(['belief', 'episode']));
+    const best = all[0]!.score;
+    const kept = await searchMemories({ ...opts, query: 'home city', limit: 20, minScore: best });
+    expect(kept).toEqual(all.filter((h) => h.score >= best));
+    expect(kept.length).toBeLessThan(all.length);
+    await expect(searchMemories({ ...opts, query: 'home city', minScore: 1.5 })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/minScore/),
+    });
+  });
+
+  it('search_memory and search_memories take minScore through the Runner; calls without it still work', async () => {
+    const opts = { ...runtimeOptions(), userId: 'ms-tool' };
+    await saveTurn({ ...opts, user: 'home_city=Lima' });
+    const [top] = await searchMemories({ ...opts, query: 'home city' });
+    expect(top!.score).toBeLessThan(1);
+    const above = Math.min(1, top!.score + 0.01);
+    const model = new ScriptedModel([
+      [functionCall('search_memory', { query: 'home city', limit: null, minScore: null }, { callId: 's1' })],
+      [functionCall('search_memory', { query: 'home city', limit: null, minScore: above }, { callId: 's2' })],
+      [
+        functionCall(
+          'search_memories',
+          { query: 'home city', limit: null, minScore: top!.score },
+          { callId: 's3' },
+        ),
+      ],
+      [functionCall('search_memories', { query: 'home city', limit: null }, { callId: 's4' })],
+      [functionCall('search_memory', { query: 'home city', limit: null, minScore: 2 }, { callId: 's5' })],
+      [assistantMessage('done')],
+    ]);
+    const tools = await createMemoryTools({ ...opts, readOnly: true });
+    await runner().run(new Agent({ name: 'a', instructions: 'x', model, tools }), 'where do I live?');
+    const [all, none, kept, old, bad] = outputs(model);
+    expect(all).toMatch(/Lima/);
+    expect(none).toMatch(/no matching memories/);
+    expect(kept).toMatch(/Lima/);
+    expect(old).toBe(all);
+    // Out of range: the SDK refuses the arguments before the tool runs.
+    expect(bad).not.toMatch(/Lima/);
+    expect(bad).toMatch(/error/i);
+    // The schema the model is given requires the field, nullable (strict mode), with its range.
+    const search = tools.find((t) => t.name === 'search_memory')!;
+    expect(search.parameters).toMatchObject({
+      required: ['query', 'limit', 'minScore'],
+      properties: { minScore: { anyOf: [{ type: 'number', minimum: 0, maximum: 1 }, { type: 'null' }] } },
+    });
+  });
+});
+
+describe('host-selected context ids', () => {
+  async function memory(userId: string) {
+    const opts = { ...runtimeOptions(), userId };
+    await saveTurn({ ...opts, user: 'home_city=Tokyo; diet=vegan' });
+    await saveTurn({ ...opts, user: 'employer=Acme' });
+    const find = async (query: string, attribute: string) =>
+      (await searchMemories({ ...opts, query, limit: 20 })).find((h) => h.belief.attribute === attribute)!
+        .belief;
+    const diet = await find('diet vegan', 'diet');
+    const employer = await find('employer Acme', 'employer');
+    await saveTurn({ ...opts, userId: 'someone-else', user: 'pet=cat' });
+    const cat = (await searchMemories({ ...opts, userId: 'someone-else', query: 'pet cat' }))[0]!.belief;
+    return { opts, diet, employer, cat };
+  }
+
+  it('getMemoryContext({ ids }) renders the chosen beliefs in the order given, as the block; others are skipped', async () => {
+    const { opts, diet, employer, cat } = await memory('sel-ctx');
+    const ctx = await getMemoryContext({ ...opts, ids: [employer.id, cat.id, diet.id, employer.id] });
+    expect(ctx.beliefs.map((b) => b.id)).toEqual([employer.id, diet.id]);
+    // Another user's belief looks unknown; a repeated id is left out once.
+    expect(ctx.skipped).toEqual([
+      { id: cat.id, reason: 'not_found' },
+      { id: employer.id, reason: 'duplicate' },
+    ]);
+    // The block of the engine, in the format recall's block has.
+    expect(ctx.text).toBe(renderContextBlock([employer, diet], 800).text);
+    expect(ctx.text).not.toMatch(/Tokyo|cat/);
+    // A belief superseded since it was selected is left out as not active.
+    await saveTurn({ ...opts, user: 'employer=Globex' });
+    expect((await getMemoryContext({ ...opts, ids: [employer.id, diet.id] })).skipped).toEqual([
+      { id: employer.id, reason: 'not_active' },
+    ]);
+    expect((await getMemoryContext({ ...opts, query: 'diet' })).skipped).toEqual([]);
+    await expect(getMemoryContext({ ...opts, query: 'diet', ids: [diet.id] })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+    await expect(
+      getMemoryContext({ ...opts, ids: 'not-a-list' as unknown as string[] }),
+    ).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('memoryInstructions({ ids }) puts the chosen beliefs in the instructions, fixed or chosen per run', async () => {
+    const { opts, diet, employer, cat } = await memory('sel-mi');
+    type Pinned = { pinned?: string[] };
+    const instructionsOf = async (
+      instructions: ReturnType<typeof memoryInstructions<Pinned>>,
+      context: Pinned = {},
+    ) => {
+      const model = echoModel();
+      await runner().run(
+        new Agent<Pinned>({ name: 'a', model, instructions }),
+        'what do you know about me?',
+        {
+          context,
+        },
+      );
+      return model.calls[0]!.request.systemInstructions ?? '';
+    };
+    const fixed = await instructionsOf(
+      memoryInstructions<Pinned>('Base.', { ...opts, ids: [diet.id, employer.id, cat.id] }),
+    );
+    expect(fixed).toMatch(/^Base\.\n\n<mem01-memory/);
+    expect(fixed).toMatch(/Memory policy/);
+    const lines = fixed.split('\n').filter((l) => l.startsWith('- '));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/vegan/);
+    expect(lines[1]).toMatch(/Acme/);
+    expect(fixed).not.toMatch(/Tokyo|cat/);
+
+    const errors: Error[] = [];
+    const perRun = memoryInstructions<Pinned>('Base.', {
+      ...opts,
+      ids: (ctx) => (ctx.context as Pinned).pinned,
+      onError: (e) => errors.push(e),
+    });
+    const pinned = await instructionsOf(perRun, { pinned: [employer.id] });
+    expect(pinned).toMatch(/Acme/);
+    expect(pinned).not.toMatch(/vegan/);
+    // Nothing selected, or nothing of this user: the base instructions alone.
+    expect(await instructionsOf(perRun, {})).toBe('Base.');
+    expect(await instructionsOf(perRun, { pinned: [cat.id] })).toBe('Base.');
+    expect(errors).toEqual([]);
+    // A malformed id chosen at run time degrades to the base, reported to onError.
+    expect(await instructionsOf(perRun, { pinned: [''] })).toBe('Base.');
+    expect(errors.map((e) => (e as InvalidInputError).code)).toEqual(['invalid_input']);
+    // Fixed ids are checked when the instructions are made; `ids` replaces a recall, so `mode` or `query` with it fails.
+    expect(() => memoryInstructions('Base.', { ...opts, ids: [''] })).toThrow(InvalidInputError);
+    expect(() => memoryInstructions('Base.', { ...opts, ids: [diet.id], mode: 'query' })).toThrow(/ids/);
+    expect(() => memoryInstructions('Base.', { ...opts, ids: [diet.id], query: () => 'x' })).toThrow(/ids/);
   });
 });

@@ -188,6 +188,40 @@ export function pipelineTests(ctx: SuiteContext): void {
     await e.close();
   });
 
+  ctx.test(
+    'pipeline: recall scores lie in 0..1 in ranked order, each says its tier, minScore cuts the tail',
+    async () => {
+      const store = await ctx.open(DIMS);
+      const e = engine(store, { config: { episodic: true } });
+      const scope = { userId: unique('ps-') };
+      await e.accept([
+        turnInput(scope, 's1', 0, 'favourite_book=Sapiens'),
+        turnInput(scope, 's1', 1, 'Which book did you read last summer?'),
+        turnInput(scope, 's1', 2, 'Sapiens, the book about the history of humankind'),
+        turnInput(scope, 's1', 3, 'car=blue'),
+      ]);
+      const query = 'which book, Sapiens?';
+      // The store's lexical scale is its own (BM25, ts_rank, ...): the engine's scores are 0..1 on every store.
+      const hits = await e.recall(scope, query, { explain: true, limit: 20 });
+      expect(hits.length).toBeGreaterThan(1);
+      const scores = hits.map((h) => h.score);
+      expect(scores).toEqual([...scores].sort((a, b) => b - a));
+      for (const h of hits) {
+        expect(h.score).toBeGreaterThan(0);
+        expect(h.score).toBeLessThanOrEqual(1);
+        expect(h.score).toBeCloseTo(h.signals!.total / h.signals!.maxTotal, 12);
+        expect(h.tier).toBe(h.belief.kind === 'episode' ? 'episode' : 'belief');
+      }
+      const cut = scores[0]!;
+      const kept = await e.recall(scope, query, { limit: 20, minScore: cut });
+      expect(kept.map((h) => h.belief.id)).toEqual(
+        hits.filter((h) => h.score >= cut).map((h) => h.belief.id),
+      );
+      expect(kept.length).toBeLessThan(hits.length);
+      await e.close();
+    },
+  );
+
   ctx.test('pipeline: per-user FIFO and exactly-once extraction under random delays (property)', async () => {
     const store = await ctx.open(DIMS);
     await fc.assert(
