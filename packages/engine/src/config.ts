@@ -194,10 +194,7 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   if (typeof merged.strict !== 'boolean') throw new InvalidInputError('config.strict', 'must be a boolean');
   if (typeof merged.episodic !== 'boolean')
     throw new InvalidInputError('config.episodic', 'must be a boolean');
-  const { contextWeight, halfLifeDays, minCoverage, answerBoost, questionWeight } = ranking;
-  if (typeof questionWeight !== 'number' || !(questionWeight >= 0 && questionWeight <= 1)) {
-    throw new InvalidInputError('config.ranking.questionWeight', 'must be a number between 0 and 1');
-  }
+  const { contextWeight, halfLifeDays, minCoverage, answerBoost } = ranking;
   if (typeof answerBoost !== 'number' || !(answerBoost >= 1 && answerBoost <= 10)) {
     throw new InvalidInputError('config.ranking.answerBoost', 'must be a number between 1 and 10');
   }

@@ -14,7 +14,7 @@ import {
   statementWords,
 } from './recall.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
-import { contentWords, echoesQuery, isQuestionOnly, stem, topicStems } from './text.js';
+import { contentWords, echoesQuery, stem, topicStems } from './text.js';
 import type { Belief, BeliefKind, Scope, ScoredBelief } from './types.js';
 import { assertText, sameScope } from './util.js';
 
@@ -104,17 +104,18 @@ export async function recallBeliefs(
       }
       return e;
     };
-    const usable = (b: Belief): boolean => keep(b) && !isEcho(b);
-    const questionWeight = core.config.ranking.questionWeight;
-    const weigh = (hits: readonly LexicalHit[]): LexicalHit[] =>
-      hits
-        .filter((h) => usable(h.belief))
-        .map((h) =>
-          questionWeight !== 1 && h.belief.kind === 'episode' && asksOnly(h.belief)
-            ? { belief: h.belief, score: h.score * questionWeight }
-            : h,
-        );
-    let lexical = weigh(firstLexical);
+    // What was drawn from such a turn alone ("The user is planning a trip to Denver" from the request said again)
+    // repeats the query too. The echo turns are found among the candidates: the echo is the query's best match.
+    const echoTurns = new Set<string>();
+    for (const h of [...firstLexical, ...vector]) {
+      if (isEcho(h.belief)) for (const e of h.belief.evidence) echoTurns.add(`${e.position}:${e.sessionId}`);
+    }
+    const fromEchoes = (b: Belief): boolean =>
+      echoTurns.size > 0 &&
+      b.evidence.length > 0 &&
+      b.evidence.every((e) => echoTurns.has(`${e.position}:${e.sessionId}`));
+    const usable = (b: Belief): boolean => keep(b) && !isEcho(b) && !fromEchoes(b);
+    let lexical = firstLexical.filter((h) => usable(h.belief));
     const vec = vector.filter((h) => usable(h.belief));
     const rank = (lex: readonly LexicalHit[]) =>
       rankHits(lex, vec, { now, limit: limit * 4, config: core.config.ranking, query });
@@ -132,9 +133,9 @@ export async function recallBeliefs(
       if (extra.length > 0) {
         // BM25 adds up over words, so the expanded query's score is the first search's plus the added words' alone:
         // only the added words are searched, and the query's words are not matched a second time.
-        const added = weigh(
-          await core.store.searchLexical(scope, extra.join(' '), { limit: candidateLimit }),
-        );
+        const added = (
+          await core.store.searchLexical(scope, extra.join(' '), { limit: candidateLimit })
+        ).filter((h) => usable(h.belief));
         const expanded = new Map<string, LexicalHit>(lexical.map((h) => [h.belief.id, h]));
         for (const h of added) {
           const base = expanded.get(h.belief.id)?.score ?? 0;
@@ -156,18 +157,6 @@ export async function recallBeliefs(
   core.stats.recalls++;
   core.emit({ type: 'recall', scope, returned: scored.length, ms: performance.now() - started });
   return options.explain ? scored : scored.map(({ belief, score, tier }) => ({ belief, score, tier }));
-}
-
-/** Whether an episode only asks, remembered by id (an episode's text never changes). */
-const asking = new Map<string, boolean>();
-function asksOnly(b: Belief): boolean {
-  let a = asking.get(b.id);
-  if (a === undefined) {
-    a = isQuestionOnly(b.value);
-    if (asking.size >= 100_000) asking.clear();
-    asking.set(b.id, a);
-  }
-  return a;
 }
 
 /** Expansion words: content words that several of the best results hold and the query does not. */

@@ -65,12 +65,6 @@ export interface RankingConfig {
   /** How many expansion words feedback adds. */
   readonly feedbackTerms: number;
   /**
-   * Multiplier of the lexical relevance of an episode that only asks (see `isQuestionOnly`): a past question holds
-   * the words of the topic but is rarely what answers it. 1 is neutral. A question asked again is never recalled for
-   * itself, whatever this weight (see `echoesQuery`).
-   */
-  readonly questionWeight: number;
-  /**
    * A vector match alone (no shared word) makes a belief relevant: true for semantic embedders; false for
    * lexical-fuzzy ones, whose similarity mostly repeats the words already weighed by the floor.
    */
@@ -115,7 +109,6 @@ export const DEFAULT_RANKING: RankingConfig = {
   feedbackWeight: 0.3,
   feedbackDocs: 5,
   feedbackTerms: 5,
-  questionWeight: 1,
   vectorAlone: true,
 };
 

@@ -519,3 +519,43 @@ describe('a question asked again', () => {
     await engine.close();
   });
 });
+
+describe('a request said again', () => {
+  it('is not recalled for itself, nor what was drawn from it alone; what the user said elsewhere is', async () => {
+    // An extractor that draws "plans a trip to Denver" from any turn saying so, as a model would.
+    const extractor = scriptedExtractor((request) => ({
+      operations: request.turns
+        .filter((t) => t.role === 'user' && /trip to Denver/i.test(t.text))
+        .map((t) => ({
+          op: 'add',
+          kind: 'goal',
+          subject: 'user',
+          attribute: 'trip',
+          value: 'Denver',
+          statement: 'The user is planning a trip to Denver.',
+          confidence: 0.9,
+          evidence: [{ turnId: t.id, quote: 'trip to Denver' }],
+        })),
+    }));
+    const engine = new MemoryEngine({
+      store: createMemoryStore(),
+      extractor,
+      embedder: new WordHashEmbedder(16),
+      config: { episodic: true },
+    });
+    const request = "I'm planning a trip to Denver soon. Any suggestions on what to do there?";
+    await engine.accept([
+      { ...turn(0, 'I love hiking, and I never miss a craft brewery when I travel.'), sessionId: 'old' },
+      { ...turn(0, request), sessionId: 'asked-before' },
+    ]);
+    const values = (await engine.recall(scope, request)).map((h) => h.belief.value);
+    expect(values).not.toContain(request);
+    expect(values).not.toContain('Denver');
+    // Said in a turn that is not the request again, the plan is recalled.
+    await engine.accept([{ ...turn(0, 'My sister and I booked our trip to Denver for May.'), sessionId: 'later' }]);
+    const after = await engine.recall(scope, request);
+    expect(after.map((h) => h.belief.value)).toContain('Denver');
+    expect(after.map((h) => h.belief.value)).not.toContain(request);
+    await engine.close();
+  });
+});
