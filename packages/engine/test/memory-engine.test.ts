@@ -676,3 +676,90 @@ describe('near repeats (config.duplicateSimilarity, 0.9 by default)', () => {
     await engine.close();
   });
 });
+
+describe('working memory (recall option workingMemory)', () => {
+  const said = (sessionId: string, position: number, text: string) => ({
+    ...turn(position, text),
+    sessionId,
+  });
+  const recalled = async (engine: MemoryAdmin, query: string, options = {}) =>
+    (await engine.recall(scope, query, options)).map(
+      (h) =>
+        `${h.belief.kind}:${h.belief.value}@${h.belief.evidence.map((e) => `${e.sessionId}:${e.position}`)}`,
+    );
+
+  it('leaves out what the conversation says from fromPosition on; older turns and other conversations stay', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([
+      said('older', 0, 'home_city=Lisbon'),
+      said('now', 0, 'pet=cat'),
+      said('now', 2, 'car=Volvo'),
+      said('now', 4, 'home_city=Lisbon'),
+    ]);
+    const workingMemory = { sessionId: 'now', fromPosition: 2 };
+    expect((await recalled(engine, 'car', { workingMemory })).length).toBe(0);
+    // (An episode and the belief drawn from its turn are collapsed into the belief.)
+    expect(await recalled(engine, 'car')).toEqual(['fact:Volvo@now:2']);
+    // Said before the window: recalled.
+    expect(await recalled(engine, 'pet', { workingMemory })).toEqual(['fact:cat@now:0']);
+    // Said in the window and in another conversation: the belief stays; the window's episode does not.
+    expect(await recalled(engine, 'home city', { workingMemory })).toEqual(['fact:Lisbon@older:0,now:4']);
+    expect(await recalled(engine, 'home city', { kinds: ['episode'], workingMemory })).toEqual([
+      'episode:home_city=Lisbon@older:0',
+    ]);
+    expect(await recalled(engine, 'home city', { kinds: ['episode'] })).toHaveLength(2);
+    // From position 0: nothing of the conversation.
+    expect(await recalled(engine, 'pet', { workingMemory: { sessionId: 'now', fromPosition: 0 } })).toEqual(
+      [],
+    );
+    // The block follows recall.
+    const block = await engine.context(scope, 'car', { workingMemory });
+    expect(block.recalled).toEqual([]);
+    expect(block.text).not.toContain('Volvo');
+    await engine.close();
+  });
+
+  it('the window is ranked, then left out: the other results keep their scores, and the floor counts its words', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([
+      said('now', 0, 'car=Volvo'),
+      said('now', 2, 'pet=heron'),
+      said('now', 4, 'bike=Brompton'),
+    ]);
+    const query = 'which car, pet and bike do I have?';
+    const all = await engine.recall(scope, query);
+    const left = await engine.recall(scope, query, { workingMemory: { sessionId: 'now', fromPosition: 2 } });
+    // "pet" and "bike" are answered by the turns the model sees: the query is not taken for one memory knows little of.
+    expect(left.map((h) => h.belief.value)).toEqual(['Volvo']);
+    expect(left[0]?.score).toBe(all.find((h) => h.belief.value === 'Volvo')?.score);
+    await engine.close();
+  });
+
+  it('keeps a belief without evidence (remembered by hand), and a profile leaves the window out too', async () => {
+    const { engine } = engineOn(createMemoryStore(), { config: { episodic: false } });
+    await engine.accept([said('now', 0, 'car=Volvo')]);
+    await engine.remember(scope, { kind: 'fact', attribute: 'car_colour', value: 'red' });
+    const workingMemory = { sessionId: 'now', fromPosition: 0 };
+    expect(await recalled(engine, 'car', { workingMemory })).toEqual(['fact:red@']);
+    expect(await recalled(engine, '', { workingMemory })).toEqual(['fact:red@']);
+    expect((await recalled(engine, '')).sort()).toEqual(['fact:Volvo@now:0', 'fact:red@']);
+    await engine.close();
+  });
+
+  it('a malformed window is an InvalidInputError naming the field, before any waiting', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    for (const [workingMemory, field] of [
+      [null, 'workingMemory'],
+      [{ sessionId: '', fromPosition: 0 }, 'workingMemory.sessionId'],
+      [{ sessionId: 'now', fromPosition: -1 }, 'workingMemory.fromPosition'],
+      [{ sessionId: 'now', fromPosition: 1.5 }, 'workingMemory.fromPosition'],
+    ] as const) {
+      const err = await engine
+        .recall(scope, 'car', { workingMemory: workingMemory as never })
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect((err as InvalidInputError).field).toBe(field);
+    }
+    await engine.close();
+  });
+});
