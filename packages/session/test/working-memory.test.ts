@@ -15,7 +15,13 @@ import { openPostgresStore } from '@mem01/store-postgres';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import type { AgentInputItem } from '@openai/agents';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closeSharedRuntimes, type MemSessionOptions, memSession } from '../src/index.js';
+import {
+  closeSharedRuntimes,
+  getMemoryContext,
+  type MemSessionOptions,
+  memSession,
+  searchMemories,
+} from '../src/index.js';
 import { agentWith, echoModel, runner } from './harness.js';
 
 const quiet = { info: () => {}, warn: () => {} };
@@ -108,6 +114,10 @@ describe.each(STORES)('working memory on the $name store', (kind) => {
       expect(block).not.toMatch(/Volvo|heron/);
       expect(JSON.stringify(input)).toContain('car=Volvo');
       expect(JSON.stringify(input)).toContain('pet=heron');
+      // Only the injected block leaves them out: the helpers recall from everything.
+      const searched = await searchMemories({ session, query: 'car' });
+      expect(searched.map((r) => r.belief.value).join(' ')).toContain('Volvo');
+      expect((await getMemoryContext({ session, query: 'which pet do I have?' })).text).toContain('heron');
       await session.close();
 
       // Seen from the next conversation, they are long-term memory like any other.
