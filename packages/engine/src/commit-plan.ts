@@ -5,6 +5,7 @@
 import type { EngineCore } from './engine-core.js';
 import { episodeKeysOf } from './episodes.js';
 import { DuplicateActiveBeliefError, InvalidInputError, VersionConflictError } from './errors.js';
+import { findNearRepeats, repeatProbes } from './near-repeats.js';
 import type { CapturePolicy, ExtractionTurn, OperationRecord } from './ports.js';
 import {
   beliefKey,
@@ -31,6 +32,11 @@ export interface ApplyOptions {
    * checks the caller's `expectedVersion` and the belief's status here, so a retried attempt re-checks them.
    */
   readonly check?: ((byId: ReadonlyMap<string, Belief>) => void) | undefined;
+  /**
+   * Plan a near repeat of an active belief (`config.duplicateSimilarity`) as a repeat of it. For what extraction
+   * draws; a structured `remember` names its key, and key rules alone apply to it.
+   */
+  readonly nearRepeats?: boolean | undefined;
   /** A capture policy to run on the beliefs the plan would insert (extraction only). */
   readonly policy?: CapturePolicy | undefined;
   /** A host's decision for every belief the plan would insert (`remember`'s `state: 'pending'`). */
@@ -55,6 +61,9 @@ export async function applyOperations(
   options: ApplyOptions,
 ): Promise<ReconcilePlan> {
   const refs = operationRefs(operations);
+  // Near repeats apply to what extraction draws (from a turn, or `remember`'s free text): a structured `remember`
+  // names its own key. Statements are embedded once; what they nearly repeat is read again on every attempt.
+  const probes = options.nearRepeats ? await repeatProbes(core, scope, operations) : null;
   for (let attempt = 1; ; attempt++) {
     const byId = new Map<string, Belief>();
     for (const id of refs.ids) {
@@ -78,7 +87,8 @@ export async function applyOperations(
             await core.store.getActiveByKeys(scope, dedupeKeys(episodeKeysOf(evidence, core.episodeParts)))
           ).filter((b) => b.kind === 'episode')
         : [];
-    const state = { byId, activeByKey, episodes };
+    const nearRepeats = probes ? await findNearRepeats(core, scope, operations, probes) : undefined;
+    const state = { byId, activeByKey, episodes, nearRepeats };
     const reconcileOptions: ReconcileOptions = {
       scope,
       now: core.now(),
@@ -91,7 +101,7 @@ export async function applyOperations(
     };
     const decide = await decisions(reconcileOptions, options, (o) => reconcile(operations, turns, state, o));
     const plan = reconcile(operations, turns, state, { ...reconcileOptions, decide });
-    const inserts = await core.embedAll(plan.inserts);
+    const inserts = await core.embedAll(plan.inserts, probes?.byStatement);
     try {
       await core.store.commit({
         scope,

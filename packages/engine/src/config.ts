@@ -46,6 +46,15 @@ export interface EngineConfig {
    * need; the turns themselves hold most of it). An episode is retired with the beliefs drawn from its turn.
    */
   readonly episodic: boolean;
+  /**
+   * Near repeats: a belief that extraction draws on a new key (from a turn, or from `remember`'s free text) whose
+   * statement's embedding has cosine similarity at or above this with an active belief of the same scope and kind
+   * is a repeat of it, and is planned as an exact repeat is (the belief is confirmed: evidence merged, confidence
+   * raised; nothing is inserted). Needs a semantic embedder (not a `lexical` one such as the offline hashing
+   * embedder, whose similarity is shared words) and a store with vector search; episodes and a structured `remember`
+   * (whose key the host names) follow the key rules alone. A number in (0, 1], or null (off). Default 0.9.
+   */
+  readonly duplicateSimilarity: number | null;
   /** When a budget is spent, retry the turns after this long. Default 60 s. */
   readonly budgetRetryMs: number;
   /**
@@ -134,6 +143,7 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
   candidateLimit: 200,
   candidatesForExtraction: 20,
   episodic: true,
+  duplicateSimilarity: 0.9,
   budgetRetryMs: 60_000,
   flushTimeoutMs: 30_000,
   requireVersion: false,
@@ -194,6 +204,16 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   if (typeof merged.strict !== 'boolean') throw new InvalidInputError('config.strict', 'must be a boolean');
   if (typeof merged.episodic !== 'boolean')
     throw new InvalidInputError('config.episodic', 'must be a boolean');
+  const { duplicateSimilarity } = merged;
+  if (
+    duplicateSimilarity !== null &&
+    !(typeof duplicateSimilarity === 'number' && duplicateSimilarity > 0 && duplicateSimilarity <= 1)
+  ) {
+    throw new InvalidInputError(
+      'config.duplicateSimilarity',
+      'must be a number above 0 and at most 1, or null',
+    );
+  }
   const { contextWeight, halfLifeDays, minCoverage, answerBoost } = ranking;
   if (typeof answerBoost !== 'number' || !(answerBoost >= 1 && answerBoost <= 10)) {
     throw new InvalidInputError('config.ranking.answerBoost', 'must be a number between 1 and 10');

@@ -156,17 +156,31 @@ export class EngineCore {
     return this.embedder !== null && this.store.capabilities.vectorSearch !== 'none';
   }
 
-  /** Beliefs to insert, with the embeddings of their statements when the store keeps vectors. */
-  async embedAll(beliefs: readonly Belief[]): Promise<BeliefInsert[]> {
+  /**
+   * Beliefs to insert, with the embeddings of their statements when the store keeps vectors. `known`: statements
+   * embedded already (by this embedder), not embedded again.
+   */
+  async embedAll(
+    beliefs: readonly Belief[],
+    known?: ReadonlyMap<string, Float32Array> | undefined,
+  ): Promise<BeliefInsert[]> {
     if (!this.embedder || beliefs.length === 0 || this.store.capabilities.vectorSearch === 'none') {
       return beliefs.map((belief) => ({ belief }));
     }
-    const vectors = await this.embedder.embed(
-      beliefs.map((b) => b.statement),
-      { signal: this.abort.signal, scope: beliefs[0]?.scope },
-    );
-    this.stats.embeddingCalls++;
-    return beliefs.map((belief, i) => ({ belief, embedding: vectors[i] ?? null }));
+    const missing = beliefs.filter((b) => !known?.has(b.statement));
+    const vectors = new Map(known);
+    if (missing.length > 0) {
+      const embedded = await this.embedder.embed(
+        missing.map((b) => b.statement),
+        { signal: this.abort.signal, scope: beliefs[0]?.scope },
+      );
+      this.stats.embeddingCalls++;
+      missing.forEach((b, i) => {
+        const v = embedded[i];
+        if (v) vectors.set(b.statement, v);
+      });
+    }
+    return beliefs.map((belief) => ({ belief, embedding: vectors.get(belief.statement) ?? null }));
   }
 
   async embedQuery(query: string, scope: Scope, signal: AbortSignal | undefined): Promise<Float32Array> {

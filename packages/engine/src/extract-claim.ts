@@ -86,6 +86,7 @@ export async function extractClaim(
   const plan = await applyOperations(core, scope, operations, turns, {
     source: 'extracted',
     actor,
+    nearRepeats: true,
     complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
     policy: policy ?? undefined,
   });

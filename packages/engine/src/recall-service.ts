@@ -14,9 +14,10 @@ import {
   statementWords,
 } from './recall.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
+import { assertPosition } from './store-input.js';
 import { contentWords, echoesQuery, stem, topicStems } from './text.js';
-import type { Belief, BeliefKind, Scope, ScoredBelief } from './types.js';
-import { assertText, sameScope } from './util.js';
+import type { Belief, BeliefKind, Evidence, Scope, ScoredBelief } from './types.js';
+import { assertId, assertText, sameScope } from './util.js';
 
 export interface RecallOptions {
   /** At most this many beliefs. Default `config.recallLimit`. */
@@ -32,7 +33,23 @@ export interface RecallOptions {
    * it cuts the tail of the list (or all of it). Default 0: every result the relevance floor lets through.
    */
   readonly minScore?: number | undefined;
+  /**
+   * The turns the model already sees: items of conversation `sessionId` from position `fromPosition` on (the
+   * transcript's positions). Their episodes, and beliefs whose every evidence is one of them, are not returned (nor
+   * counted against `limit`): recall spends the block on what the model's history lacks. They are still ranked, so the
+   * other results score and rank as without the option (the relevance floor counts the query's words they hold). A
+   * belief also said in another turn or conversation, and one without evidence (`remember`, `correct`), is returned as
+   * usual. Default: none.
+   */
+  readonly workingMemory?: WorkingMemory | undefined;
   readonly signal?: AbortSignal | undefined;
+}
+
+/** The end of one conversation that the model sees in its history (see `RecallOptions.workingMemory`). */
+export interface WorkingMemory {
+  readonly sessionId: string;
+  /** The position of the first item of it in the conversation's transcript (0: the whole conversation). */
+  readonly fromPosition: number;
 }
 
 /** Checks recall arguments before any waiting, so bad input fails fast. Returns the limit to use. */
@@ -42,9 +59,15 @@ export function checkRecall(core: EngineCore, query: unknown, options: RecallOpt
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
     throw new InvalidInputError('limit', 'must be an integer between 1 and 1000');
   }
-  const { minScore } = options;
+  const { minScore, workingMemory } = options;
   if (minScore !== undefined && !(typeof minScore === 'number' && minScore >= 0 && minScore <= 1)) {
     throw new InvalidInputError('minScore', 'must be a number between 0 and 1');
+  }
+  if (workingMemory !== undefined) {
+    if (workingMemory === null || typeof workingMemory !== 'object')
+      throw new InvalidInputError('workingMemory', 'must be { sessionId, fromPosition }');
+    assertId(workingMemory.sessionId, 'workingMemory.sessionId');
+    assertPosition(workingMemory.fromPosition, 'workingMemory.fromPosition');
   }
   return limit;
 }
@@ -66,12 +89,18 @@ export async function recallBeliefs(
     b.status === 'active' &&
     sameScope(b.scope, scope) &&
     (kinds ? kinds.has(b.kind) : core.config.episodic || b.kind !== 'episode');
+  // What the model reads in its history is not recalled again; a belief known from elsewhere too still is.
+  const seen = options.workingMemory;
+  const inSight = (e: Evidence): boolean =>
+    seen !== undefined && e.sessionId === seen.sessionId && e.position >= seen.fromPosition;
+  const unseen = (b: Belief): boolean => !(b.evidence.length > 0 && b.evidence.every(inSight));
   const now = core.clock().getTime();
   let ranked: ScoredBelief[];
   const profile = query.trim() === '';
   if (profile) {
     const page = await core.store.list(scope, { statuses: ['active'], limit: Math.min(1000, limit * 4) });
-    ranked = rankProfile(page.items.filter(keep), { now, limit, config: core.config.ranking });
+    const kept = page.items.filter((b) => keep(b) && (seen === undefined || unseen(b)));
+    ranked = rankProfile(kept, { now, limit, config: core.config.ranking });
   } else {
     const candidateLimit = Math.max(core.config.candidateLimit, limit);
     // Only content words reach the lexical index: "what is my" must not make a belief relevant.
@@ -117,8 +146,16 @@ export async function recallBeliefs(
     const usable = (b: Belief): boolean => keep(b) && !isEcho(b) && !fromEchoes(b);
     let lexical = firstLexical.filter((h) => usable(h.belief));
     const vec = vector.filter((h) => usable(h.belief));
+    // With working memory, its turns are ranked like any (they hold what the conversation knows: the relevance floor,
+    // session coverage, context and feedback read them, as without it) and taken out of the ranked list afterwards, so
+    // the other results keep their scores and order: the whole list is ranked, and the window leaves the rest.
     const rank = (lex: readonly LexicalHit[]) =>
-      rankHits(lex, vec, { now, limit: limit * 4, config: core.config.ranking, query });
+      rankHits(lex, vec, {
+        now,
+        limit: seen === undefined ? limit * 4 : Number.POSITIVE_INFINITY,
+        config: core.config.ranking,
+        query,
+      });
     let first = rank(lexical);
     const feedback = core.config.ranking.feedbackWeight;
     if (feedback > 0 && first.length > 0) {
@@ -146,7 +183,10 @@ export async function recallBeliefs(
       }
     }
     // Rank a wider list, then drop what adds no evidence (an episode and the belief distilled from it).
-    ranked = collapseCovered(first, limit);
+    ranked = collapseCovered(
+      seen === undefined ? first : first.filter((r) => unseen(r.belief)).slice(0, limit * 4),
+      limit,
+    );
   }
   // Ranked on the totals above; scaled only now by a constant of the configuration, so the order stays theirs.
   const maxTotal = maxRecallTotal(core.config.ranking, profile);

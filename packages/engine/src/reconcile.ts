@@ -70,6 +70,12 @@ export interface ReconcileOptions {
     | undefined;
 }
 
+/**
+ * What an `add` nearly repeats (`config.duplicateSimilarity`): an active belief of its kind on another key, or the
+ * belief an earlier operation of the batch (by index) added or confirmed.
+ */
+export type NearRepeat = { readonly belief: Belief } | { readonly op: number };
+
 export interface ReconcileState {
   /** Current records of the beliefs operations refer to by id (any status). */
   readonly byId: ReadonlyMap<string, Belief>;
@@ -80,6 +86,11 @@ export interface ReconcileState {
    * retired with a belief drawn from its turn (see {@link reconcile}).
    */
   readonly episodes?: readonly Belief[] | undefined;
+  /**
+   * By operation index: what that `add` nearly repeats. An `add` whose key holds no active belief confirms it, as an
+   * exact repeat confirms the belief on its key, when it is still active as this plan leaves it.
+   */
+  readonly nearRepeats?: ReadonlyMap<number, NearRepeat> | undefined;
 }
 
 export interface DroppedOperation {
@@ -260,7 +271,8 @@ export function isGrounded(quote: string, text: string): boolean {
  * Applies operations, in order, to the current state and returns what to commit.
  *
  * - add: same scope + subject + attribute as an active belief → same value confirms it, a different value
- *   supersedes it; otherwise a new belief. Below `pendingBelow` the belief is `pending` and retires nothing.
+ *   supersedes it; otherwise a near repeat (`state.nearRepeats`) confirms the belief it repeats, and anything else is
+ *   a new belief. Below `pendingBelow` the belief is `pending` and retires nothing.
  * - confirm: merges evidence and raises confidence; no new record.
  * - supersede: a new belief on the old one's key replaces it (links both ways, `invalidatedAt`).
  * - retract: ends the belief with no replacement.
@@ -288,7 +300,20 @@ export function reconcile(
   // Every stored record the operations can reach, by id, as read.
   const stored = new Map<string, Belief>(state.byId);
   for (const b of state.activeByKey.values()) stored.set(b.id, b);
+  for (const r of state.nearRepeats?.values() ?? []) {
+    if ('belief' in r && !stored.has(r.belief.id)) stored.set(r.belief.id, r.belief);
+  }
   const current = (id: string): Belief | undefined => working.get(id) ?? stored.get(id);
+  /** The belief each `add` left active or pending (inserted or confirmed), by operation index. */
+  const addedBy = new Map<number, string>();
+  /** The active belief `add` operation `index` nearly repeats, as this plan leaves it. */
+  const nearRepeatOf = (index: number): Belief | undefined => {
+    const r = state.nearRepeats?.get(index);
+    if (!r) return undefined;
+    const id = 'belief' in r ? r.belief.id : addedBy.get(r.op);
+    const b = id === undefined ? undefined : current(id);
+    return b?.status === 'active' ? b : undefined;
+  };
   const put = (b: Belief): void => {
     if (!inserted.has(b.id) && !originalVersion.has(b.id)) {
       const orig = stored.get(b.id);
@@ -498,10 +523,17 @@ export function reconcile(
       const key = beliefKey(op.subject, op.attribute);
       const existing = activeByKey.get(key);
       const live = existing ? current(existing.id) : undefined;
-      if (live && live.status === 'active' && canonicalValue(live.value) === canonicalValue(op.value)) {
-        confirm(live, evidence, op.confidence);
+      const liveActive = live && live.status === 'active' ? live : undefined;
+      const repeated = liveActive ? undefined : nearRepeatOf(opIndex);
+      if (liveActive && canonicalValue(liveActive.value) === canonicalValue(op.value)) {
+        confirm(liveActive, evidence, op.confidence);
+        addedBy.set(opIndex, liveActive.id);
+      } else if (repeated) {
+        confirm(repeated, evidence, op.confidence);
+        addedBy.set(opIndex, repeated.id);
       } else {
-        insert(op, evidence, live && live.status === 'active' ? live : undefined);
+        const added = insert(op, evidence, liveActive);
+        if (added) addedBy.set(opIndex, added.id);
       }
       continue;
     }

@@ -157,6 +157,7 @@ export async function rememberText(
         {
           source: 'manual',
           actor: 'manual',
+          nearRepeats: true,
           stamp: { metadata: options.metadata, origin },
           ...(state === 'pending' ? { decision: 'pending' as const } : {}),
           journal: pending ? (p) => operationRecord(core, pending, p.touched, stored) : undefined,

@@ -5,11 +5,13 @@
  */
 import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { EngineConfigInput } from '../src/config.js';
 import { MemoryEngine } from '../src/engine.js';
 import { CapabilityError, ClosedError, InvalidInputError, StoreError } from '../src/errors.js';
 import { MemoryAdmin } from '../src/memory-admin.js';
-import type { EngineStore, FullStore } from '../src/ports.js';
+import type { Embedder, EngineStore, FullStore } from '../src/ports.js';
 import { KeyValueExtractor, scriptedExtractor, WordHashEmbedder } from '../src/testing/index.js';
+import { normalizeVector } from '../src/util.js';
 
 let createMemoryStore: () => FullStore;
 beforeAll(async () => {
@@ -552,10 +554,254 @@ describe('a request said again', () => {
     expect(values).not.toContain(request);
     expect(values).not.toContain('Denver');
     // Said in a turn that is not the request again, the plan is recalled.
-    await engine.accept([{ ...turn(0, 'My sister and I booked our trip to Denver for May.'), sessionId: 'later' }]);
+    await engine.accept([
+      { ...turn(0, 'My sister and I booked our trip to Denver for May.'), sessionId: 'later' },
+    ]);
     const after = await engine.recall(scope, request);
     expect(after.map((h) => h.belief.value)).toContain('Denver');
     expect(after.map((h) => h.belief.value)).not.toContain(request);
+    await engine.close();
+  });
+});
+
+/**
+ * A semantic embedder for tests: each word stands for a meaning (the synonyms below share one), and a text is its bag
+ * of meanings, one dimension each, L2-normalised. "home city" and "residence town" mean the same to it.
+ */
+class MeaningEmbedder implements Embedder {
+  readonly model = 'meaning-test';
+  readonly dimensions = 128;
+  readonly minSimilarity = 0.3;
+  readonly kind = 'semantic' as const;
+  /** Every text embedded, in order. */
+  readonly texts: string[] = [];
+  private readonly axes = new Map<string, number>();
+  private static readonly SYNONYMS: Record<string, string> = { residence: 'home', town: 'city' };
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    this.texts.push(...texts);
+    return texts.map((text) => {
+      const v = new Float32Array(this.dimensions);
+      for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+        const meaning = MeaningEmbedder.SYNONYMS[word] ?? word;
+        let axis = this.axes.get(meaning);
+        if (axis === undefined) {
+          axis = this.axes.size % this.dimensions;
+          this.axes.set(meaning, axis);
+        }
+        v[axis]! += 1;
+      }
+      return normalizeVector(v);
+    });
+  }
+}
+
+describe('near repeats (config.duplicateSimilarity, 0.9 by default)', () => {
+  /** `kind:key=value` (kind `fact` when left out) adds `user.key = value`, stated as "The user's key is value.". */
+  const claims = () =>
+    scriptedExtractor((request) => ({
+      operations: request.turns.flatMap((t) =>
+        t.text.split(';').flatMap((raw) => {
+          const part = raw.trim();
+          const m = /^(?:(\w+):)?(\w+)=(.+)$/.exec(part);
+          if (!m) return [];
+          const [, kind = 'fact', key = '', value = ''] = m;
+          return [
+            {
+              op: 'add',
+              kind,
+              subject: 'user',
+              attribute: key,
+              value,
+              statement: `The user's ${key.replace(/_/g, ' ')} is ${value}.`,
+              confidence: 0.7,
+              evidence: [{ turnId: t.id, quote: part }],
+            },
+          ];
+        }),
+      ),
+    }));
+  const facts = async (engine: MemoryAdmin) =>
+    (await engine.history(scope))
+      .filter((b) => b.kind !== 'episode')
+      .map(
+        (b) =>
+          `${b.status} ${b.kind} ${b.attribute}=${b.value} @${b.evidence.map((e) => e.position).join(',')}`,
+      );
+  const open = (config: EngineConfigInput = {}, embedder: Embedder = new MeaningEmbedder()) =>
+    new MemoryEngine({ store: createMemoryStore(), extractor: claims(), embedder, config });
+
+  it('a claim extracted on another key that says the same confirms the active belief: one belief, both turns', async () => {
+    const engine = open();
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    await engine.accept([turn(1, 'residence_town=Lisbon'), turn(2, 'town_of_birth=Porto')]);
+    expect(await facts(engine)).toEqual([
+      'active fact home_city=Lisbon @0,1',
+      'active fact town_of_birth=Porto @2',
+    ]);
+    const [lisbon] = (await engine.list(scope)).items.filter((b) => b.attribute === 'home_city');
+    // Confirmed as an exact repeat is: confidence raised by the second observation.
+    expect(lisbon?.confidence).toBeCloseTo(1 - 0.3 * 0.3);
+    // Each turn is still kept as said.
+    expect((await engine.list(scope)).items.filter((b) => b.kind === 'episode')).toHaveLength(3);
+    await engine.close();
+  });
+
+  it('two claims of one turn that say the same are one belief', async () => {
+    const engine = open();
+    await engine.accept([turn(0, 'home_city=Lisbon; residence_town=Lisbon')]);
+    expect(await facts(engine)).toEqual(['active fact home_city=Lisbon @0']);
+    await engine.close();
+  });
+
+  it('applies at or above the threshold only, to beliefs of the same kind, and not when set to null', async () => {
+    // "The user's residence town is Lisbon Portugal." is 7/√56 ≈ 0.935 from "The user's home city is Lisbon.".
+    const said = [turn(0, 'home_city=Lisbon'), turn(1, 'residence_town=Lisbon Portugal')];
+    const at90 = open();
+    await at90.accept(said);
+    expect(await facts(at90)).toEqual(['active fact home_city=Lisbon @0,1']);
+    const at95 = open({ duplicateSimilarity: 0.95 });
+    await at95.accept(said);
+    expect(await facts(at95)).toEqual([
+      'active fact home_city=Lisbon @0',
+      'active fact residence_town=Lisbon Portugal @1',
+    ]);
+    const off = open({ duplicateSimilarity: null });
+    await off.accept([turn(0, 'home_city=Lisbon'), turn(1, 'residence_town=Lisbon')]);
+    expect(await facts(off)).toHaveLength(2);
+    const otherKind = open();
+    await otherKind.accept([turn(0, 'home_city=Lisbon'), turn(1, 'preference:residence_town=Lisbon')]);
+    expect(await facts(otherKind)).toEqual([
+      'active fact home_city=Lisbon @0',
+      'active preference residence_town=Lisbon @1',
+    ]);
+    await Promise.all([at90.close(), at95.close(), off.close(), otherKind.close()]);
+  });
+
+  it('does not apply with a lexical embedder: its similarity is shared words, not meaning', async () => {
+    // To the word-hashing embedder these two statements share 7 of 8 words (about 0.93).
+    const engine = open({}, new WordHashEmbedder(512));
+    await engine.accept([turn(0, 'home_city=Lisbon'), turn(1, 'home_city_now=Lisbon')]);
+    expect(await facts(engine)).toEqual([
+      'active fact home_city=Lisbon @0',
+      'active fact home_city_now=Lisbon @1',
+    ]);
+    await engine.close();
+  });
+
+  it('applies to remember’s free text, not to a structured remember, whose key the host names', async () => {
+    const engine = open();
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    const free = await engine.remember(scope, 'residence_town=Lisbon');
+    expect(free.beliefs.map((b) => `${b.attribute}=${b.value}`)).toEqual(['home_city=Lisbon']);
+    const structured = await engine.remember(scope, {
+      kind: 'fact',
+      attribute: 'residence_town',
+      value: 'Lisbon',
+      statement: "The user's residence town is Lisbon.",
+    });
+    expect(structured.attribute).toBe('residence_town');
+    expect(await facts(engine)).toEqual([
+      'active fact home_city=Lisbon @0',
+      'active fact residence_town=Lisbon @',
+    ]);
+    await engine.close();
+  });
+
+  it('embeds each new statement once: the vector that found no repeat is the one stored', async () => {
+    const embedder = new MeaningEmbedder();
+    const engine = open({}, embedder);
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    await engine.flush(scope);
+    expect(embedder.texts.filter((t) => t === "The user's home city is Lisbon.")).toHaveLength(1);
+    expect((await engine.recall(scope, 'residence town')).map((h) => h.belief.value)).toContain('Lisbon');
+    await engine.close();
+  });
+});
+
+describe('working memory (recall option workingMemory)', () => {
+  const said = (sessionId: string, position: number, text: string) => ({
+    ...turn(position, text),
+    sessionId,
+  });
+  const recalled = async (engine: MemoryAdmin, query: string, options = {}) =>
+    (await engine.recall(scope, query, options)).map(
+      (h) =>
+        `${h.belief.kind}:${h.belief.value}@${h.belief.evidence.map((e) => `${e.sessionId}:${e.position}`)}`,
+    );
+
+  it('leaves out what the conversation says from fromPosition on; older turns and other conversations stay', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([
+      said('older', 0, 'home_city=Lisbon'),
+      said('now', 0, 'pet=cat'),
+      said('now', 2, 'car=Volvo'),
+      said('now', 4, 'home_city=Lisbon'),
+    ]);
+    const workingMemory = { sessionId: 'now', fromPosition: 2 };
+    expect((await recalled(engine, 'car', { workingMemory })).length).toBe(0);
+    // (An episode and the belief drawn from its turn are collapsed into the belief.)
+    expect(await recalled(engine, 'car')).toEqual(['fact:Volvo@now:2']);
+    // Said before the window: recalled.
+    expect(await recalled(engine, 'pet', { workingMemory })).toEqual(['fact:cat@now:0']);
+    // Said in the window and in another conversation: the belief stays; the window's episode does not.
+    expect(await recalled(engine, 'home city', { workingMemory })).toEqual(['fact:Lisbon@older:0,now:4']);
+    expect(await recalled(engine, 'home city', { kinds: ['episode'], workingMemory })).toEqual([
+      'episode:home_city=Lisbon@older:0',
+    ]);
+    expect(await recalled(engine, 'home city', { kinds: ['episode'] })).toHaveLength(2);
+    // From position 0: nothing of the conversation.
+    expect(await recalled(engine, 'pet', { workingMemory: { sessionId: 'now', fromPosition: 0 } })).toEqual(
+      [],
+    );
+    // The block follows recall.
+    const block = await engine.context(scope, 'car', { workingMemory });
+    expect(block.recalled).toEqual([]);
+    expect(block.text).not.toContain('Volvo');
+    await engine.close();
+  });
+
+  it('the window is ranked, then left out: the other results keep their scores, and the floor counts its words', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([
+      said('now', 0, 'car=Volvo'),
+      said('now', 2, 'pet=heron'),
+      said('now', 4, 'bike=Brompton'),
+    ]);
+    const query = 'which car, pet and bike do I have?';
+    const all = await engine.recall(scope, query);
+    const left = await engine.recall(scope, query, { workingMemory: { sessionId: 'now', fromPosition: 2 } });
+    // "pet" and "bike" are answered by the turns the model sees: the query is not taken for one memory knows little of.
+    expect(left.map((h) => h.belief.value)).toEqual(['Volvo']);
+    expect(left[0]?.score).toBe(all.find((h) => h.belief.value === 'Volvo')?.score);
+    await engine.close();
+  });
+
+  it('keeps a belief without evidence (remembered by hand), and a profile leaves the window out too', async () => {
+    const { engine } = engineOn(createMemoryStore(), { config: { episodic: false } });
+    await engine.accept([said('now', 0, 'car=Volvo')]);
+    await engine.remember(scope, { kind: 'fact', attribute: 'car_colour', value: 'red' });
+    const workingMemory = { sessionId: 'now', fromPosition: 0 };
+    expect(await recalled(engine, 'car', { workingMemory })).toEqual(['fact:red@']);
+    expect(await recalled(engine, '', { workingMemory })).toEqual(['fact:red@']);
+    expect((await recalled(engine, '')).sort()).toEqual(['fact:Volvo@now:0', 'fact:red@']);
+    await engine.close();
+  });
+
+  it('a malformed window is an InvalidInputError naming the field, before any waiting', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    for (const [workingMemory, field] of [
+      [null, 'workingMemory'],
+      [{ sessionId: '', fromPosition: 0 }, 'workingMemory.sessionId'],
+      [{ sessionId: 'now', fromPosition: -1 }, 'workingMemory.fromPosition'],
+      [{ sessionId: 'now', fromPosition: 1.5 }, 'workingMemory.fromPosition'],
+    ] as const) {
+      const err = await engine
+        .recall(scope, 'car', { workingMemory: workingMemory as never })
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect((err as InvalidInputError).field).toBe(field);
+    }
     await engine.close();
   });
 });

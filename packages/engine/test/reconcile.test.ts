@@ -326,3 +326,74 @@ describe('reconcile: episodes share the lifecycle of the beliefs drawn from thei
     expect(plan.updates.map((u) => u.id)).toEqual([nyc.id]);
   });
 });
+
+describe('reconcile: near repeats (state.nearRepeats)', () => {
+  const lisbon = belief('home_city', 'Lisbon');
+  const text = 'residence_town=Lisbon';
+
+  it('an add on a free key that nearly repeats an active belief confirms it: nothing inserted', () => {
+    const plan = reconcile(
+      [add('residence_town', 'Lisbon', text)],
+      [turn('t1', text)],
+      {
+        ...state(lisbon),
+        nearRepeats: new Map([[0, { belief: lisbon }]]),
+      },
+      opts,
+    );
+    expect(plan.inserts).toEqual([]);
+    expect(plan.updates).toHaveLength(1);
+    expect(plan.updates[0]).toMatchObject({ id: lisbon.id, expectedVersion: lisbon.version });
+    expect(plan.updates[0]?.set.evidence?.map((e) => e.quote)).toEqual([text]);
+    expect(plan.updates[0]?.set.confidence).toBe(combineConfidence(0.8, 0.9));
+    expect(plan.audit.map((a) => a.action)).toEqual(['confirm']);
+    expect(plan.touched).toEqual([lisbon.id]);
+  });
+
+  it('the key rules come first: a new value on the key of an active belief supersedes it', () => {
+    const porto = belief('home_city', 'Porto');
+    const other = belief('residence_town', 'Lisbon');
+    const plan = reconcile(
+      [add('home_city', 'Porto', 'home_city=Porto')],
+      [turn('t1', 'home_city=Porto')],
+      {
+        ...state(lisbon, other),
+        nearRepeats: new Map([[0, { belief: other }]]),
+      },
+      opts,
+    );
+    expect(plan.inserts.map((b) => b.value)).toEqual([porto.value]);
+    expect(plan.updates.map((u) => [u.id, u.set.status])).toEqual([[lisbon.id, 'superseded']]);
+  });
+
+  it('an add may repeat an earlier add of the batch: both land on one belief', () => {
+    const both = 'home_city=Lisbon; residence_town=Lisbon';
+    const plan = reconcile(
+      [
+        add('home_city', 'Lisbon', 'home_city=Lisbon'),
+        add('residence_town', 'Lisbon', 'residence_town=Lisbon'),
+      ],
+      [turn('t1', both)],
+      { ...state(), nearRepeats: new Map([[1, { op: 0 }]]) },
+      opts,
+    );
+    expect(plan.inserts).toHaveLength(1);
+    expect(plan.inserts[0]?.attribute).toBe('home_city');
+    expect(plan.inserts[0]?.evidence.map((e) => e.quote)).toEqual(['home_city=Lisbon']);
+    expect(plan.audit.map((a) => a.action)).toEqual(['add', 'confirm']);
+  });
+
+  it('a repeated belief no longer active as the plan leaves it is not confirmed: the add inserts', () => {
+    const plan = reconcile(
+      [
+        { op: 'retract', id: lisbon.id, evidence: [{ turnId: 't1', quote: '!home_city' }] },
+        add('residence_town', 'Lisbon', text),
+      ],
+      [turn('t1', `!home_city; ${text}`)],
+      { ...state(lisbon), nearRepeats: new Map([[1, { belief: lisbon }]]) },
+      opts,
+    );
+    expect(plan.inserts.map((b) => b.attribute)).toEqual(['residence_town']);
+    expect(plan.updates.map((u) => [u.id, u.set.status])).toEqual([[lisbon.id, 'retracted']]);
+  });
+});

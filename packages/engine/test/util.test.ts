@@ -120,6 +120,16 @@ describe('config', () => {
     expect(() => resolveConfig({ ranking: { halfLifeDays: 0 } }, null)).toThrow(/halfLifeDays/);
     expect(resolveConfig({ ranking: { contextWeight: 0 } }, null).ranking.contextWeight).toBe(0);
   });
+  it('duplicateSimilarity is 0.9 by default, null turns it off, anything but a number in (0, 1] is refused', () => {
+    expect(resolveConfig(undefined, null).duplicateSimilarity).toBe(0.9);
+    expect(resolveConfig({ duplicateSimilarity: null }, null).duplicateSimilarity).toBeNull();
+    expect(resolveConfig({ duplicateSimilarity: 1 }, null).duplicateSimilarity).toBe(1);
+    for (const duplicateSimilarity of [0, -0.5, 1.01, Number.NaN, '0.9' as never]) {
+      expect(() => resolveConfig({ duplicateSimilarity }, null), String(duplicateSimilarity)).toThrow(
+        /config\.duplicateSimilarity/,
+      );
+    }
+  });
   it('takes the similarity floor from the embedder', () => {
     const embedder = { model: 'm', dimensions: 3, minSimilarity: 0.42, embed: async () => [] };
     expect(resolveConfig({}, embedder).ranking.minSimilarity).toBe(0.42);

@@ -41,6 +41,7 @@ export {
   memSession,
 } from './mem-session.js';
 export { createMemoryTools, type MemoryToolsOptions } from './memory-tools.js';
+export type { WorkingMemorySize } from './resolve-runtime.js';
 export type { MemoryRunConfig } from './run-hooks.js';
 // The runtime without the Agents SDK (`mem01session/runtime`), also part of the root.
 export * from './runtime.js';

@@ -45,6 +45,20 @@ export function latestUserText(items: readonly unknown[], skip?: (item: unknown)
   return null;
 }
 
+/**
+ * Where the last `size` textual user messages of `items` begin (the index of the first of them; what follows it is in
+ * the window too): 0 for `'all'` and when `items` holds no more than `size` of them, `items.length` for 0.
+ */
+export function lastTurnsStart(items: readonly unknown[], size: number | 'all'): number {
+  if (size === 'all') return 0;
+  if (size <= 0) return items.length;
+  let seen = 0;
+  for (let i = items.length - 1; i >= 0; i--) {
+    if (turnOf(items[i])?.role === 'user' && ++seen === size) return i;
+  }
+  return 0;
+}
+
 /** Index of the newest user message (any content), or -1. */
 export function latestUserIndex(items: readonly unknown[], skip?: (item: unknown) => boolean): number {
   for (let i = items.length - 1; i >= 0; i--) {

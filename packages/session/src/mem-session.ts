@@ -27,13 +27,15 @@ import {
 // Types only: the session is structural, so loading it never loads the SDK (nor ties it to one SDK version).
 import type { AgentInputItem, Session } from '@openai/agents';
 import { SessionHistoryError } from './errors.js';
-import { turnOf } from './items.js';
+import { lastTurnsStart, turnOf } from './items.js';
 import {
   checkGivenRuntime,
   type MemoryRuntimeOptions,
   type Runtime,
   type RuntimeSpec,
   resolveRuntime,
+  type WorkingMemorySize,
+  workingMemorySizeFromEnv,
 } from './resolve-runtime.js';
 import { createRunConfig, type MemoryRunConfig } from './run-hooks.js';
 import { acquireRuntime, type RuntimeLease } from './runtime-registry.js';
@@ -63,6 +65,14 @@ export interface MemSessionOptions extends MemoryRuntimeOptions {
    * the logger; an exception thrown by the callback is ignored.
    */
   readonly onError?: ((error: Error) => void) | undefined;
+  /**
+   * Working memory: how many of the latest user turns of this conversation (each with what follows it) recall leaves
+   * out, since the model reads them in the session history; their episodes, and beliefs drawn from them alone, are
+   * not recalled into the block. A count of user turns (0: recall from the whole conversation too), or `'all'`: the
+   * whole conversation, as the session hands the model its whole history. Default `MEM01_WORKING_MEMORY_SIZE`, else
+   * `'all'`. What the user said in other conversations is recalled either way.
+   */
+  readonly workingMemorySize?: WorkingMemorySize | undefined;
 }
 
 /** Options of {@link MemSession.memoryHistory}. */
@@ -99,6 +109,13 @@ export class MemSession implements Session {
   readonly scope: Readonly<{ userId: string; namespace: string }>;
   /** Raise memory failures instead of degrading: the runtime engine's `strict`, however it was set. */
   readonly strict: boolean;
+  /** The user turns of this conversation left out of recall (see {@link MemSessionOptions.workingMemorySize}). */
+  readonly workingMemorySize: WorkingMemorySize;
+  /**
+   * The transcript position of each item `getItems()` returned whole, by object: the SDK hands those very objects to
+   * `sessionInputCallback` as the history, and the run hooks find where working memory begins by them.
+   */
+  private readonly positions = new WeakMap<object, number>();
   private readonly spec: ReturnType<typeof resolveRuntime> | null;
   /** A runtime the caller opened and owns (`options.runtime`). */
   private readonly given: Runtime | null;
@@ -123,6 +140,14 @@ export class MemSession implements Session {
     if (options.onError !== undefined && typeof options.onError !== 'function') {
       throw new InvalidInputError('onError', 'must be a function');
     }
+    const size = options.workingMemorySize;
+    if (size !== undefined && size !== 'all' && !(Number.isSafeInteger(size) && size >= 0)) {
+      throw new InvalidInputError(
+        'workingMemorySize',
+        "must be 'all' or a whole number of turns (0 or more)",
+      );
+    }
+    this.workingMemorySize = size ?? workingMemorySizeFromEnv(options.env ?? process.env) ?? 'all';
     this.longTerm = options.longTerm ?? true;
     this.onError = options.onError;
     this.given = checkGivenRuntime(options);
@@ -178,7 +203,14 @@ export class MemSession implements Session {
     const rt = await this.runtime();
     if (limit !== undefined && limit <= 0) return [];
     const items = await rt.transcript.getItems(this.scope, this.sessionId, limit);
-    return items.map((item) => structuredClone(item) as AgentInputItem);
+    const copies = items.map((item) => structuredClone(item) as AgentInputItem);
+    // The whole transcript: its items are at positions 0..n-1 (the transcript contract).
+    if (limit === undefined) {
+      copies.forEach((item, i) => {
+        this.positions.set(item, i);
+      });
+    }
+    return copies;
   }
 
   /**
@@ -333,7 +365,21 @@ export class MemSession implements Session {
       noteQuery: (q) => {
         this.lastQuery = q;
       },
+      workingMemory: (history) => this.workingMemoryOf(history),
     });
+  }
+
+  /**
+   * Where the last `workingMemorySize` user turns of `history` begin in this conversation's transcript; undefined
+   * for size 0, an empty history, or items this session did not read (then recall leaves nothing out).
+   */
+  private workingMemoryOf(
+    history: readonly unknown[],
+  ): { sessionId: string; fromPosition: number } | undefined {
+    if (this.workingMemorySize === 0) return undefined;
+    const first = history[lastTurnsStart(history, this.workingMemorySize)];
+    const fromPosition = first && typeof first === 'object' ? this.positions.get(first) : undefined;
+    return fromPosition === undefined ? undefined : { sessionId: this.sessionId, fromPosition };
   }
 
   /** The recall query of the latest run of this session (the latest user text). */

@@ -2,7 +2,13 @@
  * One recall rendered as the memory block, inside a custom span of the SDK trace. The span carries counts,
  * bytes and timing, never belief text or the query.
  */
-import { type Belief, MAX_QUERY_CHARS, type Scope, type SelectedContext } from '@mem01/engine';
+import {
+  type Belief,
+  MAX_QUERY_CHARS,
+  type RecallOptions,
+  type Scope,
+  type SelectedContext,
+} from '@mem01/engine';
 import type { CustomSpanData, Span } from '@openai/agents';
 import { optionalAgentsSdk } from './agents-sdk.js';
 import type { Runtime } from './resolve-runtime.js';
@@ -29,7 +35,12 @@ export async function recallBlock(
   runtime: Runtime,
   scope: Scope,
   query: string | { readonly ids: readonly string[] },
-  options: { readonly budgetBytes?: number | undefined; readonly purpose?: string } = {},
+  options: {
+    readonly budgetBytes?: number | undefined;
+    readonly purpose?: string;
+    /** With a query: the end of the conversation the model sees, left out of recall. */
+    readonly workingMemory?: RecallOptions['workingMemory'];
+  } = {},
 ): Promise<RecalledBlock> {
   const body = async (span: Span<CustomSpanData> | null): Promise<RecalledBlock> => {
     const started = performance.now();
@@ -42,7 +53,10 @@ export async function recallBlock(
       const budgetBytes = options.budgetBytes ?? runtime.budgetBytes;
       const ctx =
         typeof query === 'string'
-          ? await runtime.engine.context(scope, query.slice(0, MAX_QUERY_CHARS), { budgetBytes })
+          ? await runtime.engine.context(scope, query.slice(0, MAX_QUERY_CHARS), {
+              budgetBytes,
+              workingMemory: options.workingMemory,
+            })
           : await runtime.engine.context(scope, { ids: query.ids, budgetBytes });
       const recalled = 'recalled' in ctx ? ctx.recalled.length : ctx.selected.length;
       const skipped = 'skipped' in ctx ? ctx.skipped : [];

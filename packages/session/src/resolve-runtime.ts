@@ -166,6 +166,30 @@ export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>)
   }
   return out;
 }
+
+/** How many of the latest user turns of the current conversation recall leaves out: a count, or `'all'`. */
+export type WorkingMemorySize = number | 'all';
+
+/**
+ * `MEM01_WORKING_MEMORY_SIZE`: `all`, or a count of user turns (0 or more); undefined when unset. A malformed value
+ * is a `ConfigError` naming the variable.
+ */
+export function workingMemorySizeFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): WorkingMemorySize | undefined {
+  const raw = nonEmpty(env.MEM01_WORKING_MEMORY_SIZE);
+  if (raw === undefined) return undefined;
+  const value = raw.trim().toLowerCase();
+  if (value === 'all') return 'all';
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new ConfigError(
+      `MEM01_WORKING_MEMORY_SIZE must be all or a whole number of turns (0 or more), got ${JSON.stringify(raw)}`,
+    );
+  }
+  return n;
+}
+
 let noticeShown = false;
 
 /**

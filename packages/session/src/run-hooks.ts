@@ -2,7 +2,7 @@
  * The per-run hooks: `sessionInputCallback` captures the recall query, `callModelInputFilter` recalls once per
  * run and adds the memory block and the authority policy to every model call of that run.
  */
-import { AUTHORITY_POLICY, type Scope } from '@mem01/engine';
+import { AUTHORITY_POLICY, type RecallOptions, type Scope } from '@mem01/engine';
 import { sanitizeError } from '@mem01/engine/store-kit';
 import type {
   AgentInputItem,
@@ -34,6 +34,11 @@ export interface RunHookHost {
   recordSuccess(): void;
   /** Remembers the query of the latest run, for `memoryInstructions` in `query` mode. */
   noteQuery(query: string): void;
+  /**
+   * The end of the conversation that the session's history (as the SDK hands it to `sessionInputCallback`) puts in
+   * front of the model, left out of recall; undefined for none.
+   */
+  workingMemory(history: readonly unknown[]): RecallOptions['workingMemory'];
 }
 
 type Outcome =
@@ -45,12 +50,13 @@ export function createRunConfig(host: RunHookHost): MemoryRunConfig {
   let started = false;
   let query: string | null = null;
   let recall: Promise<Outcome> | null = null;
+  let workingMemory: RecallOptions['workingMemory'];
 
   const startRecall = (q: string): Promise<Outcome> => {
     recall ??= (async (): Promise<Outcome> => {
       try {
         const runtime = await host.runtime();
-        const block = await recallBlock(runtime, host.scope, q);
+        const block = await recallBlock(runtime, host.scope, q, { workingMemory });
         host.recordSuccess();
         // The block is injected even when it recalls nothing: it says so, and the model input keeps one shape
         // (the memory item plus the authority policy) on every run.
@@ -70,6 +76,7 @@ export function createRunConfig(host: RunHookHost): MemoryRunConfig {
     const q = latestUserText(newItems) ?? latestUserText(history) ?? '';
     query = q;
     host.noteQuery(q);
+    workingMemory = host.workingMemory(history);
     // Inside a trace, recall starts now and overlaps the rest of the run's preparation. The SDK 0.20 prepares
     // session input before it opens the run's trace, so usually recall starts at the first model call, where
     // its span lands in the run's trace. (The SDK is loaded here: the Runner calling this hook has it.)

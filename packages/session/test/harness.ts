@@ -61,5 +61,5 @@ export function testSession(sessionId: string, options: Partial<MemSessionOption
   const extractor = (options.extractor as RecordingExtractor | undefined) ?? new RecordingExtractor();
   const embedder = options.embedder === undefined ? new WordHashEmbedder() : options.embedder;
   const session = memSession(sessionId, { userId: 'u1', ...options, store, extractor, embedder });
-  return { session, store, extractor };
+  return { session, store, extractor, embedder };
 }

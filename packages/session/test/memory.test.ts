@@ -35,10 +35,13 @@ const hasBlock = (input: unknown) => JSON.stringify(input).includes('<mem01-memo
 
 describe('injection', () => {
   it('reaches the model, yet is absent from storage and from extractor input', async () => {
-    const { session, store, extractor } = testSession('inject');
+    const { session, store, extractor, embedder } = testSession('inject');
     const model = echoModel();
     const agent = agentWith(model, 'Caller instructions stay.');
-    await runner().run(agent, 'home_city=NYC', { session, ...session.runConfig() });
+    // Said in an earlier conversation: the current one's own turns are in the model's history, not in the block.
+    const earlier = testSession('inject-earlier', { store, extractor, embedder }).session;
+    await runner().run(agent, 'home_city=NYC', { session: earlier, ...earlier.runConfig() });
+    await earlier.close();
     await runner().run(agent, 'which home city do I have?', { session, ...session.runConfig() });
     // Only so that the recording extractor below has seen the second run's turn.
     await session.flushMemory();
@@ -54,7 +57,8 @@ describe('injection', () => {
 
     expect(hasBlock(await session.getItems())).toBe(false);
     expect(hasBlock(await (store as FullStore).getItems(session.scope, 'inject'))).toBe(false);
-    expect(await session.getItems()).toHaveLength(4);
+    expect(hasBlock(await (store as FullStore).getItems(session.scope, 'inject-earlier'))).toBe(false);
+    expect(await session.getItems()).toHaveLength(2);
     expect(extractor.texts.some((t) => t.includes('mem01-memory'))).toBe(false);
     expect(extractor.texts).toContain('which home city do I have?');
     await session.close();
@@ -128,9 +132,10 @@ describe('injection', () => {
         forceFlush: async () => {},
       },
     ]);
-    const { session } = testSession('tool-loop');
-    await session.addItems([{ role: 'user', content: 'home_city=Oslo' }]);
-    await session.flushMemory();
+    const { session, store, extractor, embedder } = testSession('tool-loop');
+    const earlier = testSession('tool-loop-earlier', { store, extractor, embedder }).session;
+    await earlier.addItems([{ role: 'user', content: 'home_city=Oslo' }]);
+    await earlier.close();
     let toolCalls = 0;
     const weather = tool({
       name: 'weather',
