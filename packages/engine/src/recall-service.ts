@@ -70,7 +70,7 @@ export async function recallBeliefs(
       core.vectors && options.vector !== false && core.embedder?.kind !== 'lexical'
         ? core
             .embedQuery(query, scope, options.signal)
-            .then((v) => core.store.searchVector(scope, v, { limit: candidateLimit }))
+            .then((v) => (v ? core.store.searchVector(scope, v, { limit: candidateLimit }) : []))
         : Promise.resolve([]);
     const [firstLexical, vector] = await Promise.all([lexicalP, vectorP]);
     let lexical = firstLexical.filter((h) => keep(h.belief));

@@ -82,6 +82,8 @@ describe('the root export of @mem01/engine', () => {
         'BeliefSource',
         'BeliefStatus',
         'BudgetExceededError',
+        'BudgetLine',
+        'BudgetUsage',
         'CapabilityError',
         'CaptureDecision',
         'CaptureGrant',
