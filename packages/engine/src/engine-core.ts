@@ -196,10 +196,20 @@ export class EngineCore {
     signal: AbortSignal | undefined,
   ): Promise<Float32Array[]> {
     const reports: Usage[] = [];
-    const vectors = await embedder.embed(texts, { signal, scope, onUsage: (u) => reports.push(u) });
-    const usage = embeddingUsage(reports);
+    let vectors: Float32Array[];
+    try {
+      vectors = await embedder.embed(texts, { signal, scope, onUsage: (u) => reports.push(u) });
+    } catch (err) {
+      // A call that failed part way (a second batch, say) counts the requests it reported.
+      if (reports.length > 0) await this.countEmbedding(scope, embeddingUsage(reports));
+      throw err;
+    }
+    await this.countEmbedding(scope, embeddingUsage(reports));
+    return vectors;
+  }
+
+  private async countEmbedding(scope: Scope, usage: Usage): Promise<void> {
     this.countUsage(usage);
     await recordUsage(this, scope.userId, usage);
-    return vectors;
   }
 }
