@@ -170,10 +170,19 @@ describe('usage', () => {
     });
     const scope = { userId: USER };
     await agent.accept([
-      { scope, sessionId: 'u-1', position: 0, role: 'user', text: 'chess_rating=1800', at: new Date().toISOString() },
+      {
+        scope,
+        sessionId: 'u-1',
+        position: 0,
+        role: 'user',
+        text: 'chess_rating=1800',
+        at: new Date().toISOString(),
+      },
     ]);
     await agent.flush(scope);
-    const active = (await agent.list(scope, { limit: 1000 })).items.filter((b) => b.kind !== 'episode').length;
+    const active = (await agent.list(scope, { limit: 1000 })).items.filter(
+      (b) => b.kind !== 'episode',
+    ).length;
     await agent.close();
     await store.close();
     const env = {
@@ -205,7 +214,9 @@ describe('usage', () => {
       embeddingTokens: { used: 0, limit: null },
       activeBeliefs: { used: active, limit: 500 },
     });
-    expect(Date.parse(usage.windowEnd as string) - Date.parse(usage.windowStart as string)).toBe(Number(period));
+    expect(Date.parse(usage.windowEnd as string) - Date.parse(usage.windowStart as string)).toBe(
+      Number(period),
+    );
     // Another user's counters are theirs: nothing here.
     const other = await runInProcess(['--db', db, '--json', 'usage', '--user', 'other-user'], { env });
     expect(JSON.parse(other.stdout)).toMatchObject({ llmCalls: { used: 0, limit: 40 } });
@@ -220,7 +231,9 @@ describe('usage', () => {
       env: { MEM01_LLM_CALLS_PER_USER: 'many' },
     });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toBe('error [config]: MEM01_LLM_CALLS_PER_USER must be a positive integer, got "many"\n');
+    expect(bad.stderr).toBe(
+      'error [config]: MEM01_LLM_CALLS_PER_USER must be a positive integer, got "many"\n',
+    );
     const missing = await runInProcess(['--db', db, 'usage']);
     expect(missing.code).toBe(2);
   });

@@ -179,7 +179,11 @@ export class EngineCore {
    * The embedding of a recall query, or null when the user's embedding budget is spent (recall goes on without
    * vectors until the window ends).
    */
-  async embedQuery(query: string, scope: Scope, signal: AbortSignal | undefined): Promise<Float32Array | null> {
+  async embedQuery(
+    query: string,
+    scope: Scope,
+    signal: AbortSignal | undefined,
+  ): Promise<Float32Array | null> {
     const embedder = this.embedder;
     if (!embedder) throw new InvalidInputError('embedder', 'is not configured');
     if (!(await embeddingAllowed(this, scope.userId))) return null;

@@ -111,9 +111,7 @@ export function registerResources(server: McpServer, ctx: ServerContext): void {
         "The user's counts in the current budget window (extractor and embedder calls and tokens, active beliefs), each with the server's limit (null: none), and the window's start and end, as JSON.",
       mimeType: 'application/json',
     },
-    readForUser(ctx, 'application/json', async (scope) =>
-      JSON.stringify(await engine.usage(scope), null, 2),
-    ),
+    readForUser(ctx, 'application/json', async (scope) => JSON.stringify(await engine.usage(scope), null, 2)),
   );
 
   server.registerResource(

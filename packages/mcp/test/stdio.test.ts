@@ -96,7 +96,9 @@ describe('mem01-mcp over stdio', () => {
     const c = conn.client;
     try {
       const read = async (userId: string) =>
-        JSON.parse(((await c.readResource({ uri: usageUri(userId) })).contents[0] as TextResourceContents).text);
+        JSON.parse(
+          ((await c.readResource({ uri: usageUri(userId) })).contents[0] as TextResourceContents).text,
+        );
       const before = await read('dana');
       expect(before).toMatchObject({
         userId: 'dana',

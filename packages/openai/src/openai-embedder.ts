@@ -268,7 +268,8 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
         'OpenAI embeddings response (vector count)',
       );
     }
-    const tokens = tokenCount(response.usage?.prompt_tokens) ?? tokenCount(response.usage?.total_tokens) ?? estimate;
+    const tokens =
+      tokenCount(response.usage?.prompt_tokens) ?? tokenCount(response.usage?.total_tokens) ?? estimate;
     this.#ledger.adjust(userId, 'embedding token', tokens - estimate);
     const usage: Usage = { embeddingCalls: 1, embeddingTokens: tokens };
     report(usage);

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import {
   type Belief,
-  type BudgetUsage,
   type BeliefKind,
+  type BudgetUsage,
   ClosedError,
   InvalidInputError,
   Mem01Error,

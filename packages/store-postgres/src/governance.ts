@@ -150,7 +150,9 @@ export const readBudget: Method<'readBudget'> = async (c, request) => {
     'readBudget',
     async () => {
       const rows = await sql<{ name: string; used: string | number }>`select name, used
-        from ${c.t('budget_usage')} where user_id = ${r.userId} and window_start = ${r.windowStart}`.execute(c.db);
+        from ${c.t('budget_usage')} where user_id = ${r.userId} and window_start = ${r.windowStart}`.execute(
+        c.db,
+      );
       const used: Record<string, number> = {};
       for (const row of rows.rows) used[row.name] = Number(row.used);
       return used;

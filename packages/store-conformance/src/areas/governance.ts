@@ -307,7 +307,8 @@ export function governanceTests(ctx: SuiteContext): void {
       expect(await read(user, t(0))).toEqual({});
       expect(await read(user, t(3600))).toEqual({ llm_calls: 1 });
       const second = await ctx.second();
-      if (second) expect(await second.readBudget({ userId: user, windowStart: t(3600) })).toEqual({ llm_calls: 1 });
+      if (second)
+        expect(await second.readBudget({ userId: user, windowStart: t(3600) })).toEqual({ llm_calls: 1 });
       for (const bad of [
         { userId: '', windowStart: t(0) },
         { userId: user, windowStart: 'yesterday' },

@@ -553,7 +553,11 @@ export function governedEngineTests(ctx: SuiteContext): void {
     };
     const scope = { userId: unique('usage-') };
     // Without a call or token budget, nothing is counted; the active beliefs are counted all the same.
-    const plain = engine(store, { extractor: metered, clock: time.clock, config: { budgets: { periodMs: 60_000 } } });
+    const plain = engine(store, {
+      extractor: metered,
+      clock: time.clock,
+      config: { budgets: { periodMs: 60_000 } },
+    });
     await plain.accept([turn(scope, 's1', 0, 'a=1')]);
     await plain.flush(scope);
     expect(await plain.usage(scope)).toMatchObject({
