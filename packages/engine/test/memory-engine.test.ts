@@ -358,6 +358,10 @@ describe('embedder usage and budgets', () => {
     // One call embedded both statements (and the turn's episode); the lexical embedder embeds no queries.
     expect((await engine.usage(scope)).embeddingCalls).toEqual({ used: 1, limit: 100 });
     expect(engine.stats()).toMatchObject({ embeddingCalls: 1, embeddingTokens: 0 });
+    // Writes outside extraction embed for the user too: remember, then correct.
+    const b = await engine.remember(scope, { kind: 'fact', attribute: 'team', value: 'Rosenborg' });
+    await engine.correct(scope, b.id, 'Molde');
+    expect((await engine.usage(scope)).embeddingCalls).toEqual({ used: 3, limit: 100 });
     await engine.close();
     // A semantic embedder with a cache: a call served without a request reports 0 calls, and costs nothing.
     const words = new WordHashEmbedder(16);
@@ -391,7 +395,7 @@ describe('embedder usage and budgets', () => {
     });
     expect(second.stats()).toMatchObject({ embeddingCalls: 1, embeddingTokens: 5 });
     // The first user's counters are theirs alone.
-    expect((await second.usage(scope)).embeddingCalls.used).toBe(1);
+    expect((await second.usage(scope)).embeddingCalls.used).toBe(3);
     await second.close();
   });
 
@@ -424,6 +428,32 @@ describe('embedder usage and budgets', () => {
     await engine.flush(scope);
     expect(engine.lastError(scope)).toMatch(/embedding_tokens budget spent/);
     expect(await engine.usage(scope)).toMatchObject({ embeddingTokens: { used: 1200, limit: 1000 } });
+    await engine.close();
+  });
+
+  it('usage() does not wait for the user’s queued turns', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const kv = new KeyValueExtractor();
+    const engine = new MemoryEngine({
+      store: createMemoryStore(),
+      extractor: {
+        name: 'held',
+        async extract(request) {
+          await gate;
+          return { ...(await kv.extract(request)), usage: { llmCalls: 1 } };
+        },
+      },
+      config: { budgets: { llmCallsPerUser: 5 } },
+    });
+    await engine.accept([turn(0, 'city=Oslo')]);
+    // The extraction is held: usage answers from the store meanwhile, and the read barrier would not.
+    expect((await engine.usage(scope)).llmCalls).toEqual({ used: 0, limit: 5 });
+    release();
+    await engine.flush(scope);
+    expect((await engine.usage(scope)).llmCalls).toEqual({ used: 1, limit: 5 });
     await engine.close();
   });
 });
