@@ -1,7 +1,7 @@
 /** Opens the selected store and an engine over it for one command, and closes both afterwards. */
 import { existsSync } from 'node:fs';
 import { type Embedder, type FullStore, MemoryAdmin, type Scope } from '@mem01/engine';
-import { normalizeScope, sanitize } from '@mem01/engine/store-kit';
+import { budgetsFromEnv, normalizeScope, resolveConfig, sanitize } from '@mem01/engine/store-kit';
 import { CliError, UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 import { describeTarget, redactUrl, resolveStoreTarget, type StoreTarget } from './store-target.js';
@@ -157,8 +157,16 @@ export async function withContext<T>(
     readonly dimensionCheck?: 'error' | 'report';
     /** May create a new SQLite file (import); other commands refuse a missing file. */
     readonly create?: boolean;
+    /**
+     * The engine takes the budgets of the environment (`MEM01_*`, as the agent's runtime reads them), for `usage`.
+     * Other commands leave them out: an operator's recall is not the user's usage.
+     */
+    readonly budgets?: boolean;
   } = {},
 ): Promise<T> {
+  const budgets = extra.budgets ? budgetsFromEnv(io.env) : undefined;
+  // Checked before anything is opened (a period under a second, say).
+  if (budgets) resolveConfig({ budgets }, null);
   const target = resolveStoreTarget(opts, io.env);
   if (target.kind === 'sqlite' && !extra.create) {
     const path = target.path ?? (await defaultSqlitePath(io.env));
@@ -200,7 +208,7 @@ export async function withContext<T>(
   }
   // The CLI never extracts (turns queued by agents stay queued for their workers): the admin facade, no pipeline.
   // An operator's look at memory is not an agent's recall: it counts no accesses (and so writes nothing).
-  const engine = new MemoryAdmin({ store, embedder, config: { accessCounts: false } });
+  const engine = new MemoryAdmin({ store, embedder, config: { accessCounts: false, budgets } });
   const ctx: CliContext = {
     io,
     json: opts.json === true,

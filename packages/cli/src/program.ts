@@ -8,6 +8,7 @@ import {
   doctorCommand,
   historyCommand,
   recallCommand,
+  usageCommand,
   usersCommand,
 } from './commands/read.js';
 import { exportUser, importRecords, readExportFile, validationProgress } from './commands/transfer.js';
@@ -108,6 +109,16 @@ export function createProgram(io: CliIo): Command {
     .option('--id <id>', 'one belief (its whole supersession chain)')
     .action(async (o: { user: string; id?: string }, cmd: Command) =>
       withContext(io, g(cmd), (ctx) => historyCommand(ctx, o.user, o.id), { needsEmbedder: false }),
+    );
+
+  program
+    .command('usage')
+    .description(
+      "a user's budgets in the current window: extractor and embedder calls and tokens, active beliefs, against the MEM01_* limits",
+    )
+    .requiredOption('-u, --user <id>', 'user id')
+    .action(async (o: { user: string }, cmd: Command) =>
+      withContext(io, g(cmd), (ctx) => usageCommand(ctx, o.user), { needsEmbedder: false, budgets: true }),
     );
 
   program

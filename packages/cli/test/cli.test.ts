@@ -6,7 +6,9 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Belief } from '@mem01/engine';
+import { type Belief, MemoryEngine } from '@mem01/engine';
+import { KeyValueExtractor } from '@mem01/engine/testing';
+import { createLocalEmbedder } from '@mem01/local';
 import { openPostgresStore } from '@mem01/store-postgres';
 import { openSqliteStore, SQLITE_SCHEMA_VERSION as V } from '@mem01/store-sqlite';
 import pg from 'pg';
@@ -146,6 +148,96 @@ describe('reading', () => {
     );
     expect(report.outbox.staleLeases).toBe(1);
     expect(report.capabilities.vectorIndex).toBeTruthy();
+  });
+});
+
+describe('usage', () => {
+  it('usage: a user’s counts in the window against the MEM01_* limits, through the real bin and as JSON', async () => {
+    const db = fresh();
+    // An agent with budgets extracts one turn of the user: its extractor reports one call and its tokens.
+    const period = '31622400000';
+    const store = openSqliteStore({ path: db, logger: { info() {}, warn() {} } });
+    const kv = new KeyValueExtractor();
+    const agent = new MemoryEngine({
+      store,
+      extractor: {
+        name: 'metered',
+        extract: async (request) => ({
+          ...(await kv.extract(request)),
+          usage: { llmCalls: 1, inputTokens: 120, outputTokens: 30 },
+        }),
+      },
+      embedder: createLocalEmbedder(),
+      config: { budgets: { periodMs: Number(period), llmCallsPerUser: 40 } },
+    });
+    const scope = { userId: USER };
+    await agent.accept([
+      {
+        scope,
+        sessionId: 'u-1',
+        position: 0,
+        role: 'user',
+        text: 'chess_rating=1800',
+        at: new Date().toISOString(),
+      },
+    ]);
+    await agent.flush(scope);
+    const active = (await agent.list(scope, { limit: 1000 })).items.filter(
+      (b) => b.kind !== 'episode',
+    ).length;
+    await agent.close();
+    await store.close();
+    const env = {
+      MEM01_BUDGET_PERIOD_MS: period,
+      MEM01_LLM_CALLS_PER_USER: '40',
+      MEM01_EMBEDDING_CALLS_PER_USER: '1',
+      MEM01_MAX_ACTIVE_BELIEFS_PER_USER: '500',
+    };
+    const r = await runBin(['--db', db, 'usage', '--user', USER], { env });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^budgets of demo-user, window \S+Z to \S+Z/);
+    expect(r.stdout).toMatch(/llm calls\s+1\s+40\s*\n/);
+    expect(r.stdout).toMatch(/input tokens\s+120\s+-/);
+    // The offline embedder reports no usage: its one call for the commit counts as one, spending the limit of 1.
+    expect(r.stdout).toMatch(/embedding calls\s+1\s+1\s+spent/);
+    expect(r.stdout).toMatch(new RegExp(`active beliefs\\s+${active}\\s+500`));
+    const usage = JSON.parse(
+      (await runBin(['--db', db, '--json', 'usage', '--user', USER], { env })).stdout,
+    ) as Record<string, unknown>;
+    expect(usage).toMatchObject({
+      userId: USER,
+      periodMs: Number(period),
+      counting: true,
+      llmCalls: { used: 1, limit: 40 },
+      inputTokens: { used: 120, limit: null },
+      outputTokens: { used: 30, limit: null },
+      embeddingCalls: { used: 1, limit: 1 },
+      embeddingTokens: { used: 0, limit: null },
+      activeBeliefs: { used: active, limit: 500 },
+    });
+    expect(Date.parse(usage.windowEnd as string) - Date.parse(usage.windowStart as string)).toBe(
+      Number(period),
+    );
+    // Another user's counters are theirs: nothing here.
+    const other = await runInProcess(['--db', db, '--json', 'usage', '--user', 'other-user'], { env });
+    expect(JSON.parse(other.stdout)).toMatchObject({ llmCalls: { used: 0, limit: 40 } });
+    // Without budget variables: the counts with no limits, and a note saying where the limits come from.
+    const plain = await runInProcess(['--db', db, 'usage', '--user', USER], {
+      env: { MEM01_BUDGET_PERIOD_MS: period },
+    });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/llm calls\s+1\s+-/);
+    expect(plain.stdout).toMatch(/no budget is set here \(MEM01_LLM_CALLS_PER_USER/);
+    const bad = await runInProcess(['--db', db, 'usage', '--user', USER], {
+      env: { MEM01_LLM_CALLS_PER_USER: 'many' },
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(
+      'error [config]: MEM01_LLM_CALLS_PER_USER must be a positive integer, got "many"\n',
+    );
+    const missing = await runInProcess(['--db', db, 'usage']);
+    expect(missing.code).toBe(2);
   });
 });
 

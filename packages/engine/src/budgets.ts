@@ -1,6 +1,7 @@
 /**
- * Engine budgets (`config.budgets`): per-user counters of extractor calls and tokens in fixed windows, and a result
- * capacity (active beliefs per user), kept in the store so that every worker sharing it respects one budget.
+ * Engine budgets (`config.budgets`): per-user counters of extractor and embedder calls and tokens in fixed windows,
+ * and a result capacity (active beliefs per user), kept in the store so that every worker sharing it respects one
+ * budget; and `usage()`, what a user has used of them.
  */
 import type { EngineCore } from './engine-core.js';
 import { BudgetExceededError, CapabilityError, describeError } from './errors.js';
@@ -11,7 +12,46 @@ const COUNTERS = [
   ['llm_calls', 'llmCallsPerUser', 'llmCalls'],
   ['input_tokens', 'inputTokensPerUser', 'inputTokens'],
   ['output_tokens', 'outputTokensPerUser', 'outputTokens'],
+  ['embedding_calls', 'embeddingCallsPerUser', 'embeddingCalls'],
+  ['embedding_tokens', 'embeddingTokensPerUser', 'embeddingTokens'],
 ] as const;
+
+/** The counters of the embedder, checked before a recall query's embedding. */
+const EMBEDDING_COUNTERS = COUNTERS.filter(([name]) => name.startsWith('embedding_'));
+
+/** One budget in {@link BudgetUsage}: what the user used in the current window, and the limit (null: none). */
+export interface BudgetLine {
+  readonly used: number;
+  readonly limit: number | null;
+}
+
+/**
+ * What a user used of each budget in the current window (`MemoryAdmin.usage`), read from the store: the counters
+ * every engine sharing it added to, against this engine's limits (`config.budgets`).
+ */
+export interface BudgetUsage {
+  readonly userId: string;
+  /** The window's length (`config.budgets.periodMs`). */
+  readonly periodMs: number;
+  /** Start of the current window (inclusive), ISO-8601 UTC; windows are aligned to the Unix epoch. */
+  readonly windowStart: string;
+  /** End of the current window (exclusive), ISO-8601 UTC: when the counters start again from zero. */
+  readonly windowEnd: string;
+  /**
+   * Whether this engine adds to the counters: only while one of its call or token budgets is set (it then keeps
+   * every counter, limited or not). Other engines sharing the store may count when this one does not.
+   */
+  readonly counting: boolean;
+  /** Extractor calls (`usage.llmCalls`). */
+  readonly llmCalls: BudgetLine;
+  readonly inputTokens: BudgetLine;
+  readonly outputTokens: BudgetLine;
+  /** Embedder calls (provider requests as the embedder reports them, else one per call). */
+  readonly embeddingCalls: BudgetLine;
+  readonly embeddingTokens: BudgetLine;
+  /** Active beliefs now, in every namespace, episodes left out, against `maxActiveBeliefsPerUser`. */
+  readonly activeBeliefs: BudgetLine;
+}
 
 /** Whether any call or token budget is set. */
 function countsUsage(core: EngineCore): boolean {
@@ -80,7 +120,10 @@ export async function checkCapacity(core: EngineCore, userId: string): Promise<v
   }
 }
 
-/** After an extractor call: adds what it used to the user's counters. A failure is logged, never raised. */
+/**
+ * After an extractor or embedder call: adds what it used to the user's counters (without a check: one batch may go
+ * over a limit). A failure is logged, never raised.
+ */
 export async function recordUsage(core: EngineCore, userId: string, usage: Usage | undefined): Promise<void> {
   if (!usage || !countsUsage(core)) return;
   const charges = COUNTERS.flatMap(([name, , field]) => {
@@ -99,4 +142,65 @@ export async function recordUsage(core: EngineCore, userId: string, usage: Usage
   } catch (err) {
     core.logger?.warn(`mem01: budget usage not recorded: ${describeError(err)}`);
   }
+}
+
+/**
+ * Before a recall query's embedding for `userId`: false when an embedding call or token counter of the user's
+ * window has reached its limit (recall then goes on without vectors); true when none is set.
+ */
+export async function embeddingAllowed(core: EngineCore, userId: string): Promise<boolean> {
+  const b = core.config.budgets;
+  const charges = EMBEDDING_COUNTERS.flatMap(([name, limit]) =>
+    b[limit] === null ? [] : [{ name, amount: 0, limit: b[limit] }],
+  );
+  if (charges.length === 0) return true;
+  const result = await budgetStore(core, 'chargeBudget').chargeBudget({
+    userId,
+    windowStart: window(core).start,
+    charges,
+  });
+  return result.charged;
+}
+
+/**
+ * What one embedder call used, from the reports it gave through `onUsage` (well-formed counts only): their sums, or
+ * one call when it reported nothing.
+ */
+export function embeddingUsage(reports: readonly Usage[]): Usage {
+  if (reports.length === 0) return { embeddingCalls: 1 };
+  let calls = 0;
+  let tokens = 0;
+  const count = (n: unknown): number => (typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0);
+  for (const r of reports) {
+    calls += count(r?.embeddingCalls);
+    tokens += count(r?.embeddingTokens);
+  }
+  return { embeddingCalls: calls, embeddingTokens: tokens };
+}
+
+/** `MemoryAdmin.usage`: the user's counters of the current window and active beliefs, against the limits. */
+export async function budgetUsage(core: EngineCore, userId: string): Promise<BudgetUsage> {
+  const b = core.config.budgets;
+  const w = window(core);
+  const used = await budgetStore(core, 'readBudget').readBudget({ userId, windowStart: w.start });
+  const active = await budgetStore(core, 'countActiveBeliefs').countActiveBeliefs(userId, {
+    excludeKinds: ['episode'],
+  });
+  const line = (name: (typeof COUNTERS)[number][0], limit: (typeof COUNTERS)[number][1]): BudgetLine => ({
+    used: used[name] ?? 0,
+    limit: b[limit],
+  });
+  return {
+    userId,
+    periodMs: b.periodMs,
+    windowStart: w.start,
+    windowEnd: w.end,
+    counting: countsUsage(core),
+    llmCalls: line('llm_calls', 'llmCallsPerUser'),
+    inputTokens: line('input_tokens', 'inputTokensPerUser'),
+    outputTokens: line('output_tokens', 'outputTokensPerUser'),
+    embeddingCalls: line('embedding_calls', 'embeddingCallsPerUser'),
+    embeddingTokens: line('embedding_tokens', 'embeddingTokensPerUser'),
+    activeBeliefs: { used: active, limit: b.maxActiveBeliefsPerUser },
+  };
 }

@@ -1,5 +1,5 @@
 /** Engine configuration: every default is resolved here, once. */
-import { InvalidInputError } from './errors.js';
+import { ConfigError, InvalidInputError } from './errors.js';
 import type { Embedder } from './ports.js';
 import { DEFAULT_RANKING, LEXICAL_EMBEDDER_WEIGHTS, type RankingConfig, SEMANTIC_WEIGHTS } from './recall.js';
 import { DEFAULT_BUDGET_BYTES, MIN_BUDGET_BYTES } from './render.js';
@@ -108,6 +108,16 @@ export interface EngineBudgets {
   /** Output tokens per user per window (`usage.outputTokens`). */
   readonly outputTokensPerUser: number | null;
   /**
+   * Embedder calls per user per window: the provider requests the embedder reports (`usage.embeddingCalls`; a cache
+   * hit is free), or one per call of the engine when it reports none (the offline embedder). Counted for the
+   * user's writes (extraction's candidate search, the embeddings of what is committed, `remember`) and for recall
+   * queries. When spent, extraction waits like the extractor budgets do, and recall goes on without vectors
+   * (lexical only) until the window ends.
+   */
+  readonly embeddingCallsPerUser: number | null;
+  /** Embedded input tokens per user per window, as the embedder reports them (`usage.embeddingTokens`). */
+  readonly embeddingTokensPerUser: number | null;
+  /**
    * Result capacity: the most active beliefs a user may hold, across namespaces, episodes left out (they are the
    * user's own turns, retired with the beliefs drawn from them). At the cap, extraction waits (retried after
    * `budgetRetryMs`) and `remember` fails with `BudgetExceededError`, until beliefs are retired, forgotten or erased.
@@ -126,6 +136,8 @@ export const NO_BUDGETS: EngineBudgets = {
   llmCallsPerUser: null,
   inputTokensPerUser: null,
   outputTokensPerUser: null,
+  embeddingCallsPerUser: null,
+  embeddingTokensPerUser: null,
   maxActiveBeliefsPerUser: null,
 };
 
@@ -243,6 +255,8 @@ function resolveBudgets(input: Partial<EngineBudgets> | undefined): EngineBudget
     'llmCallsPerUser',
     'inputTokensPerUser',
     'outputTokensPerUser',
+    'embeddingCallsPerUser',
+    'embeddingTokensPerUser',
     'maxActiveBeliefsPerUser',
   ] as const) {
     const v = b[name];
@@ -250,6 +264,35 @@ function resolveBudgets(input: Partial<EngineBudgets> | undefined): EngineBudget
       throw new InvalidInputError(`config.budgets.${name}`, 'must be a positive integer or null');
   }
   return b;
+}
+
+/** The `MEM01_*` variables of the budgets, by field. */
+export const BUDGET_ENV: readonly (readonly [string, keyof EngineBudgets])[] = [
+  ['MEM01_LLM_CALLS_PER_USER', 'llmCallsPerUser'],
+  ['MEM01_INPUT_TOKENS_PER_USER', 'inputTokensPerUser'],
+  ['MEM01_OUTPUT_TOKENS_PER_USER', 'outputTokensPerUser'],
+  ['MEM01_EMBEDDING_CALLS_PER_USER', 'embeddingCallsPerUser'],
+  ['MEM01_EMBEDDING_TOKENS_PER_USER', 'embeddingTokensPerUser'],
+  ['MEM01_MAX_ACTIVE_BELIEFS_PER_USER', 'maxActiveBeliefsPerUser'],
+  ['MEM01_BUDGET_PERIOD_MS', 'periodMs'],
+];
+
+/**
+ * The budgets the `MEM01_*` variables of `env` set (see {@link BUDGET_ENV}), for every entry point that reads them
+ * (the session runtime, the CLI): the fields set, none when none is. `ConfigError` naming the variable for a value
+ * that is not a positive integer. The ranges are checked with the rest of the configuration.
+ */
+export function budgetsFromEnv(env: Readonly<Record<string, string | undefined>>): Partial<EngineBudgets> {
+  const out: { -readonly [K in keyof EngineBudgets]?: EngineBudgets[K] } = {};
+  for (const [name, field] of BUDGET_ENV) {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') continue;
+    const n = Number(raw.trim());
+    if (!Number.isInteger(n) || n < 1)
+      throw new ConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    out[field] = n;
+  }
+  return out;
 }
 
 function dropUndefined<T extends object>(o: T): Partial<T> {

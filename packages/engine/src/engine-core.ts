@@ -4,7 +4,7 @@
  */
 
 import { AccessCounter } from './access.js';
-import { checkBudgetCapability } from './budgets.js';
+import { checkBudgetCapability, embeddingAllowed, embeddingUsage, recordUsage } from './budgets.js';
 import { grantsOf } from './capture.js';
 import { type EngineConfig, type EngineConfigInput, resolveConfig } from './config.js';
 import { ClosedError, InvalidInputError } from './errors.js';
@@ -27,6 +27,7 @@ export interface EngineStats {
   inputTokens: number;
   outputTokens: number;
   embeddingCalls: number;
+  embeddingTokens: number;
 }
 
 export type EngineEvent =
@@ -77,6 +78,7 @@ export class EngineCore {
     inputTokens: 0,
     outputTokens: 0,
     embeddingCalls: 0,
+    embeddingTokens: 0,
   };
   /** Aborted at close: cancels extractor and embedder calls still running. */
   readonly abort = new AbortController();
@@ -143,6 +145,7 @@ export class EngineCore {
     this.stats.inputTokens += usage.inputTokens ?? 0;
     this.stats.outputTokens += usage.outputTokens ?? 0;
     this.stats.embeddingCalls += usage.embeddingCalls ?? 0;
+    this.stats.embeddingTokens += usage.embeddingTokens ?? 0;
   }
 
   /** The most episodes one turn can be split into (a turn longer than `maxTextBytes` is split for length). */
@@ -164,17 +167,19 @@ export class EngineCore {
     beliefs: readonly Belief[],
     known?: ReadonlyMap<string, Float32Array> | undefined,
   ): Promise<BeliefInsert[]> {
-    if (!this.embedder || beliefs.length === 0 || this.store.capabilities.vectorSearch === 'none') {
+    const scope = beliefs[0]?.scope;
+    if (!this.embedder || !scope || this.store.capabilities.vectorSearch === 'none') {
       return beliefs.map((belief) => ({ belief }));
     }
     const missing = beliefs.filter((b) => !known?.has(b.statement));
     const vectors = new Map(known);
     if (missing.length > 0) {
-      const embedded = await this.embedder.embed(
+      // A write's embeddings are not refused for a spent budget: extraction checks the budgets before it starts.
+      const embedded = await this.embedTexts(
         missing.map((b) => b.statement),
-        { signal: this.abort.signal, scope: beliefs[0]?.scope },
+        scope,
+        this.abort.signal,
       );
-      this.stats.embeddingCalls++;
       missing.forEach((b, i) => {
         const v = embedded[i];
         if (v) vectors.set(b.statement, v);
@@ -183,12 +188,56 @@ export class EngineCore {
     return beliefs.map((belief) => ({ belief, embedding: vectors.get(belief.statement) ?? null }));
   }
 
-  async embedQuery(query: string, scope: Scope, signal: AbortSignal | undefined): Promise<Float32Array> {
+  /**
+   * The embedding of a recall query, or null when the user's embedding budget is spent (recall goes on without
+   * vectors until the window ends).
+   */
+  async embedQuery(
+    query: string,
+    scope: Scope,
+    signal: AbortSignal | undefined,
+  ): Promise<Float32Array | null> {
     const embedder = this.embedder;
     if (!embedder) throw new InvalidInputError('embedder', 'is not configured');
-    const [v] = await embedder.embed([query], { signal, scope });
-    this.stats.embeddingCalls++;
+    if (!(await embeddingAllowed(this, scope.userId))) return null;
+    const [v] = await this.embed(embedder, [query], scope, signal);
     if (!v) throw new InvalidInputError('embedder', 'returned no vector');
     return v;
+  }
+
+  /** Calls the embedder for `scope`'s user and counts what it reports it used (one call when it reports nothing). */
+  /** Embeds `texts` for `scope` with the configured embedder, counting the usage it reports into the budgets. */
+  async embedTexts(
+    texts: readonly string[],
+    scope: Scope,
+    signal: AbortSignal | undefined,
+  ): Promise<Float32Array[]> {
+    const embedder = this.embedder;
+    if (!embedder) throw new Error('embedTexts needs an embedder');
+    return this.embed(embedder, texts, scope, signal);
+  }
+
+  private async embed(
+    embedder: Embedder,
+    texts: readonly string[],
+    scope: Scope,
+    signal: AbortSignal | undefined,
+  ): Promise<Float32Array[]> {
+    const reports: Usage[] = [];
+    let vectors: Float32Array[];
+    try {
+      vectors = await embedder.embed(texts, { signal, scope, onUsage: (u) => reports.push(u) });
+    } catch (err) {
+      // A call that failed part way (a second batch, say) counts the requests it reported.
+      if (reports.length > 0) await this.countEmbedding(scope, embeddingUsage(reports));
+      throw err;
+    }
+    await this.countEmbedding(scope, embeddingUsage(reports));
+    return vectors;
+  }
+
+  private async countEmbedding(scope: Scope, usage: Usage): Promise<void> {
+    this.countUsage(usage);
+    await recordUsage(this, scope.userId, usage);
   }
 }

@@ -117,6 +117,15 @@ export interface BudgetStore {
     readonly windowStart: string;
     readonly charges: readonly BudgetCharge[];
   }): Promise<BudgetChargeResult>;
+  /**
+   * The user's counters for the window starting at `windowStart` (ISO-8601 UTC), by name, as `chargeBudget` left
+   * them: a counter at zero, or not charged in that window, is absent (the window of a counter deleted by a later window's charge
+   * too). Reads only; another user's counters are never returned.
+   */
+  readBudget(request: {
+    readonly userId: string;
+    readonly windowStart: string;
+  }): Promise<Readonly<Record<string, number>>>;
   /** The number of active beliefs of the user, in every namespace, leaving out the kinds in `excludeKinds`. */
   countActiveBeliefs(
     userId: string,

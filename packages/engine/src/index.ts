@@ -7,6 +7,7 @@
  */
 
 export { createBelief } from './belief.js';
+export type { BudgetUsage } from './budgets.js';
 export type { GrantCaptureOptions } from './capture.js';
 export {
   DEFAULT_CONFIG,

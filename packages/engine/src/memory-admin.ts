@@ -3,7 +3,7 @@
  * extractor. It is what a CLI, an inspector or an admin service needs; `MemoryEngine` extends it with the write
  * pipeline, whose read barrier makes every one of these operations wait for the user's accepted writes.
  */
-import { checkCapacity } from './budgets.js';
+import { type BudgetUsage, budgetUsage, checkCapacity } from './budgets.js';
 import { assertCaptureAllowed, type GrantCaptureOptions, grantCapture, grantsOf } from './capture.js';
 import { EngineCore, type EngineCoreOptions, type EngineEvent, type EngineStats } from './engine-core.js';
 import { CapabilityError, InvalidInputError } from './errors.js';
@@ -322,6 +322,21 @@ export class MemoryAdmin {
   /** @internal Waits for the scope's accepted writes before an erase. */
   protected beforeErase(scope: Required<Scope>): Promise<void> {
     return this.beforeUserOperation(scope.userId);
+  }
+
+  // ---------------------------------------------------------------- budgets
+
+  /**
+   * What the scope's user used of each budget in the current window (`config.budgets`; budgets are per user, across
+   * namespaces): extractor calls and tokens, embedder calls and tokens, as counted in the store by every engine
+   * sharing it, and the active beliefs now, each with this engine's limit (null: none), and the window's start and
+   * end. Counters are kept only by engines with a call or token budget set (`counting` says whether this one is).
+   * Does not wait for the user's queued turns: a spent budget holds them. `CapabilityError` for a store without
+   * budget counters.
+   */
+  async usage(scope: Scope): Promise<BudgetUsage> {
+    const s = this.open(scope);
+    return budgetUsage(this.core, s.userId);
   }
 
   // ---------------------------------------------------------------- state

@@ -45,8 +45,7 @@ export async function repeatProbes(
   });
   if (adds.length === 0) return null;
   const statements = [...new Set(adds.map((a) => a.statement))];
-  const embedded = await embedder.embed(statements, { signal: core.abort.signal, scope });
-  core.stats.embeddingCalls++;
+  const embedded = await core.embedTexts(statements, scope, core.abort.signal);
   const byStatement = new Map<string, Float32Array>();
   statements.forEach((s, i) => {
     const v = embedded[i];

@@ -113,6 +113,13 @@ export interface Embedder {
       readonly signal?: AbortSignal | undefined;
       /** Whose text this is, for per-user budgets and accounting. Never part of a cache key. */
       readonly scope?: Scope | undefined;
+      /**
+       * Receives what the call used, before `embed` resolves: once per provider request (`embeddingCalls: 1` and
+       * its `embeddingTokens`), or once with `embeddingCalls: 0` when the call was served without one (a cache).
+       * The engine adds it to the user's budget counters (`config.budgets`); without a report it counts the call
+       * as one. An embedder that cannot tell leaves it uncalled.
+       */
+      readonly onUsage?: ((usage: Usage) => void) | undefined;
     },
   ): Promise<Float32Array[]>;
 }

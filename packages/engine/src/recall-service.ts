@@ -116,7 +116,7 @@ export async function recallBeliefs(
       core.vectors && options.vector !== false && core.embedder?.kind !== 'lexical'
         ? core
             .embedQuery(query, scope, options.signal)
-            .then((v) => core.store.searchVector(scope, v, { limit: candidateLimit }))
+            .then((v) => (v ? core.store.searchVector(scope, v, { limit: candidateLimit }) : []))
         : Promise.resolve([]);
     const [firstLexical, vector] = await Promise.all([lexicalP, vectorP]);
     // A past turn that only asked this question again (an episode of "Where do I live?"), or said the query again

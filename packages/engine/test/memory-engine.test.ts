@@ -805,3 +805,114 @@ describe('working memory (recall option workingMemory)', () => {
     await engine.close();
   });
 });
+
+describe('embedder usage and budgets', () => {
+  it('an embedder that reports nothing counts one call per call; reported requests and tokens are counted as given', async () => {
+    const store = createMemoryStore();
+    const budgets = { embeddingCallsPerUser: 100 };
+    // The offline embedder reports no usage: each call of the engine counts as one.
+    const { engine } = engineOn(store, { config: { budgets } });
+    await engine.accept([turn(0, 'city=Oslo; pet=cat')]);
+    await engine.flush(scope);
+    // One call embedded both statements (and the turn's episode); the lexical embedder embeds no queries.
+    expect((await engine.usage(scope)).embeddingCalls).toEqual({ used: 1, limit: 100 });
+    expect(engine.stats()).toMatchObject({ embeddingCalls: 1, embeddingTokens: 0 });
+    // Writes outside extraction embed for the user too: remember, then correct.
+    const b = await engine.remember(scope, { kind: 'fact', attribute: 'team', value: 'Rosenborg' });
+    await engine.correct(scope, b.id, 'Molde');
+    expect((await engine.usage(scope)).embeddingCalls).toEqual({ used: 3, limit: 100 });
+    await engine.close();
+    // A semantic embedder with a cache: a call served without a request reports 0 calls, and costs nothing.
+    const words = new WordHashEmbedder(16);
+    const cache = new Map<string, Float32Array>();
+    const cached: Embedder = {
+      model: 'cached-test',
+      dimensions: 16,
+      minSimilarity: 0.2,
+      async embed(texts, options) {
+        const missing = texts.filter((t) => !cache.has(t));
+        if (missing.length === 0) options?.onUsage?.({ embeddingCalls: 0, embeddingTokens: 0 });
+        else {
+          for (const [i, v] of (await words.embed(missing)).entries()) cache.set(missing[i]!, v);
+          options?.onUsage?.({ embeddingCalls: 1, embeddingTokens: 5 * missing.length });
+        }
+        return texts.map((t) => cache.get(t)!);
+      },
+    };
+    const other = { userId: 'u2' };
+    const second = new MemoryEngine({
+      store,
+      extractor: new KeyValueExtractor(),
+      embedder: cached,
+      config: { episodic: false, budgets },
+    });
+    await second.recall(other, 'where is home');
+    await second.recall(other, 'where is home');
+    expect(await second.usage(other)).toMatchObject({
+      embeddingCalls: { used: 1, limit: 100 },
+      embeddingTokens: { used: 5, limit: null },
+    });
+    expect(second.stats()).toMatchObject({ embeddingCalls: 1, embeddingTokens: 5 });
+    // The first user's counters are theirs alone.
+    expect((await second.usage(scope)).embeddingCalls.used).toBe(3);
+    await second.close();
+  });
+
+  it('a spent embedding-token budget holds extraction and leaves recall lexical', async () => {
+    const store = createMemoryStore();
+    let calls = 0;
+    const words = new WordHashEmbedder(16);
+    const costly: Embedder = {
+      model: 'costly-test',
+      dimensions: 16,
+      minSimilarity: 0.2,
+      async embed(texts, options) {
+        calls++;
+        options?.onUsage?.({ embeddingCalls: 1, embeddingTokens: 600 });
+        return words.embed(texts);
+      },
+    };
+    const engine = new MemoryEngine({
+      store,
+      extractor: new KeyValueExtractor(),
+      embedder: costly,
+      config: { episodic: false, budgets: { embeddingTokensPerUser: 1000 } },
+    });
+    await engine.accept([turn(0, 'city=Oslo')]);
+    await engine.flush(scope);
+    expect(calls).toBe(2);
+    expect((await engine.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['Oslo']);
+    expect(calls).toBe(2);
+    await engine.accept([turn(1, 'pet=cat')]);
+    await engine.flush(scope);
+    expect(engine.lastError(scope)).toMatch(/embedding_tokens budget spent/);
+    expect(await engine.usage(scope)).toMatchObject({ embeddingTokens: { used: 1200, limit: 1000 } });
+    await engine.close();
+  });
+
+  it('usage() does not wait for the user’s queued turns', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const kv = new KeyValueExtractor();
+    const engine = new MemoryEngine({
+      store: createMemoryStore(),
+      extractor: {
+        name: 'held',
+        async extract(request) {
+          await gate;
+          return { ...(await kv.extract(request)), usage: { llmCalls: 1 } };
+        },
+      },
+      config: { budgets: { llmCallsPerUser: 5 } },
+    });
+    await engine.accept([turn(0, 'city=Oslo')]);
+    // The extraction is held: usage answers from the store meanwhile, and the read barrier would not.
+    expect((await engine.usage(scope)).llmCalls).toEqual({ used: 0, limit: 5 });
+    release();
+    await engine.flush(scope);
+    expect((await engine.usage(scope)).llmCalls).toEqual({ used: 1, limit: 5 });
+    await engine.close();
+  });
+});

@@ -82,6 +82,7 @@ describe('the root export of @mem01/engine', () => {
         'BeliefSource',
         'BeliefStatus',
         'BudgetExceededError',
+        'BudgetUsage',
         'CapabilityError',
         'CaptureDecision',
         'CaptureGrant',

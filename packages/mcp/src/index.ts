@@ -29,7 +29,7 @@ export {
   statementSessionId,
   type TurnKey,
 } from './remember-keys.js';
-export { beliefUri, profileUri } from './resources.js';
+export { beliefUri, profileUri, usageUri } from './resources.js';
 export {
   type McpRuntime,
   type McpRuntimeDescription,

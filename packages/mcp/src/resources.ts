@@ -17,6 +17,11 @@ export function profileUri(userId: string): string {
   return `mem01://users/${encodeURIComponent(userId)}/profile`;
 }
 
+/** `mem01://users/{userId}/usage`, for a user id. */
+export function usageUri(userId: string): string {
+  return `mem01://users/${encodeURIComponent(userId)}/usage`;
+}
+
 /** `mem01://users/{userId}/beliefs/{id}`, for a user id and a belief id. */
 export function beliefUri(userId: string, id: string): string {
   return `mem01://users/${encodeURIComponent(userId)}/beliefs/${encodeURIComponent(id)}`;
@@ -45,7 +50,6 @@ async function guarded<T>(ctx: ServerContext, fn: () => Promise<T>): Promise<T> 
   }
 }
 
-/** Registers the profile and belief resources and the `with-memory` prompt. */
 /**
  * The read callback of a resource of one user (`{userId}` in its template): `read` gives the text for that user's
  * scope, returned as the resource's one content of `mimeType`; errors as {@link guarded} maps them.
@@ -62,6 +66,7 @@ function readForUser(
     });
 }
 
+/** Registers the profile, usage and belief resources and the `with-memory` prompt. */
 export function registerResources(server: McpServer, ctx: ServerContext): void {
   const { engine, access } = ctx;
   // Listing names only the served user (single-user): other ids are never enumerated.
@@ -86,6 +91,27 @@ export function registerResources(server: McpServer, ctx: ServerContext): void {
       mimeType: 'text/plain',
     },
     readForUser(ctx, 'text/plain', async (scope) => (await engine.context(scope, '')).text),
+  );
+
+  server.registerResource(
+    'usage',
+    new ResourceTemplate('mem01://users/{userId}/usage', {
+      list: async () => ({
+        resources: listed().map((u) => ({
+          uri: usageUri(u),
+          name: 'usage',
+          title: 'What the user used of each memory budget',
+          mimeType: 'application/json',
+        })),
+      }),
+    }),
+    {
+      title: 'Budget usage',
+      description:
+        "The user's counts in the current budget window (extractor and embedder calls and tokens, active beliefs), each with the server's limit (null: none), and the window's start and end, as JSON.",
+      mimeType: 'application/json',
+    },
+    readForUser(ctx, 'application/json', async (scope) => JSON.stringify(await engine.usage(scope), null, 2)),
   );
 
   server.registerResource(

@@ -125,9 +125,9 @@ export async function rememberThenRecallAcrossConnections(
     expect(after.block).toContain('The user lives in Porto.');
     expect(after.block).not.toContain('Lisbon');
 
-    // Resources: the profile as the block renders it, and one belief as JSON.
+    // Resources: the profile as the block renders it, the user's budget usage, and one belief as JSON.
     const resources = (await c.listResources()).resources.map((r) => r.uri);
-    expect(resources).toEqual([profileUri]);
+    expect(resources).toEqual([profileUri, profileUri.replace(/\/profile$/, '/usage')]);
     const profile = (await c.readResource({ uri: profileUri })).contents[0] as TextResourceContents;
     expect(profile.text.startsWith(MEMORY_BLOCK_OPEN)).toBe(true);
     expect(profile.text.endsWith(MEMORY_BLOCK_CLOSE)).toBe(true);

@@ -7,8 +7,9 @@ import { startInspector } from '@mem01/cli';
 import { MemoryEngine } from '@mem01/engine';
 import { createLocalEmbedder } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import type { TextResourceContents } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { profileUri } from '../src/resources.js';
+import { profileUri, usageUri } from '../src/resources.js';
 import {
   type BeliefOut,
   childEnv,
@@ -16,6 +17,7 @@ import {
   ok,
   type RecallOut,
   type RememberOut,
+  tempDir,
   tempDirForFile,
 } from './helpers.js';
 import { rememberThenRecallAcrossConnections, USER } from './scenario.js';
@@ -79,6 +81,45 @@ describe('mem01-mcp over stdio', () => {
       expect(yes.accepted).toBe(true);
     } finally {
       await conn.close();
+    }
+  });
+
+  it('serves the user’s budget usage as a resource, against the MEM01_* limits, and no other user’s', {
+    timeout: 60_000,
+  }, async () => {
+    const own = tempDir();
+    const env = childEnv(own.path, {
+      MEM01_EMBEDDING_CALLS_PER_USER: '50',
+      MEM01_MAX_ACTIVE_BELIEFS_PER_USER: '100',
+    });
+    const conn = await connectStdio(['--user', 'dana'], env);
+    const c = conn.client;
+    try {
+      const read = async (userId: string) =>
+        JSON.parse(
+          ((await c.readResource({ uri: usageUri(userId) })).contents[0] as TextResourceContents).text,
+        );
+      const before = await read('dana');
+      expect(before).toMatchObject({
+        userId: 'dana',
+        periodMs: 3_600_000,
+        counting: true,
+        llmCalls: { used: 0, limit: null },
+        embeddingCalls: { used: 0, limit: 50 },
+        activeBeliefs: { used: 0, limit: 100 },
+      });
+      expect(Date.parse(before.windowEnd) - Date.parse(before.windowStart)).toBe(3_600_000);
+      await ok<RememberOut>(c, 'remember', { text: 'I live in Oslo.', wait: true });
+      const after = await read('dana');
+      // The offline embedder reports no usage: the commit's one call counts as one.
+      expect(after.embeddingCalls).toEqual({ used: 1, limit: 50 });
+      expect(after.activeBeliefs).toEqual({ used: 1, limit: 100 });
+      await expect(c.readResource({ uri: usageUri('bob') })).rejects.toThrow(
+        /invalid_input: userId: this server serves one user only/,
+      );
+    } finally {
+      await conn.close();
+      own.remove();
     }
   });
 

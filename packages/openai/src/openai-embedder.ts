@@ -56,8 +56,14 @@ export interface OpenAIEmbedderOptions extends OpenAIClientOptions {
 
 export interface EmbedOptions {
   readonly signal?: AbortSignal | undefined;
-  /** Whose budget the call counts against. The engine's `Embedder` port does not pass it yet. */
+  /** Whose budget the call counts against (the engine passes the user whose text it embeds). */
   readonly scope?: Scope | undefined;
+  /**
+   * The engine's usage report (the `Embedder` port): called after each embeddings request with
+   * `{ embeddingCalls: 1, embeddingTokens }` (the response's `usage.prompt_tokens`, else `total_tokens`, else the
+   * chars/4 estimate), or once with zeros when the cache served every text. Exceptions thrown by it are ignored.
+   */
+  readonly onUsage?: ((usage: Usage) => void) | undefined;
 }
 
 /** An `Embedder` for the OpenAI embeddings endpoint: batched, cached, dimension-checked. */
@@ -156,15 +162,23 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
     this.#misses += missing.size;
 
     const unique = [...missing.keys()];
+    const report = (usage: Usage): void => {
+      try {
+        options.onUsage?.(usage);
+      } catch {
+        // The caller's accounting must never break the call.
+      }
+    };
     for (let start = 0; start < unique.length; start += this.#batchSize) {
       const batch = unique.slice(start, start + this.#batchSize);
-      const vectors = await this.#request(batch, userId, options.signal, start === 0 ? hits : 0);
+      const vectors = await this.#request(batch, userId, options.signal, start === 0 ? hits : 0, report);
       batch.forEach((text, j) => {
         const v = vectors[j]!;
         this.#cache?.set(this.#key(text), v);
         for (const p of missing.get(text) ?? []) out[p] = v;
       });
     }
+    if (unique.length === 0) report({ embeddingCalls: 0, embeddingTokens: 0 });
     if (unique.length === 0 && hits > 0) {
       emitUsage(this.#options.onUsage, {
         kind: 'embedding',
@@ -183,13 +197,17 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
     userId: string,
     signal: AbortSignal | undefined,
     cacheHits: number,
+    report: (usage: Usage) => void,
   ): Promise<Float32Array[]> {
     const estimate = Math.ceil(batch.reduce((n, t) => n + t.length, 0) / 4);
     this.#ledger.reserve(userId, { 'embedding call': 1, 'embedding token': estimate });
     const { client, redact, host } = this.#resolved;
     let attempts = 0;
     const logger = this.#options.logger;
-    let response: { data: { index?: unknown; embedding?: unknown }[]; usage?: { prompt_tokens?: unknown } };
+    let response: {
+      data: { index?: unknown; embedding?: unknown }[];
+      usage?: { prompt_tokens?: unknown; total_tokens?: unknown };
+    };
     try {
       response = await withRetries(
         `embeddings call to ${host}`,
@@ -251,9 +269,10 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
       );
     }
     const tokens =
-      typeof response.usage?.prompt_tokens === 'number' ? response.usage.prompt_tokens : estimate;
+      tokenCount(response.usage?.prompt_tokens) ?? tokenCount(response.usage?.total_tokens) ?? estimate;
     this.#ledger.adjust(userId, 'embedding token', tokens - estimate);
     const usage: Usage = { embeddingCalls: 1, embeddingTokens: tokens };
+    report(usage);
     emitUsage(this.#options.onUsage, {
       kind: 'embedding',
       userId: userId === UNSCOPED ? null : userId,
@@ -282,6 +301,11 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
   [inspect.custom](): string {
     return this.toString();
   }
+}
+
+/** A token count from a response: a non-negative safe integer, else undefined. */
+function tokenCount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { BudgetExceededError, DimensionMismatchError, InvalidInputError } from '@mem01/engine';
+import type { Usage } from '@mem01/engine/store-kit';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createOpenAIEmbedder,
@@ -120,6 +121,49 @@ describe('OpenAI embedder over HTTP', () => {
     await e.embed(['a'], { scope: { userId: 'u1' } }); // a cache hit costs nothing
     await e.embed(['b'], { scope: { userId: 'u2' } });
     expect(fake.requests).toHaveLength(2);
+  });
+
+  it('reports each request’s usage to the caller (the engine): the response’s tokens, zeros for a cache hit', async () => {
+    const e = embedder({ dimensions: 8, batchSize: 2 });
+    const reports: Usage[] = [];
+    const onUsage = (u: Usage) => reports.push(u);
+    await e.embed(['one', 'two', 'three'], { scope: { userId: 'u1' }, onUsage });
+    const sent = fake.requestsFor('embeddings');
+    expect(sent).toHaveLength(2);
+    // The fake answers `usage.prompt_tokens` from what each request sent.
+    expect(reports).toEqual(sent.map((r) => ({ embeddingCalls: 1, embeddingTokens: r.inputTokens })));
+    reports.length = 0;
+    await e.embed(['two', 'one'], { onUsage });
+    expect(reports).toEqual([{ embeddingCalls: 0, embeddingTokens: 0 }]);
+    // The response's own counts, whatever the estimate: prompt_tokens, else total_tokens, else chars / 4.
+    const reply = (usage: unknown) => ({
+      type: 'json' as const,
+      body: {
+        object: 'list',
+        data: [{ object: 'embedding', index: 0, embedding: Array.from({ length: 8 }, (_, i) => i / 8) }],
+        ...(usage === undefined ? {} : { usage }),
+      },
+    });
+    fake.script(
+      'embeddings',
+      reply({ prompt_tokens: 77, total_tokens: 80 }),
+      reply({ total_tokens: 55 }),
+      reply(undefined),
+    );
+    reports.length = 0;
+    for (const text of ['four', 'five', 'sixteen chars ok']) await e.embed([text], { onUsage });
+    expect(reports).toEqual([
+      { embeddingCalls: 1, embeddingTokens: 77 },
+      { embeddingCalls: 1, embeddingTokens: 55 },
+      { embeddingCalls: 1, embeddingTokens: 4 },
+    ]);
+    // A failing callback breaks nothing.
+    const thrown = await e.embed(['six'], {
+      onUsage: () => {
+        throw new Error('accounting down');
+      },
+    });
+    expect(thrown).toHaveLength(1);
   });
 
   it('times out a slow embeddings reply, retries, and can be cancelled', async () => {

@@ -103,6 +103,51 @@ describe('inside MemoryEngine', () => {
   });
 });
 
+describe('embedder usage inside MemoryEngine', () => {
+  it('the embeddings responses’ token counts reach the user’s budgets; a spent embedding budget holds extraction', async () => {
+    const store = createMemoryStore();
+    const common = { apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, env: {} };
+    const engine = new MemoryEngine({
+      store,
+      extractor: createOpenAIExtractor(common),
+      embedder: createOpenAIEmbedder({ ...common, dimensions: 64 }),
+      config: { budgets: { embeddingCallsPerUser: 4 } },
+    });
+    await engine.accept([input(0, 'user', 'I live in Seattle.')]);
+    await engine.flush(scope);
+    // The candidates' query, then the belief and the turn's episode in one request.
+    const sent = fake.requestsFor('embeddings');
+    expect(sent).toHaveLength(2);
+    const tokens = sent.reduce((n, r) => n + r.inputTokens, 0);
+    expect(await engine.usage(scope)).toMatchObject({
+      llmCalls: { used: 1, limit: null },
+      inputTokens: { used: fake.requestsFor('responses')[0]!.inputTokens, limit: null },
+      embeddingCalls: { used: 2, limit: 4 },
+      embeddingTokens: { used: tokens, limit: null },
+    });
+    expect(engine.stats()).toMatchObject({ embeddingCalls: 2, embeddingTokens: tokens });
+    // A query is a request; the same query again is a cache hit, which costs nothing.
+    await engine.recall(scope, 'where does the user live');
+    await engine.recall(scope, 'where does the user live');
+    expect(fake.requestsFor('embeddings')).toHaveLength(3);
+    expect((await engine.usage(scope)).embeddingCalls).toEqual({ used: 3, limit: 4 });
+    await engine.recall(scope, 'which city does the user live in');
+    expect((await engine.usage(scope)).embeddingCalls).toEqual({ used: 4, limit: 4 });
+    // Spent: recall goes on lexically without a request, and the next turn waits for the window.
+    expect((await engine.recall(scope, 'where does the user live now')).map((h) => h.belief.value)).toContain(
+      'Seattle',
+    );
+    expect(fake.requestsFor('embeddings')).toHaveLength(4);
+    await engine.accept([input(1, 'user', 'I live in Denver.')]);
+    await engine.flush(scope);
+    expect(engine.lastError(scope)).toMatch(/embedding_calls budget spent/);
+    expect(fake.requestsFor('embeddings')).toHaveLength(4);
+    expect(fake.requestsFor('responses')).toHaveLength(1);
+    expect((await store.backlog({ now: new Date().toISOString(), userId: 'maya' })).queued).toBe(1);
+    await engine.close();
+  });
+});
+
 describe('quotingResponder (for smoke runs)', () => {
   it('turns every user turn into a grounded belief through the engine', async () => {
     const smoke = await startFakeOpenAI({ responses: quotingResponder(), embeddingDimensions: 64 });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import {
   AUTHORITY_POLICY,
   type Belief,
+  type BudgetUsage,
   ClosedError,
   type ContextBlock,
   InvalidInputError,
@@ -164,6 +165,20 @@ export async function searchMemories(options: SearchMemoriesOptions): Promise<Sc
     limit: options.limit,
     minScore: options.minScore,
   });
+}
+
+/**
+ * What the user used of each budget in the current window: extractor calls and tokens, embedder calls and tokens
+ * (counted in the store by every runtime sharing it, while a call or token budget is set) and the active beliefs,
+ * each with the runtime's limit (null: none), and the window's start and end. Does not wait for queued turns.
+ *
+ * @example
+ * const u = await getMemoryUsage({ userId: 'user-123' });
+ * if (u.embeddingCalls.limit !== null && u.embeddingCalls.used >= u.embeddingCalls.limit) console.log(u.windowEnd);
+ */
+export async function getMemoryUsage(options: MemoryHelperOptions): Promise<BudgetUsage> {
+  const { runtime, scope } = await helperRuntime(options);
+  return runtime.engine.usage(scope);
 }
 
 /** Options of {@link saveTurn}. */

@@ -23,6 +23,7 @@ export {
 } from './errors.js';
 export {
   getMemoryContext,
+  getMemoryUsage,
   type MemoryContext,
   type MemoryContextOptions,
   type MemoryHelperOptions,

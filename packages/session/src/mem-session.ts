@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import {
   type Belief,
   type BeliefKind,
+  type BudgetUsage,
   ClosedError,
   type EraseReceipt,
   InvalidInputError,
@@ -430,6 +431,16 @@ export class MemSession implements Session {
     if (options.reason)
       rt.logger?.info(`mem01: belief ${id} forgotten (reason given: ${options.reason.length} chars)`);
     return tombstone;
+  }
+
+  /**
+   * What this user used of each budget in the current window (the engine's `usage`): extractor calls and tokens,
+   * embedder calls and tokens, as counted in the store by every runtime sharing it, and the active beliefs, each with
+   * this runtime's limit (null: none), and the window's start and end. Does not wait for queued turns.
+   */
+  async memoryUsage(): Promise<BudgetUsage> {
+    const rt = await this.runtime();
+    return rt.engine.usage(this.scope);
   }
 
   /** Waits until this user's accepted turns are extracted. In strict mode, raises a recorded failure. */

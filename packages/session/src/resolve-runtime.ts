@@ -16,7 +16,7 @@ import {
   MemoryEngine,
   type TranscriptStore,
 } from '@mem01/engine';
-import { resolveConfig, stableJson } from '@mem01/engine/store-kit';
+import { budgetsFromEnv, resolveConfig, stableJson } from '@mem01/engine/store-kit';
 import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
 import { InjectedBlocks } from './items.js';
 
@@ -59,8 +59,9 @@ export interface MemoryRuntimeOptions {
   readonly engine?: EngineConfigInput | undefined;
   /**
    * Per-user budgets, counted in the store so that every worker sharing it respects one budget (the engine's
-   * `config.budgets`): `llmCallsPerUser`, `inputTokensPerUser`, `outputTokensPerUser` per `periodMs` (default one
-   * hour) and `maxActiveBeliefsPerUser` (result capacity). A spent budget leaves turns queued until it frees up.
+   * `config.budgets`): `llmCallsPerUser`, `inputTokensPerUser`, `outputTokensPerUser`, `embeddingCallsPerUser`,
+   * `embeddingTokensPerUser` per `periodMs` (default one hour) and `maxActiveBeliefsPerUser` (result capacity). A spent
+   * budget leaves turns queued until it frees up (a spent embedding budget also leaves recall lexical).
    * Default: the `MEM01_*` budget variables (see `tuningFromEnv`), else none. Fields given here take precedence over
    * `engine.budgets`, and those over the environment.
    */
@@ -142,18 +143,8 @@ export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>)
     }
     out.pendingBelow = n;
   }
-  // Budgets counted in the store (the engine's `config.budgets`).
-  const budgets: { -readonly [K in keyof EngineBudgets]?: EngineBudgets[K] } = {};
-  for (const [name, field] of [
-    ['MEM01_LLM_CALLS_PER_USER', 'llmCallsPerUser'],
-    ['MEM01_INPUT_TOKENS_PER_USER', 'inputTokensPerUser'],
-    ['MEM01_OUTPUT_TOKENS_PER_USER', 'outputTokensPerUser'],
-    ['MEM01_MAX_ACTIVE_BELIEFS_PER_USER', 'maxActiveBeliefsPerUser'],
-    ['MEM01_BUDGET_PERIOD_MS', 'periodMs'],
-  ] as const) {
-    const n = int(name);
-    if (n !== undefined) budgets[field] = n;
-  }
+  // Budgets counted in the store (the engine's `config.budgets`), from the variables every entry point reads.
+  const budgets = budgetsFromEnv(env);
   if (Object.keys(budgets).length > 0) out.budgets = budgets;
   const episodic = nonEmpty(env.MEM01_EPISODIC)?.trim().toLowerCase();
   if (episodic !== undefined) {

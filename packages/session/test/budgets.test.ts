@@ -2,11 +2,18 @@
  * Budgets reach the engine from memSession's options and the environment (`MEM01_*`), and a spent budget, counted in
  * the store, leaves the turns queued for every runtime sharing it.
  */
-import type { Extractor } from '@mem01/engine';
-import { KeyValueExtractor } from '@mem01/engine/testing';
+import type { Embedder, Extractor } from '@mem01/engine';
+import { KeyValueExtractor, WordHashEmbedder } from '@mem01/engine/testing';
 import { createMemoryStore } from '@mem01/store-memory';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeSharedRuntimes, type MemSessionOptions, memSession, openMemoryRuntime } from '../src/index.js';
+import {
+  closeSharedRuntimes,
+  getMemoryUsage,
+  type MemSessionOptions,
+  memSession,
+  openMemoryRuntime,
+} from '../src/index.js';
+import { agentWith, echoModel, inputText, runner } from './harness.js';
 
 afterEach(() => closeSharedRuntimes());
 
@@ -27,6 +34,8 @@ describe('budgets', () => {
       MEM01_LLM_CALLS_PER_USER: '40',
       MEM01_INPUT_TOKENS_PER_USER: '50000',
       MEM01_OUTPUT_TOKENS_PER_USER: '8000',
+      MEM01_EMBEDDING_CALLS_PER_USER: '200',
+      MEM01_EMBEDDING_TOKENS_PER_USER: '90000',
       MEM01_MAX_ACTIVE_BELIEFS_PER_USER: '500',
       MEM01_BUDGET_PERIOD_MS: '60000',
     };
@@ -36,6 +45,8 @@ describe('budgets', () => {
       llmCallsPerUser: 40,
       inputTokensPerUser: 50_000,
       outputTokensPerUser: 8000,
+      embeddingCallsPerUser: 200,
+      embeddingTokensPerUser: 90_000,
       maxActiveBeliefsPerUser: 500,
     });
     await fromEnv.close();
@@ -63,6 +74,9 @@ describe('budgets', () => {
     await plain.close();
     expect(() => memSession('c', options({ env: { MEM01_OUTPUT_TOKENS_PER_USER: 'lots' } }))).toThrow(
       /MEM01_OUTPUT_TOKENS_PER_USER/,
+    );
+    expect(() => memSession('c', options({ env: { MEM01_EMBEDDING_CALLS_PER_USER: '0' } }))).toThrow(
+      /MEM01_EMBEDDING_CALLS_PER_USER must be a positive integer/,
     );
     expect(() => memSession('c', options({ env: { MEM01_BUDGET_PERIOD_MS: '5' } }))).toThrow(/periodMs/);
     const runtime = await openMemoryRuntime({
@@ -100,5 +114,61 @@ describe('budgets', () => {
     expect(kv.calls).toBe(1);
     await a.close();
     await b.close();
+  });
+});
+
+describe('usage', () => {
+  it('memoryUsage() and getMemoryUsage() report a user’s counts against the limits; a spent embedding budget leaves recall lexical', async () => {
+    const kv = new KeyValueExtractor();
+    const metered: Extractor = {
+      name: 'metered',
+      async extract(request) {
+        return { ...(await kv.extract(request)), usage: { llmCalls: 1, inputTokens: 30, outputTokens: 5 } };
+      },
+    };
+    const words = new WordHashEmbedder(64);
+    let embedderCalls = 0;
+    const semantic: Embedder = {
+      model: 'metered-semantic-test',
+      dimensions: 64,
+      minSimilarity: 0.2,
+      async embed(texts, options) {
+        embedderCalls++;
+        options?.onUsage?.({ embeddingCalls: 1, embeddingTokens: 4 * texts.length });
+        return words.embed(texts);
+      },
+    };
+    const env = { MEM01_EMBEDDING_CALLS_PER_USER: '3', MEM01_LLM_CALLS_PER_USER: '10' };
+    const store = createMemoryStore();
+    const session = memSession('usage-1', options({ store, extractor: metered, embedder: semantic, env }));
+    const model = echoModel();
+    const agent = agentWith(model);
+    // The first run recalls (one query embedding); its turn is extracted after it: candidates and the commit.
+    await runner().run(agent, 'home_city=Oslo', { session, ...session.runConfig() });
+    await session.flushMemory();
+    const usage = await session.memoryUsage();
+    expect(usage).toMatchObject({
+      userId: 'b-user',
+      periodMs: 3_600_000,
+      counting: true,
+      llmCalls: { used: 1, limit: 10 },
+      inputTokens: { used: 30, limit: null },
+      outputTokens: { used: 5, limit: null },
+      embeddingCalls: { used: 3, limit: 3 },
+      // The queries' 4 tokens each, and the commit's statement and episode.
+      embeddingTokens: { used: 16, limit: null },
+    });
+    expect(embedderCalls).toBe(3);
+    expect(Date.parse(usage.windowEnd) - Date.parse(usage.windowStart)).toBe(3_600_000);
+    expect(usage.activeBeliefs.used).toBeGreaterThanOrEqual(1);
+    expect(await getMemoryUsage({ session })).toEqual(usage);
+    // Spent: a run in a new conversation (no history to carry the city) still gets the belief, recalled
+    // lexically, and the embedder is not called for it.
+    const next = memSession('usage-2', options({ store, extractor: metered, embedder: semantic, env }));
+    await runner().run(agent, 'what is my home city?', { session: next, ...next.runConfig() });
+    expect(inputText(model.inputs.at(-1) ?? [])).toContain('Oslo');
+    expect(embedderCalls).toBe(3);
+    await session.close();
+    await next.close();
   });
 });

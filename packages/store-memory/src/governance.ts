@@ -88,6 +88,14 @@ export const chargeBudget: Method<'chargeBudget'> = (state, request) => {
   return result;
 };
 
+export const readBudget: Method<'readBudget'> = (state, request) => {
+  const r = kit.validateBudgetRead(request);
+  const current = state.budgets.get(r.userId);
+  if (current?.windowStart !== r.windowStart) return {};
+  // A zero charge (a check) keeps an entry here; the contract leaves counters at zero out.
+  return Object.fromEntries([...current.used].filter(([, n]) => n > 0));
+};
+
 export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, userId, options) => {
   const o = kit.validateCountOptions(userId, options);
   const excluded = new Set(o.excludeKinds);

@@ -144,6 +144,23 @@ export const chargeBudget: Method<'chargeBudget'> = async (c, request) => {
   );
 };
 
+export const readBudget: Method<'readBudget'> = async (c, request) => {
+  const r = kit.validateBudgetRead(request);
+  return c.run(
+    'readBudget',
+    async () => {
+      const rows = await sql<{ name: string; used: string | number }>`select name, used
+        from ${c.t('budget_usage')} where user_id = ${r.userId} and window_start = ${r.windowStart}`.execute(
+        c.db,
+      );
+      const used: Record<string, number> = {};
+      for (const row of rows.rows) used[row.name] = Number(row.used);
+      return used;
+    },
+    { idempotent: true },
+  );
+};
+
 export const countActiveBeliefs: Method<'countActiveBeliefs'> = async (c, userId, options) => {
   const o = kit.validateCountOptions(userId, options);
   return c.run(

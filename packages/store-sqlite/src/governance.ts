@@ -137,6 +137,21 @@ export const chargeBudget: Method<'chargeBudget'> = (c, request) => {
   });
 };
 
+export const readBudget: Method<'readBudget'> = (c, request) => {
+  const r = kit.validateBudgetRead(request);
+  return c.op('readBudget', () => {
+    const used: Record<string, number> = {};
+    for (const row of c.all(
+      'SELECT name, used FROM budget_usage WHERE user_id = ? AND window_start = ?',
+      r.userId,
+      r.windowStart,
+    )) {
+      used[String(row.name)] = Number(row.used);
+    }
+    return used;
+  });
+};
+
 export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, userId, options) => {
   const o = kit.validateCountOptions(userId, options);
   return c.op('countActiveBeliefs', () =>

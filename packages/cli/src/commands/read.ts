@@ -1,5 +1,5 @@
-/** Read-only commands: users, beliefs, recall, history, doctor. */
-import type { Belief, BeliefStatus, Scope } from '@mem01/engine';
+/** Read-only commands: users, beliefs, recall, history, doctor, usage. */
+import type { Belief, BeliefStatus, BudgetUsage, Scope } from '@mem01/engine';
 import { BELIEF_STATUSES } from '@mem01/engine/store-kit';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -257,3 +257,39 @@ export async function doctorCommand(ctx: CliContext, supportedSchema: number | n
 }
 
 export { json as printJson, out as print };
+
+/**
+ * `mem01 usage --user <id>`: what the user used of each budget in the current window, as counted in the store by
+ * the agents sharing it, against the limits the environment sets (the same `MEM01_*` variables the agent reads).
+ */
+export async function usageCommand(ctx: CliContext, userId: string): Promise<void> {
+  const u = await ctx.engine.usage(ctx.scope(userId));
+  if (ctx.json) {
+    await json(ctx, u);
+    return;
+  }
+  const lines: [string, BudgetUsage['llmCalls']][] = [
+    ['llm calls', u.llmCalls],
+    ['input tokens', u.inputTokens],
+    ['output tokens', u.outputTokens],
+    ['embedding calls', u.embeddingCalls],
+    ['embedding tokens', u.embeddingTokens],
+    ['active beliefs', u.activeBeliefs],
+  ];
+  const spent = (l: BudgetUsage['llmCalls']) => l.limit !== null && l.used >= l.limit;
+  let text = `budgets of ${userId}, window ${u.windowStart} to ${u.windowEnd}\n\n`;
+  text += table(
+    ['BUDGET', 'USED', 'LIMIT', ''],
+    lines.map(([name, l]) => [
+      name,
+      String(l.used),
+      l.limit === null ? '-' : String(l.limit),
+      spent(l) ? (name === 'active beliefs' ? 'full' : 'spent') : '',
+    ]),
+  );
+  if (lines.every(([, l]) => l.limit === null)) {
+    text +=
+      '\nno budget is set here (MEM01_LLM_CALLS_PER_USER, MEM01_EMBEDDING_CALLS_PER_USER, …): set the variables the agent runs with to see its limits\n';
+  }
+  await out(ctx, text);
+}

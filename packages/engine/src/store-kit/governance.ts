@@ -185,6 +185,15 @@ export function validateBudgetRequest(request: unknown): {
   return { userId: r.userId, windowStart, charges };
 }
 
+/** A `readBudget` request, checked: user and canonical window start. */
+export function validateBudgetRead(request: unknown): { userId: string; windowStart: string } {
+  if (request === null || typeof request !== 'object')
+    throw new InvalidInputError('request', 'must be an object');
+  const r = request as { userId?: unknown; windowStart?: unknown };
+  assertId(r.userId, 'userId');
+  return { userId: r.userId, windowStart: canonicalTimestamp(r.windowStart, 'windowStart') };
+}
+
 /**
  * Applies charges to the counters `used` (current values, 0 when absent), all or nothing: the refusal, or the values
  * after the charge. The rule every store applies inside its transaction.

@@ -13,14 +13,15 @@
  * - for extractors and embedders: the extraction records (`CandidateBelief`, `ExtractionTurn`,
  *   `ExtractionOperation`), `canonicalKey`, `normalizeScope`, provider `Usage`, and the belief value sets
  *   (`BELIEF_SOURCES`, `BELIEF_STATUSES`);
- * - for bindings (sessions, tools, servers, CLIs): `resolveConfig`, the context block's delimiters
+ * - for bindings (sessions, tools, servers, CLIs): `resolveConfig`, `budgetsFromEnv` (the `MEM01_*` budget
+ *   variables, `BUDGET_ENV`), the context block's delimiters
  *   (`MEMORY_BLOCK_OPEN`, `MEMORY_BLOCK_CLOSE`) and `neutralise`, error reporting (`describeError`, `sanitize`,
  *   `sanitizeError` and their one table of credential shapes, `SECRET_PATTERNS`), and `RecallSignals`.
  * @packageDocumentation
  */
 
 export { canonicalKey, canonicalValue, createBelief } from '../belief.js';
-export { resolveConfig } from '../config.js';
+export { BUDGET_ENV, budgetsFromEnv, resolveConfig } from '../config.js';
 export {
   CapabilityError,
   ClosedError,

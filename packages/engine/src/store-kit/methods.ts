@@ -56,6 +56,7 @@ const ROLE_METHODS: readonly RoleMethod[] = [
   'activeGrant',
   'revokeGrants',
   'chargeBudget',
+  'readBudget',
   'countActiveBeliefs',
   'recordAccess',
   'clearAll',

@@ -262,6 +262,64 @@ export function governanceTests(ctx: SuiteContext): void {
   });
 
   ctx.test(
+    'readBudget: a user’s counters of one window as charged, changing nothing; other users and windows apart',
+    async () => {
+      const store = await ctx.open();
+      const user = unique('user-');
+      const other = unique('user-');
+      const read = (userId: string, windowStart: string) => store.readBudget({ userId, windowStart });
+      expect(await read(user, t(0))).toEqual({});
+      await store.chargeBudget({
+        userId: user,
+        windowStart: t(0),
+        charges: [
+          { name: 'llm_calls', amount: 2, limit: null },
+          { name: 'embedding_calls', amount: 0, limit: 5 },
+          { name: 'embedding_tokens', amount: 1234, limit: null },
+        ],
+      });
+      await store.chargeBudget({
+        userId: other,
+        windowStart: t(0),
+        charges: [{ name: 'llm_calls', amount: 7, limit: null }],
+      });
+      // A zero charge that only checked leaves no counter behind.
+      expect(await read(user, t(0))).toEqual({ llm_calls: 2, embedding_tokens: 1234 });
+      // Reading is no charge: the same again, and a limit check sees the same count.
+      expect(await read(user, t(0))).toEqual({ llm_calls: 2, embedding_tokens: 1234 });
+      expect(
+        await store.chargeBudget({
+          userId: user,
+          windowStart: t(0),
+          charges: [{ name: 'llm_calls', amount: 0, limit: 3 }],
+        }),
+      ).toEqual({ charged: true, used: { llm_calls: 2 } });
+      expect(await read(other, t(0))).toEqual({ llm_calls: 7 });
+      // The same instant written another way is the same window; another window has none.
+      expect(await read(user, t(0).replace('Z', '+00:00'))).toEqual({ llm_calls: 2, embedding_tokens: 1234 });
+      expect(await read(user, t(3600))).toEqual({});
+      // A later window's charge deletes the earlier window's counters.
+      await store.chargeBudget({
+        userId: user,
+        windowStart: t(3600),
+        charges: [{ name: 'llm_calls', amount: 1, limit: null }],
+      });
+      expect(await read(user, t(0))).toEqual({});
+      expect(await read(user, t(3600))).toEqual({ llm_calls: 1 });
+      const second = await ctx.second();
+      if (second)
+        expect(await second.readBudget({ userId: user, windowStart: t(3600) })).toEqual({ llm_calls: 1 });
+      for (const bad of [
+        { userId: '', windowStart: t(0) },
+        { userId: user, windowStart: 'yesterday' },
+        null,
+      ]) {
+        await rejects(store.readBudget(bad as never), InvalidInputError);
+      }
+    },
+  );
+
+  ctx.test(
     'countActiveBeliefs counts a user’s active beliefs in every namespace, leaving out kinds',
     async () => {
       const store = await ctx.open();

@@ -8,6 +8,8 @@ import {
   BudgetExceededError,
   CapabilityError,
   CaptureNotAuthorizedError,
+  ClosedError,
+  type Embedder,
   type EngineStore,
   type Extractor,
   InvalidInputError,
@@ -16,9 +18,9 @@ import {
   OperationConflictError,
   type Scope,
 } from '@mem01/engine';
-import { KeyValueExtractor } from '@mem01/engine/testing';
+import { KeyValueExtractor, WordHashEmbedder } from '@mem01/engine/testing';
 import { expect } from 'vitest';
-import type { SuiteContext } from '../context.js';
+import { DIMS, type SuiteContext } from '../context.js';
 import { rejects, unique } from '../fixtures.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
@@ -464,6 +466,138 @@ export function governedEngineTests(ctx: SuiteContext): void {
     },
   );
 
+  ctx.test(
+    'budgets: embedder calls of writes and recall are counted; spent, extraction waits and recall goes lexical',
+    async () => {
+      const store = await ctx.open();
+      const other = (await ctx.second()) ?? store;
+      const time = manualClock('2026-01-01T00:10:00.000Z');
+      const words = new WordHashEmbedder(DIMS);
+      let requests = 0;
+      // A semantic embedder that reports one provider request and 10 tokens per text, like a hosted one.
+      const metered: Embedder = {
+        model: 'metered-test',
+        dimensions: DIMS,
+        minSimilarity: 0.2,
+        kind: 'semantic',
+        async embed(texts, options) {
+          requests++;
+          options?.onUsage?.({ embeddingCalls: 1, embeddingTokens: 10 * texts.length });
+          return words.embed(texts);
+        },
+      };
+      const options = {
+        embedder: metered,
+        clock: time.clock,
+        config: { budgets: { embeddingCallsPerUser: 3 } },
+      };
+      const a = engine(store, options);
+      const scope = { userId: unique('emb-') };
+      await a.accept([turn(scope, 's1', 0, 'city=NYC')]);
+      await a.flush(scope);
+      // Extraction embedded the candidates' query and the new belief's statement.
+      expect(requests).toBe(2);
+      expect(await a.usage(scope)).toEqual({
+        userId: scope.userId,
+        periodMs: 3_600_000,
+        windowStart: '2026-01-01T00:00:00.000Z',
+        windowEnd: '2026-01-01T01:00:00.000Z',
+        counting: true,
+        llmCalls: { used: 0, limit: null },
+        inputTokens: { used: 0, limit: null },
+        outputTokens: { used: 0, limit: null },
+        embeddingCalls: { used: 2, limit: 3 },
+        embeddingTokens: { used: 20, limit: null },
+        activeBeliefs: { used: 1, limit: null },
+      });
+      expect((await a.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['NYC']);
+      expect(requests).toBe(3);
+      // Spent: recall still answers, from the lexical index, without calling the embedder.
+      expect((await a.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['NYC']);
+      expect(requests).toBe(3);
+      // Another engine on another handle sees the same counters, and its extraction waits for the next window.
+      const b = engine(other, options);
+      expect((await b.usage(scope)).embeddingCalls).toEqual({ used: 3, limit: 3 });
+      await b.accept([turn(scope, 's2', 0, 'pet=cat')]);
+      await b.flush(scope);
+      expect(b.lastError(scope)).toMatch(/embedding_calls budget/);
+      expect(await store.backlog({ now: time.clock().toISOString(), userId: scope.userId })).toMatchObject({
+        queued: 1,
+        nextClaimableAt: '2026-01-01T01:00:00.000Z',
+      });
+      expect(requests).toBe(3);
+      time.set('2026-01-01T01:00:00.001Z');
+      await b.flush(scope);
+      expect((await b.list(scope)).items.map((x) => x.value).sort()).toEqual(['NYC', 'cat']);
+      expect(await b.usage(scope)).toMatchObject({
+        windowStart: '2026-01-01T01:00:00.000Z',
+        embeddingCalls: { used: 2, limit: 3 },
+        activeBeliefs: { used: 2, limit: null },
+      });
+      await a.close();
+      await b.close();
+    },
+  );
+
+  ctx.test('usage() reads the counters of engines that keep them, against its own limits', async () => {
+    const store = await ctx.open();
+    const time = manualClock('2026-03-01T10:30:00.000Z');
+    const metered: Extractor = {
+      name: 'metered',
+      async extract(request) {
+        return {
+          ...(await new KeyValueExtractor().extract(request)),
+          usage: { llmCalls: 1, inputTokens: 40, outputTokens: 7 },
+        };
+      },
+    };
+    const scope = { userId: unique('usage-') };
+    // Without a call or token budget, nothing is counted; the active beliefs are counted all the same.
+    const plain = engine(store, {
+      extractor: metered,
+      clock: time.clock,
+      config: { budgets: { periodMs: 60_000 } },
+    });
+    await plain.accept([turn(scope, 's1', 0, 'a=1')]);
+    await plain.flush(scope);
+    expect(await plain.usage(scope)).toMatchObject({
+      counting: false,
+      llmCalls: { used: 0, limit: null },
+      activeBeliefs: { used: 1, limit: null },
+    });
+    const counted = engine(store, {
+      extractor: metered,
+      clock: time.clock,
+      config: { budgets: { periodMs: 60_000, inputTokensPerUser: 1000, maxActiveBeliefsPerUser: 10 } },
+    });
+    await counted.accept([turn(scope, 's2', 0, 'b=2; c=3')]);
+    await counted.flush(scope);
+    // Every counter is kept while one budget is set; the namespace does not matter (budgets are per user).
+    const usage = await counted.usage({ userId: scope.userId, namespace: 'elsewhere' });
+    expect(usage).toEqual({
+      userId: scope.userId,
+      periodMs: 60_000,
+      windowStart: '2026-03-01T10:30:00.000Z',
+      windowEnd: '2026-03-01T10:31:00.000Z',
+      counting: true,
+      llmCalls: { used: 1, limit: null },
+      inputTokens: { used: 40, limit: 1000 },
+      outputTokens: { used: 7, limit: null },
+      embeddingCalls: { used: 0, limit: null },
+      embeddingTokens: { used: 0, limit: null },
+      activeBeliefs: { used: 3, limit: 10 },
+    });
+    // The engine without budgets reads the same counters.
+    expect((await plain.usage(scope)).inputTokens).toEqual({ used: 40, limit: null });
+    expect((await counted.usage({ userId: unique('usage-') })).inputTokens).toEqual({ used: 0, limit: 1000 });
+    time.set('2026-03-01T10:31:00.000Z');
+    expect((await counted.usage(scope)).inputTokens).toEqual({ used: 0, limit: 1000 });
+    await rejects(counted.usage({ userId: '' }), InvalidInputError);
+    await plain.close();
+    await counted.close();
+    await rejects(counted.usage(scope), ClosedError);
+  });
+
   ctx.test('budgets: result capacity caps a user’s active beliefs (episodes aside)', async () => {
     const store = await ctx.open();
     const time = manualClock('2026-01-01T00:00:00.000Z');
@@ -537,6 +671,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       'getOperation',
       'activeGrant',
       'chargeBudget',
+      'readBudget',
       'countActiveBeliefs',
       'recordAccess',
     );
@@ -549,6 +684,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
     );
     // Recall works and counts nothing on a store without access counts.
     await plain.recall(scope, 'a');
+    expect((await rejects(plain.usage(scope), CapabilityError)).message).toContain(store.name);
     await plain.close();
     expect(() => engine(old, { config: { requireCaptureGrant: true } })).toThrow(/capture grants/);
     expect(() => engine(old, { config: { budgets: { llmCallsPerUser: 5 } } })).toThrow(CapabilityError);
