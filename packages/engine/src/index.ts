@@ -21,6 +21,7 @@ export {
   AbortedError,
   BudgetExceededError,
   CapabilityError,
+  CaptureGrantEndedError,
   CaptureNotAuthorizedError,
   ClosedError,
   ConfigError,

@@ -68,6 +68,8 @@ export interface ReconcileOptions {
   readonly stamp?:
     | { readonly metadata?: BeliefMetadata | undefined; readonly origin?: BeliefOrigin | undefined }
     | undefined;
+  /** The capture grant every belief this plan inserts is captured under (`Belief.grantId`). */
+  readonly grantId?: string | undefined;
 }
 
 export interface ReconcileState {
@@ -80,6 +82,12 @@ export interface ReconcileState {
    * retired with a belief drawn from its turn (see {@link reconcile}).
    */
   readonly episodes?: readonly Belief[] | undefined;
+  /**
+   * Ids of the scope's capture grants that have ended (revoked or expired). What they captured is no longer memory:
+   * an active belief captured under one is never confirmed (a new observation of the same value supersedes it with a
+   * new belief, which recall shows), and an extractor's `confirm` of it is dropped.
+   */
+  readonly endedGrants?: ReadonlySet<string> | undefined;
 }
 
 export interface DroppedOperation {
@@ -289,6 +297,11 @@ export function reconcile(
   const stored = new Map<string, Belief>(state.byId);
   for (const b of state.activeByKey.values()) stored.set(b.id, b);
   const current = (id: string): Belief | undefined => working.get(id) ?? stored.get(id);
+  /** Whether a belief is still authorised: captured under no grant, or under one that has not ended. */
+  const authorised = (b: Belief): boolean => b.grantId === undefined || !state.endedGrants?.has(b.grantId);
+  /** Whether `op`'s value confirms `live`: the same value, on a belief still authorised. */
+  const confirms = (live: Belief, value: string): boolean =>
+    authorised(live) && canonicalValue(live.value) === canonicalValue(value);
   const put = (b: Belief): void => {
     if (!inserted.has(b.id) && !originalVersion.has(b.id)) {
       const orig = stored.get(b.id);
@@ -418,6 +431,7 @@ export function reconcile(
         at: options.now,
         metadata: options.stamp?.metadata,
         origin: options.stamp?.origin,
+        grantId: options.grantId,
       },
       options.maxTextBytes,
     );
@@ -498,7 +512,7 @@ export function reconcile(
       const key = beliefKey(op.subject, op.attribute);
       const existing = activeByKey.get(key);
       const live = existing ? current(existing.id) : undefined;
-      if (live && live.status === 'active' && canonicalValue(live.value) === canonicalValue(op.value)) {
+      if (live && live.status === 'active' && confirms(live, op.value)) {
         confirm(live, evidence, op.confidence);
       } else {
         insert(op, evidence, live && live.status === 'active' ? live : undefined);
@@ -523,11 +537,7 @@ export function reconcile(
       if (op.op === 'supersede' && target && target.status !== 'forgotten') {
         const live = activeByKey.get(beliefKey(target.subject, target.attribute));
         const liveNow = live ? current(live.id) : undefined;
-        if (
-          liveNow &&
-          liveNow.status === 'active' &&
-          canonicalValue(liveNow.value) === canonicalValue(op.value)
-        ) {
+        if (liveNow && liveNow.status === 'active' && confirms(liveNow, op.value)) {
           confirm(liveNow, evidence, op.confidence);
         } else {
           insert(
@@ -543,10 +553,11 @@ export function reconcile(
     }
     switch (op.op) {
       case 'confirm':
-        confirm(target, evidence, op.confidence ?? 0.6);
+        if (!authorised(target)) dropped.push({ operation: op, reason: 'not_active' });
+        else confirm(target, evidence, op.confidence ?? 0.6);
         break;
       case 'supersede':
-        if (canonicalValue(target.value) === canonicalValue(op.value)) {
+        if (confirms(target, op.value)) {
           confirm(target, evidence, op.confidence);
         } else {
           insert(
