@@ -104,11 +104,7 @@ function asks(sentence: string): boolean {
 
 /** The stems of what a text is about: its content words but the words of asking ("remind", "list", "recommend"). */
 export function topicStems(text: string): Set<string> {
-  return new Set(
-    contentWords(text)
-      .filter((w) => !ASKING.has(w))
-      .map(stem),
-  );
+  return new Set(contentWords(text).filter((w) => !ASKING.has(w)).map(stem));
 }
 
 /**
