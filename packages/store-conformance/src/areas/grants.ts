@@ -316,9 +316,11 @@ function gatedExtractor(inner: Extractor = new KeyValueExtractor()) {
     entered = resolve;
   });
   let first = true;
+  const candidates: string[][] = [];
   const extractor: Extractor = {
     name: 'gated',
     async extract(request) {
+      candidates.push(request.candidates.map((c) => c.id));
       if (first) {
         first = false;
         entered();
@@ -327,7 +329,7 @@ function gatedExtractor(inner: Extractor = new KeyValueExtractor()) {
       return inner.extract(request);
     },
   };
-  return { extractor, open, entered: started };
+  return { extractor, open, entered: started, candidates };
 }
 
 const values = (hits: readonly { belief: Belief }[]) => hits.map((h) => h.belief.value).sort();
@@ -455,6 +457,8 @@ export function grantEngineTests(ctx: SuiteContext): void {
       const g2 = await e.grantCapture(scope, { intent: 'memory' });
       await e.accept([userTurn(scope, 's2', 0, 'city=Oslo')]);
       await e.flush(scope);
+      // The extractor was not offered the hidden belief as a candidate to confirm.
+      expect(gated.candidates.at(-1)).not.toContain(oslo.id);
       const recalled = (await e.recall(scope, 'city Oslo')).filter((r) => r.belief.kind === 'fact');
       expect(recalled.map((r) => [r.belief.value, r.belief.grantId])).toEqual([['Oslo', g2.id]]);
       expect((await e.get(scope, oslo.id))?.status).toBe('superseded');
@@ -488,8 +492,11 @@ export function grantEngineTests(ctx: SuiteContext): void {
       expect((await e.get(scope, pending!.id))?.status).toBe('pending');
       expect(await e.recall(scope, 'home Bergen')).toEqual([]);
       expect((await e.list(scope, { statuses: ['active', 'pending'] })).items).toEqual([]);
-      // Rejecting, retracting and forgetting stay possible: ending what an ended grant captured is always allowed.
+      // Rejecting, correcting and forgetting stay possible (a correction is the user's own and carries no grant).
       expect((await e.reject(scope, pending!.id)).status).toBe('retracted');
+      const fixed = await e.correct(scope, sure.id, 'Tromso');
+      expect([fixed.value, fixed.grantId, fixed.supersedes]).toEqual(['Tromso', undefined, sure.id]);
+      expect(values(await e.recall(scope, 'home Tromso Bergen'))).toEqual(['Tromso']);
       expect((await e.forget(scope, sure.id)).status).toBe('forgotten');
       // Under a new grant, the same approval path works again for what it captures.
       const g2 = await e.grantCapture(scope, { intent: 'memory' });
