@@ -44,8 +44,6 @@ export function recordOperation(c: Connection, scope: CanonicalScope, op: Operat
 export const recordGrant: Method<'recordGrant'> = (c, grant) => {
   const g = kit.validateGrant(grant);
   c.tx('recordGrant', () => {
-    if (c.get('SELECT 1 AS x FROM capture_grants WHERE id = ?', g.id))
-      throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
     const changed = c.run(
       `INSERT INTO capture_grants (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at, key,
          policy_id, principal_id, decision_id)
@@ -62,8 +60,11 @@ export const recordGrant: Method<'recordGrant'> = (c, grant) => {
       g.principalId ?? null,
       g.decisionId ?? null,
     );
-    // Only the scope's unique key can refuse it now: a racing grant with the same key won.
-    if (changed === 0) throw new kit.DuplicateOperationError(g.key ?? '');
+    if (changed > 0) return;
+    // Refused by the id, or by the scope's unique key (a racing grant with the same key won).
+    if (g.key === undefined || c.get('SELECT 1 AS x FROM capture_grants WHERE id = ?', g.id))
+      throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
+    throw new kit.DuplicateOperationError(g.key);
   });
 };
 
