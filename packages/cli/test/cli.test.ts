@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Belief, MemoryEngine } from '@mem01/engine';
+import { type Belief, MemoryAdmin, MemoryEngine } from '@mem01/engine';
 import { KeyValueExtractor } from '@mem01/engine/testing';
 import { createLocalEmbedder } from '@mem01/local';
 import { openPostgresStore } from '@mem01/store-postgres';
@@ -387,6 +387,27 @@ describe('changing', () => {
 });
 
 describe('export and import', () => {
+  it('what an ended capture grant captured is left out of beliefs and export; history still shows it', async () => {
+    const db = fresh();
+    const store = openSqliteStore({ path: db, logger: { info() {}, warn() {} } });
+    const admin = new MemoryAdmin({ store });
+    const scope = { userId: USER };
+    const grant = await admin.grantCapture(scope, { intent: 'Remember your trips', policyId: 'trips-v1' });
+    const trip = await admin.remember(scope, { kind: 'fact', attribute: 'next_trip', value: 'Reykjavik' });
+    expect(trip.grantId).toBe(grant.id);
+    await admin.revokeCapture(scope, { id: grant.id });
+    await admin.close();
+    await store.close();
+    expect((await allBeliefs(db)).map((b) => b.id)).not.toContain(trip.id);
+    const file = join(dir, `grant-export-${n}.jsonl`);
+    expect((await cli(db, 'export', '--user', USER, '--output', file)).code).toBe(0);
+    expect(readFileSync(file, 'utf8')).not.toContain('Reykjavik');
+    const history = await json<{ belief: Belief }[]>(db, 'history', '--user', USER);
+    expect(history.map((e) => [e.belief.value, e.belief.grantId]).filter(([, g]) => g !== undefined)).toEqual(
+      [['Reykjavik', grant.id]],
+    );
+  });
+
   it('round trip on the demo fixture is lossless (lifecycle, provenance, embeddings) and idempotent', async () => {
     const src = fresh();
     // Give the export a correction, a forgotten tombstone and a retracted belief too.

@@ -26,6 +26,8 @@ export interface NewBeliefInput
   readonly metadata?: BeliefMetadata | undefined;
   /** The host's source label and reference, checked by the caller (`validateOrigin`). */
   readonly origin?: BeliefOrigin | undefined;
+  /** The capture grant it is captured under, if any. */
+  readonly grantId?: string | undefined;
 }
 
 /** Canonical form of a subject or attribute key: trimmed, lower case, inner whitespace and dashes as `_`. */
@@ -90,5 +92,6 @@ export function createBelief(input: NewBeliefInput, maxTextBytes = 8192): Belief
     source: input.source,
     ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
     ...(input.origin === undefined ? {} : { origin: input.origin }),
+    ...(input.grantId === undefined ? {} : { grantId: input.grantId }),
   };
 }

@@ -2,6 +2,7 @@
  * Plans operations against fresh state with {@link reconcile} and commits the plan, re-reading and re-planning when
  * a racing writer wins. Every write to beliefs, extracted or by hand, goes through here.
  */
+import { endedGrants } from './capture.js';
 import type { EngineCore } from './engine-core.js';
 import { episodeKeysOf } from './episodes.js';
 import { DuplicateActiveBeliefError, InvalidInputError, VersionConflictError } from './errors.js';
@@ -28,10 +29,15 @@ export interface ApplyOptions {
   /** Outbox entries this commit completes (extraction), in the same transaction. */
   readonly complete?: { readonly claimId: string; readonly entryIds: readonly string[] } | undefined;
   /**
-   * Runs before each attempt with the records the operations refer to by id, as just read: a lifecycle operation
-   * checks the caller's `expectedVersion` and the belief's status here, so a retried attempt re-checks them.
+   * Runs before each attempt with the records the operations refer to by id, as just read, and the scope's capture
+   * grants that have ended (by id, with how; read only when a record read carries a grant): a lifecycle operation
+   * checks the caller's `expectedVersion`, the belief's status and its grant here, so a retried attempt re-checks them.
    */
-  readonly check?: ((byId: ReadonlyMap<string, Belief>) => void) | undefined;
+  readonly check?:
+    | ((byId: ReadonlyMap<string, Belief>, ended: ReadonlyMap<string, 'revoked' | 'expired'>) => void)
+    | undefined;
+  /** The capture grant the beliefs the plan inserts are captured under (see `Belief.grantId`). */
+  readonly grantId?: string | undefined;
   /**
    * Plan a near repeat of an active belief (`config.duplicateSimilarity`) as a repeat of it. For what extraction
    * draws; a structured `remember` names its key, and key rules alone apply to it.
@@ -70,12 +76,16 @@ export async function applyOperations(
       const b = await core.store.get(scope, id);
       if (b) byId.set(id, b);
     }
-    options.check?.(byId);
     const keys = [
       ...refs.keys,
       ...[...byId.values()].map((b) => ({ subject: b.subject, attribute: b.attribute })),
     ];
     const active = keys.length > 0 ? await core.store.getActiveByKeys(scope, dedupeKeys(keys)) : [];
+    // The grants that ended matter only to records captured under a grant: read them only then.
+    const ended = [...byId.values(), ...active].some((b) => b.grantId !== undefined)
+      ? await endedGrants(core, scope)
+      : new Map<string, 'revoked' | 'expired'>();
+    options.check?.(byId, ended);
     const activeByKey = new Map(active.map((b) => [beliefKey(b.subject, b.attribute), b]));
     // The episodes of the turns these beliefs came from: retired with them when the plan retires them.
     const evidence = [...byId.values(), ...active]
@@ -88,7 +98,7 @@ export async function applyOperations(
           ).filter((b) => b.kind === 'episode')
         : [];
     const nearRepeats = probes ? await findNearRepeats(core, scope, operations, probes) : undefined;
-    const state = { byId, activeByKey, episodes, nearRepeats };
+    const state = { byId, activeByKey, episodes, nearRepeats, endedGrants: new Set(ended.keys()) };
     const reconcileOptions: ReconcileOptions = {
       scope,
       now: core.now(),
@@ -98,6 +108,7 @@ export async function applyOperations(
       maxTextBytes: core.config.maxTextBytes,
       requireGrounding: options.source === 'extracted',
       stamp: typeof options.stamp === 'function' ? options.stamp(byId) : options.stamp,
+      grantId: options.grantId,
     };
     const decide = await decisions(reconcileOptions, options, (o) => reconcile(operations, turns, state, o));
     const plan = reconcile(operations, turns, state, { ...reconcileOptions, decide });

@@ -22,6 +22,8 @@ export interface EngineStats {
   commits: number;
   commitRetries: number;
   failures: number;
+  /** Accepted turns dropped without extraction because their capture grant ended. */
+  turnsDropped: number;
   recalls: number;
   llmCalls: number;
   inputTokens: number;
@@ -43,6 +45,8 @@ export type EngineEvent =
     }
   | { readonly type: 'error'; readonly scope: Scope; readonly error: string; readonly turns: number }
   | { readonly type: 'deferred'; readonly scope: Scope; readonly reason: string; readonly turns: number }
+  /** Accepted turns given up without extraction (their capture grant ended); `reason` holds ids only. */
+  | { readonly type: 'dropped'; readonly scope: Scope; readonly reason: string; readonly turns: number }
   | { readonly type: 'recall'; readonly scope: Scope; readonly returned: number; readonly ms: number };
 
 /** Options shared by `MemoryAdmin` and `MemoryEngine`. */
@@ -73,6 +77,7 @@ export class EngineCore {
     commits: 0,
     commitRetries: 0,
     failures: 0,
+    turnsDropped: 0,
     recalls: 0,
     llmCalls: 0,
     inputTokens: 0,

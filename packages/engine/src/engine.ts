@@ -4,7 +4,7 @@
  * lifecycle operations in `lifecycle.ts`.
  */
 
-import { assertCaptureAllowed } from './capture.js';
+import { authorizeCapture } from './capture.js';
 import type { EngineCoreOptions } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
 import type { RememberInput, RememberOptions } from './lifecycle.js';
@@ -100,9 +100,9 @@ export class MemoryEngine extends MemoryAdmin {
     const s = this.open(scope);
     const checked = checkRememberText(this.core, input, options);
     assertKey(this.core, checked.options.key);
-    await assertCaptureAllowed(this.core, [s]);
+    const grantId = (await authorizeCapture(this.core, [s]))(s);
     await this.beforeUserOperation(s.userId);
-    return rememberText(this.core, this.extractor, s, checked.text, checked.options, checked.origin);
+    return rememberText(this.core, this.extractor, s, checked.text, checked.options, checked.origin, grantId);
   }
 
   protected override beforeUserOperation(userId: string): Promise<void> {

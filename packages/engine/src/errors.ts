@@ -27,7 +27,8 @@ export type Mem01KnownErrorCode =
   | 'pipeline_error'
   | 'operation_conflict'
   | 'duplicate_operation'
-  | 'capture_not_authorized';
+  | 'capture_not_authorized'
+  | 'capture_grant_ended';
 
 /**
  * A stable, machine-readable error code: one of the engine's, or one a package adds for its own errors (the CLI's
@@ -157,6 +158,26 @@ export class CaptureNotAuthorizedError extends Mem01Error {
     );
     this.userId = scope.userId;
     this.namespace = scope.namespace;
+  }
+}
+
+/**
+ * A belief captured under a capture grant that has since been revoked or has expired (by the engine's clock) cannot be
+ * approved: what the grant captured is no longer authorised. Nothing was written. The message holds ids only.
+ */
+export class CaptureGrantEndedError extends Mem01Error {
+  readonly beliefId: string;
+  readonly grantId: string;
+  /** How the grant ended. */
+  readonly ended: 'revoked' | 'expired';
+  constructor(beliefId: string, grantId: string, ended: 'revoked' | 'expired') {
+    super(
+      'capture_grant_ended',
+      `belief ${beliefId} was captured under capture grant ${grantId}, which ${ended === 'revoked' ? 'was revoked' : 'has expired'}; it cannot be approved`,
+    );
+    this.beliefId = beliefId;
+    this.grantId = grantId;
+    this.ended = ended;
   }
 }
 

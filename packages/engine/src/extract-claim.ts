@@ -89,6 +89,8 @@ export async function extractClaim(
     nearRepeats: true,
     complete: { claimId: claim.claimId, entryIds: claim.entries.map((e) => e.id) },
     policy: policy ?? undefined,
+    // A claim holds the turns of one grant: what they produce carries it.
+    grantId: claim.entries[0]?.grantId,
   });
   return { plan, usage };
 }

@@ -41,7 +41,10 @@ export interface OperationJournal {
 
 /**
  * A host's permission to capture memory for one scope: the digest of the intent it stated, when it was given, and when
- * it expires or was revoked. The intent text itself is not stored.
+ * it expires or was revoked, with the host's own references (policy, principal, decision) and an optional operation
+ * key. The intent text itself is not stored. A grant is bound to what it captured: turns accepted while it is the
+ * scope's active grant record its id (`OutboxInput.grantId`), and the beliefs and episodes made from them carry it
+ * (`Belief.grantId`).
  */
 export interface CaptureGrant {
   /** Unique in the store. */
@@ -54,13 +57,25 @@ export interface CaptureGrant {
   readonly expiresAt: string | null;
   /** Null while not revoked. */
   readonly revokedAt: string | null;
+  /**
+   * The operation key it was granted under: unique among the scope's grants. Absent when none was given (and for grants
+   * recorded before grants had keys).
+   */
+  readonly key?: string | undefined;
+  /** The host's id of the policy the grant was given under (an opaque id, 1..256 characters). Absent when none. */
+  readonly policyId?: string | undefined;
+  /** The host's id of who gave the grant (the user, a guardian, an operator). Absent when none. */
+  readonly principalId?: string | undefined;
+  /** The host's id of the consent decision the grant records. Absent when none. */
+  readonly decisionId?: string | undefined;
 }
 
 /** Capture grants, kept in the store so that every process sharing it sees one record. */
 export interface CaptureGrantStore {
   /**
-   * Records a grant. Timestamps are stored as ISO-8601 UTC. `StoreError` when its id is recorded already (nothing
-   * changes); `InvalidInputError` for a malformed grant.
+   * Records a grant. Timestamps are stored as ISO-8601 UTC. `StoreError` when its id is recorded already, and
+   * `DuplicateOperationError` when another grant of its scope has its `key` (a racing grant with the same key won):
+   * nothing changes. `InvalidInputError` for a malformed grant.
    */
   recordGrant(grant: CaptureGrant): Promise<void>;
   /** Every grant of `scope` (revoked and expired ones too), oldest first (`grantedAt`, then id). */

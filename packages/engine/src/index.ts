@@ -22,6 +22,7 @@ export {
   AbortedError,
   BudgetExceededError,
   CapabilityError,
+  CaptureGrantEndedError,
   CaptureNotAuthorizedError,
   ClosedError,
   ConfigError,

@@ -6,7 +6,7 @@
 import { isBeliefKind } from './belief.js';
 import { applyOperations } from './commit-plan.js';
 import type { EngineCore } from './engine-core.js';
-import { InvalidInputError, NotFoundError, VersionConflictError } from './errors.js';
+import { CaptureGrantEndedError, InvalidInputError, NotFoundError, VersionConflictError } from './errors.js';
 import { keyed, operationRecord, type PendingOperation, replayedOne } from './operations.js';
 import type { ExtractionOperation, OperationAction } from './ports.js';
 import type { PlanOperation, ReconcilePlan } from './reconcile.js';
@@ -169,14 +169,23 @@ export async function end(
   );
 }
 
-/** Approves a pending belief: it becomes active and supersedes the active belief on its key, if any. */
+/**
+ * Approves a pending belief: it becomes active and supersedes the active belief on its key, if any. A belief captured
+ * under a grant that has ended (revoked or expired) is refused with `CaptureGrantEndedError`.
+ */
 export async function approve(
   core: EngineCore,
   scope: Scope,
   id: string,
   options: VersionedOptions,
 ): Promise<Belief> {
-  const check = expect(id, options.expectedVersion, ['pending'], 'approved');
+  const checkPending = expect(id, options.expectedVersion, ['pending'], 'approved');
+  const check = (byId: ReadonlyMap<string, Belief>, ended: ReadonlyMap<string, 'revoked' | 'expired'>) => {
+    checkPending(byId);
+    const grantId = byId.get(id)?.grantId;
+    const how = grantId === undefined ? undefined : ended.get(grantId);
+    if (grantId !== undefined && how !== undefined) throw new CaptureGrantEndedError(id, grantId, how);
+  };
   return changeOne(core, scope, id, 'approve', options, (pending) =>
     applyManual(core, scope, id, { op: 'approve', id }, check, pending),
   );
@@ -204,7 +213,7 @@ async function applyManual(
   scope: Scope,
   id: string,
   op: PlanOperation,
-  check: (byId: ReadonlyMap<string, Belief>) => void,
+  check: (byId: ReadonlyMap<string, Belief>, ended: ReadonlyMap<string, 'revoked' | 'expired'>) => void,
   pending: PendingOperation | null,
 ): Promise<Belief> {
   await applyOperations(core, scope, [op], [], {
@@ -246,6 +255,8 @@ export async function remember(
   op: ExtractionOperation,
   source: Extract<BeliefSource, 'manual' | 'tool'>,
   options: RememberOptions = {},
+  /** The capture grant it is remembered under (the scope's active one), if any. */
+  grantId?: string | undefined,
 ): Promise<Belief> {
   const stamp = { metadata: options.metadata };
   const state = options.state ?? 'active';
@@ -261,6 +272,7 @@ export async function remember(
         source,
         actor: 'manual',
         stamp,
+        grantId,
         ...(state === 'pending' ? { decision: 'pending' as const } : {}),
         journal: journalFor(core, pending, result),
       });

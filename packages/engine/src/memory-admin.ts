@@ -4,7 +4,13 @@
  * pipeline, whose read barrier makes every one of these operations wait for the user's accepted writes.
  */
 import { type BudgetUsage, budgetUsage, checkCapacity } from './budgets.js';
-import { assertCaptureAllowed, type GrantCaptureOptions, grantCapture, grantsOf } from './capture.js';
+import {
+  authorizeCapture,
+  endedGrants,
+  type GrantCaptureOptions,
+  grantCapture,
+  grantsOf,
+} from './capture.js';
 import { EngineCore, type EngineCoreOptions, type EngineEvent, type EngineStats } from './engine-core.js';
 import { CapabilityError, InvalidInputError } from './errors.js';
 import * as lifecycle from './lifecycle.js';
@@ -122,19 +128,45 @@ export class MemoryAdmin {
     return selectedContext(this.core, s, ids, budgetBytes);
   }
 
-  /** Beliefs of a scope by status, newest first, after the user's accepted writes. */
+  /**
+   * Beliefs of a scope by status, newest first, after the user's accepted writes. What a capture grant that has ended
+   * (revoked or expired) captured is left out, in every status: `history` and `get` still show it.
+   */
   async list(scope: Scope, options?: ListOptions): Promise<Page<Belief>> {
     const s = this.open(scope);
+    if (options !== undefined && (options === null || typeof options !== 'object'))
+      throw new InvalidInputError('options', 'must be an object');
     await this.beforeUserOperation(s.userId);
-    return this.core.store.list(s, options);
+    const ended = [...(await endedGrants(this.core, s)).keys()];
+    if (ended.length === 0) return this.core.store.list(s, options);
+    return this.core.store.list(s, {
+      ...options,
+      excludeGrants: [...(options?.excludeGrants ?? []), ...ended],
+    });
   }
 
-  /** A belief's lifecycle chain, or every belief of the scope including retired ones, oldest first. */
-  async history(scope: Scope, options: { readonly id?: string | undefined } = {}): Promise<Belief[]> {
+  /**
+   * A belief's lifecycle chain, or every belief of the scope including retired ones, oldest first. Beliefs captured
+   * under a capture grant that has ended are here too (with their `grantId`), for audit, unless `hideEndedGrants`
+   * leaves them out as recall and `list` do.
+   */
+  async history(
+    scope: Scope,
+    options: {
+      readonly id?: string | undefined;
+      /** Leave out what a capture grant that has ended (revoked or expired) captured. Default false. */
+      readonly hideEndedGrants?: boolean | undefined;
+    } = {},
+  ): Promise<Belief[]> {
     const s = this.open(scope);
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
     if (options.id !== undefined) assertId(options.id, 'id');
     await this.beforeUserOperation(s.userId);
-    return this.core.store.history(s, options);
+    const all = await this.core.store.history(s, options.id === undefined ? {} : { id: options.id });
+    if (!options.hideEndedGrants) return all;
+    const ended = await endedGrants(this.core, s);
+    return all.filter((b) => b.grantId === undefined || !ended.has(b.grantId));
   }
 
   async get(scope: Scope, id: string): Promise<Belief | null> {
@@ -250,25 +282,32 @@ export class MemoryAdmin {
     }
     const checked = lifecycle.checkRememberOptions(options);
     assertKey(this.core, checked.key);
-    await assertCaptureAllowed(this.core, [s]);
+    const grantId = (await authorizeCapture(this.core, [s]))(s);
     await this.beforeUserOperation(s.userId);
     await checkCapacity(this.core, s.userId);
-    return lifecycle.remember(this.core, s, op, source, checked);
+    return lifecycle.remember(this.core, s, op, source, checked, grantId);
   }
 
   // ---------------------------------------------------------------- capture grants
 
   /**
    * Records a capture grant for the user + namespace, from now: the SHA-256 digest of `intent` (what the user was
-   * told memory is for; the text is not stored) and an optional expiry. With `config.requireCaptureGrant`, capture
-   * needs one valid grant.
+   * told memory is for; the text is not stored), an optional expiry, and the host's optional `policyId`,
+   * `principalId` and `decisionId`. Under `key`, granting again with the same content returns the recorded grant, and
+   * with different content fails with `OperationConflictError`. With `config.requireCaptureGrant`, capture needs one
+   * valid grant. What is captured while a grant is the scope's active one is bound to it (see `revokeCapture`).
    */
   async grantCapture(scope: Scope, options: GrantCaptureOptions): Promise<CaptureGrant> {
     const s = this.open(scope);
     return grantCapture(this.core, s, options);
   }
 
-  /** Revokes the scope's grants (or only grant `id`) now; returns how many were revoked. */
+  /**
+   * Revokes the scope's grants (or only grant `id`) now; returns how many were revoked. Once a grant is revoked (or has
+   * expired), the turns still queued under it are dropped unextracted (dead, text erased, a content-free reason), the
+   * pending beliefs it captured cannot be approved (`CaptureGrantEndedError`), and what it captured (beliefs and
+   * episodes) is left out of recall, the block and `list`; `history`, `get` and the audit log still show the records.
+   */
   async revokeCapture(scope: Scope, options: { readonly id?: string | undefined } = {}): Promise<number> {
     const s = this.open(scope);
     if (options.id !== undefined) assertId(options.id, 'id');

@@ -97,6 +97,11 @@ export interface SearchOptions {
   readonly limit: number;
   /** Statuses to search. Default `['active']`. */
   readonly statuses?: readonly BeliefStatus[] | undefined;
+  /**
+   * Leave out beliefs whose `grantId` is one of these (the engine passes the scope's grants that ended, so that what
+   * they captured is not recalled). Beliefs without a grant are never left out. Default: none.
+   */
+  readonly excludeGrants?: readonly string[] | undefined;
 }
 
 export interface ListOptions {
@@ -106,6 +111,8 @@ export interface ListOptions {
   readonly limit?: number | undefined;
   /** From a previous page's `nextCursor`. */
   readonly cursor?: string | null | undefined;
+  /** Leave out beliefs whose `grantId` is one of these, as {@link SearchOptions.excludeGrants}. Default: none. */
+  readonly excludeGrants?: readonly string[] | undefined;
 }
 
 export interface LexicalHit {
@@ -309,6 +316,8 @@ export interface AppendEnqueue {
   readonly text: string;
   readonly at: string;
   readonly ref?: string | undefined;
+  /** The capture grant the turn is accepted under, as {@link OutboxInput.grantId}. */
+  readonly grantId?: string | undefined;
 }
 
 export interface OutboxClaim {
@@ -347,7 +356,8 @@ export interface WriteOutbox {
 
   /**
    * Claims the oldest queued entries of one user whose previous claim is not in flight: the oldest queued entry
-   * of that user and following entries of the same scope, up to `maxEntries`/`maxChars`. Entries under an
+   * of that user and following entries of the same scope and the same capture grant (`grantId`, or none), up to
+   * `maxEntries`/`maxChars`. Entries under an
    * expired lease count as queued (their lease is taken over, and the old claim's commit will fail with
    * `LeaseLostError`); so do entries whose holder has exited, in a store with
    * {@link StoreCapabilities.ownerLiveness}. Entries waiting for a retry time (`fail`'s `retryAt`) block the user's
@@ -379,6 +389,13 @@ export interface WriteOutbox {
 
   /** Gives the claim's entries back without counting an attempt (e.g. a budget is spent), claimable from `retryAt`. */
   release(claim: OutboxClaim, options: { readonly retryAt: string; readonly reason: string }): Promise<void>;
+
+  /**
+   * Gives the claim's entries up without extraction (the engine drops turns whose capture grant ended): each becomes
+   * `dead` at once, its text erased and `reason` (content-free, sanitised and shortened as `fail`'s error) recorded as
+   * its `lastError`; attempts do not change. A no-op when the claim was already lost.
+   */
+  drop(claim: OutboxClaim, options: { readonly reason: string }): Promise<void>;
 
   /** Outbox backlog, of one user or all. `now` decides which leases are stale. */
   backlog(options: { readonly now: string; readonly userId?: string | undefined }): Promise<OutboxBacklog>;

@@ -2,6 +2,7 @@
  * Recall as the engine runs it: fetch lexical and vector candidates of one scope from the store, keep what may be
  * recalled, rank with the policy of `recall.ts`, and collapse results that add no evidence.
  */
+import { endedGrants } from './capture.js';
 import type { EngineCore } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit } from './ports.js';
@@ -74,7 +75,8 @@ export function checkRecall(core: EngineCore, query: unknown, options: RecallOpt
 
 /**
  * The active beliefs of `scope` (canonical) most relevant to `query` (a profile of the newest when the query is
- * empty). Never returns other scopes, pending, superseded, retracted or forgotten beliefs.
+ * empty). Never returns other scopes, pending, superseded, retracted or forgotten beliefs, nor what a capture grant
+ * that has ended captured.
  */
 export async function recallBeliefs(
   core: EngineCore,
@@ -85,9 +87,13 @@ export async function recallBeliefs(
   const limit = checkRecall(core, query, options);
   const started = performance.now();
   const kinds = options.kinds ? new Set(options.kinds) : null;
+  // What a grant that has ended captured is left out by the store's searches (so it takes no candidate's place).
+  const ended = await endedGrants(core, scope);
+  const excludeGrants = ended.size > 0 ? [...ended.keys()] : undefined;
   const keep = (b: Belief): boolean =>
     b.status === 'active' &&
     sameScope(b.scope, scope) &&
+    (b.grantId === undefined || !ended.has(b.grantId)) &&
     (kinds ? kinds.has(b.kind) : core.config.episodic || b.kind !== 'episode');
   // What the model reads in its history is not recalled again; a belief known from elsewhere too still is.
   const seen = options.workingMemory;
@@ -98,7 +104,11 @@ export async function recallBeliefs(
   let ranked: ScoredBelief[];
   const profile = query.trim() === '';
   if (profile) {
-    const page = await core.store.list(scope, { statuses: ['active'], limit: Math.min(1000, limit * 4) });
+    const page = await core.store.list(scope, {
+      statuses: ['active'],
+      limit: Math.min(1000, limit * 4),
+      excludeGrants,
+    });
     const kept = page.items.filter((b) => keep(b) && (seen === undefined || unseen(b)));
     ranked = rankProfile(kept, { now, limit, config: core.config.ranking });
   } else {
@@ -107,7 +117,7 @@ export async function recallBeliefs(
     const terms = contentWords(query);
     const lexicalP =
       terms.length > 0
-        ? core.store.searchLexical(scope, terms.join(' '), { limit: candidateLimit })
+        ? core.store.searchLexical(scope, terms.join(' '), { limit: candidateLimit, excludeGrants })
         : Promise.resolve([]);
     // A lexical-fuzzy embedder's similarity repeats what the lexical index matched (on LoCoMo, recall@10 73.1
     // without it, 73.0 with it), and a match in its vectors alone is not relevance (`vectorAlone`): recall does not
@@ -116,7 +126,9 @@ export async function recallBeliefs(
       core.vectors && options.vector !== false && core.embedder?.kind !== 'lexical'
         ? core
             .embedQuery(query, scope, options.signal)
-            .then((v) => (v ? core.store.searchVector(scope, v, { limit: candidateLimit }) : []))
+            .then((v) =>
+              v ? core.store.searchVector(scope, v, { limit: candidateLimit, excludeGrants }) : [],
+            )
         : Promise.resolve([]);
     const [firstLexical, vector] = await Promise.all([lexicalP, vectorP]);
     // A past turn that only asked this question again (an episode of "Where do I live?"), or said the query again
@@ -171,7 +183,7 @@ export async function recallBeliefs(
         // BM25 adds up over words, so the expanded query's score is the first search's plus the added words' alone:
         // only the added words are searched, and the query's words are not matched a second time.
         const added = (
-          await core.store.searchLexical(scope, extra.join(' '), { limit: candidateLimit })
+          await core.store.searchLexical(scope, extra.join(' '), { limit: candidateLimit, excludeGrants })
         ).filter((h) => usable(h.belief));
         const expanded = new Map<string, LexicalHit>(lexical.map((h) => [h.belief.id, h]));
         for (const h of added) {
@@ -265,7 +277,10 @@ export function contextOf(
 /** Why a host-selected id is not in the block. */
 export interface SkippedId {
   readonly id: string;
-  /** `not_found`: unknown, or of another scope (the two look the same); `not_active`: pending, retired or forgotten. */
+  /**
+   * `not_found`: unknown, or of another scope (the two look the same); `not_active`: pending, retired or forgotten, or
+   * captured under a capture grant that has ended.
+   */
   readonly reason: 'not_found' | 'not_active' | 'duplicate';
 }
 
@@ -287,6 +302,7 @@ export async function selectedContext(
   const selected: Belief[] = [];
   const skipped: SkippedId[] = [];
   const seen = new Set<string>();
+  const ended = await endedGrants(core, scope);
   for (const id of ids) {
     if (seen.has(id)) {
       skipped.push({ id, reason: 'duplicate' });
@@ -296,7 +312,8 @@ export async function selectedContext(
     const b = await core.store.get(scope, id);
     // The store's scoping makes another scope's id "not found": nothing tells it from an unknown one.
     if (!b || !sameScope(b.scope, scope)) skipped.push({ id, reason: 'not_found' });
-    else if (b.status !== 'active') skipped.push({ id, reason: 'not_active' });
+    else if (b.status !== 'active' || (b.grantId !== undefined && ended.has(b.grantId)))
+      skipped.push({ id, reason: 'not_active' });
     else selected.push(b);
   }
   const block = renderContextBlock(selected, budgetBytes ?? core.config.budgetBytes);

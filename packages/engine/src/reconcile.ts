@@ -68,6 +68,8 @@ export interface ReconcileOptions {
   readonly stamp?:
     | { readonly metadata?: BeliefMetadata | undefined; readonly origin?: BeliefOrigin | undefined }
     | undefined;
+  /** The capture grant every belief this plan inserts is captured under (`Belief.grantId`). */
+  readonly grantId?: string | undefined;
 }
 
 /**
@@ -91,6 +93,12 @@ export interface ReconcileState {
    * exact repeat confirms the belief on its key, when it is still active as this plan leaves it.
    */
   readonly nearRepeats?: ReadonlyMap<number, NearRepeat> | undefined;
+  /**
+   * Ids of the scope's capture grants that have ended (revoked or expired). What they captured is no longer memory:
+   * an active belief captured under one is never confirmed (a new observation of the same value supersedes it with a
+   * new belief, which recall shows), and an extractor's `confirm` of it is dropped.
+   */
+  readonly endedGrants?: ReadonlySet<string> | undefined;
 }
 
 export interface DroppedOperation {
@@ -314,6 +322,11 @@ export function reconcile(
     const b = id === undefined ? undefined : current(id);
     return b?.status === 'active' ? b : undefined;
   };
+  /** Whether a belief is still authorised: captured under no grant, or under one that has not ended. */
+  const authorised = (b: Belief): boolean => b.grantId === undefined || !state.endedGrants?.has(b.grantId);
+  /** Whether `op`'s value confirms `live`: the same value, on a belief still authorised. */
+  const confirms = (live: Belief, value: string): boolean =>
+    authorised(live) && canonicalValue(live.value) === canonicalValue(value);
   const put = (b: Belief): void => {
     if (!inserted.has(b.id) && !originalVersion.has(b.id)) {
       const orig = stored.get(b.id);
@@ -443,6 +456,7 @@ export function reconcile(
         at: options.now,
         metadata: options.stamp?.metadata,
         origin: options.stamp?.origin,
+        grantId: options.grantId,
       },
       options.maxTextBytes,
     );
@@ -525,10 +539,10 @@ export function reconcile(
       const live = existing ? current(existing.id) : undefined;
       const liveActive = live && live.status === 'active' ? live : undefined;
       const repeated = liveActive ? undefined : nearRepeatOf(opIndex);
-      if (liveActive && canonicalValue(liveActive.value) === canonicalValue(op.value)) {
+      if (liveActive && confirms(liveActive, op.value)) {
         confirm(liveActive, evidence, op.confidence);
         addedBy.set(opIndex, liveActive.id);
-      } else if (repeated) {
+      } else if (repeated && authorised(repeated)) {
         confirm(repeated, evidence, op.confidence);
         addedBy.set(opIndex, repeated.id);
       } else {
@@ -555,11 +569,7 @@ export function reconcile(
       if (op.op === 'supersede' && target && target.status !== 'forgotten') {
         const live = activeByKey.get(beliefKey(target.subject, target.attribute));
         const liveNow = live ? current(live.id) : undefined;
-        if (
-          liveNow &&
-          liveNow.status === 'active' &&
-          canonicalValue(liveNow.value) === canonicalValue(op.value)
-        ) {
+        if (liveNow && liveNow.status === 'active' && confirms(liveNow, op.value)) {
           confirm(liveNow, evidence, op.confidence);
         } else {
           insert(
@@ -575,10 +585,11 @@ export function reconcile(
     }
     switch (op.op) {
       case 'confirm':
-        confirm(target, evidence, op.confidence ?? 0.6);
+        if (!authorised(target)) dropped.push({ operation: op, reason: 'not_active' });
+        else confirm(target, evidence, op.confidence ?? 0.6);
         break;
       case 'supersede':
-        if (canonicalValue(target.value) === canonicalValue(op.value)) {
+        if (confirms(target, op.value)) {
           confirm(target, evidence, op.confidence);
         } else {
           insert(

@@ -107,6 +107,8 @@ export async function rememberText(
   text: string,
   options: RememberTextOptions,
   origin: BeliefOrigin | undefined,
+  /** The capture grant it is remembered under (the scope's active one), if any. */
+  grantId?: string | undefined,
 ): Promise<RememberTextResult> {
   const state = options.state ?? 'active';
   const request = { text, origin, state, metadata: options.metadata };
@@ -159,6 +161,7 @@ export async function rememberText(
           actor: 'manual',
           nearRepeats: true,
           stamp: { metadata: options.metadata, origin },
+          grantId,
           ...(state === 'pending' ? { decision: 'pending' as const } : {}),
           journal: pending ? (p) => operationRecord(core, pending, p.touched, stored) : undefined,
         },

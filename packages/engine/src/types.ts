@@ -119,6 +119,13 @@ export interface Belief {
   readonly accessCount?: number | undefined;
   /** When recall last returned it (as of the last written batch), absent while never. */
   readonly lastAccessedAt?: string | undefined;
+  /**
+   * The capture grant it was captured under (provenance): the grant its turns were accepted under, or that was active
+   * when it was remembered. Absent when none was (no grant recorded, a correction, or stored before grants were bound
+   * to captures). While that grant is revoked or expired, recall, the block and `list` leave the belief out and it
+   * cannot be approved; `get`, `history` and the audit log still show it. Kept on the forgotten tombstone (an id).
+   */
+  readonly grantId?: string | undefined;
 }
 
 /**
@@ -176,6 +183,11 @@ export interface OutboxInput {
   /** When the turn happened, ISO-8601 UTC. */
   readonly at: string;
   readonly ref?: string | undefined;
+  /**
+   * The capture grant the turn was accepted under (the engine sets it); absent when none. A claim never mixes turns of
+   * different grants, so what a claim's extraction writes carries one grant.
+   */
+  readonly grantId?: string | undefined;
 }
 
 /** An accepted turn waiting for extraction. */

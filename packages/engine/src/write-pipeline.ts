@@ -11,7 +11,7 @@
  *   user's next operation), and retried with backoff; a store that heals is used again.
  */
 
-import { assertCaptureAllowed } from './capture.js';
+import { authorizeCapture, endedGrants } from './capture.js';
 import type { EngineCore } from './engine-core.js';
 import {
   BudgetExceededError,
@@ -31,6 +31,7 @@ import type {
   OutboxClaim,
   OutboxInput,
   TranscriptStore,
+  WriteOutbox,
 } from './ports.js';
 import { assertPosition } from './store-input.js';
 import type { Scope } from './types.js';
@@ -56,6 +57,8 @@ interface UserState {
   deferred: boolean;
   /** Accepts of this user still writing to the store. */
   readonly accepting: Set<Promise<unknown>>;
+  /** Resolves once the latest accept or append called for this user has issued its store write (or given up). */
+  issued: Promise<void>;
   /** A timed retry (after a failure, or when another worker's lease expires). */
   retry: ReturnType<typeof setTimeout> | null;
   /**
@@ -146,7 +149,9 @@ export class WritePipeline {
     if (typeof input.at !== 'string' || Number.isNaN(Date.parse(input.at))) {
       throw new InvalidInputError(`${at}.at`, 'must be an ISO-8601 date');
     }
-    return { ...input, scope, at: new Date(input.at).toISOString() };
+    // The grant a turn is accepted under is the engine's to set, never the caller's.
+    const { grantId: _grantId, ...turn } = input;
+    return { ...turn, scope, at: new Date(input.at).toISOString() };
   }
 
   async accept(inputs: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }> {
@@ -156,11 +161,22 @@ export class WritePipeline {
     const userIds = [...new Set(checked.map((c) => c.scope.userId))];
     for (const userId of userIds) this.raiseStrict(userId);
     if (checked.length === 0) return { accepted: 0, duplicates: 0 };
-    await assertCaptureAllowed(
-      this.core,
-      checked.map((c) => c.scope),
+    const result = await this.inCallOrder(
+      userIds,
+      // Each turn is bound to its scope's active grant (a capture needs one when grants are required).
+      () =>
+        authorizeCapture(
+          this.core,
+          checked.map((c) => c.scope),
+        ),
+      (grantOf) =>
+        this.core.store.enqueue(
+          checked.map((c) => {
+            const grantId = grantOf(c.scope);
+            return grantId === undefined ? c : { ...c, grantId };
+          }),
+        ),
     );
-    const result = await this.accepting(userIds, () => this.core.store.enqueue(checked));
     this.core.stats.accepted += result.accepted;
     this.core.stats.duplicatesSkipped += result.duplicates;
     for (const userId of userIds) this.defer(userId);
@@ -233,34 +249,78 @@ export class WritePipeline {
     }
     turns.splice(0, turns.length, ...fresh);
     this.core.stats.duplicatesSkipped += repeated;
-    // Items without turns to accept are a plain transcript write; turns are capture.
-    if (turns.length > 0) await assertCaptureAllowed(this.core, [s]);
     const atomic = (transcript as unknown) === (this.core.store as unknown);
-    const result = await this.accepting([s.userId], async () => {
-      const appended = await transcript.appendItems(s, sessionId, items, {
-        operationId: options.operationId,
-        operationFingerprint: options.operationFingerprint,
-        replaceSuffix: options.replaceSuffix,
-        ...(atomic ? { enqueue: turns } : {}),
-      });
-      if (appended.duplicate || turns.length === 0) return { ...appended, accepted: 0 };
-      if (atomic) return { ...appended, accepted: turns.length };
-      // A separate transcript: accept afterwards (idempotent by session, position and content, so a retry converges).
-      const inputs: OutboxInput[] = [];
-      for (const t of turns) {
-        const position = appended.positions[t.index];
-        if (position === undefined) continue;
-        inputs.push({ scope: s, sessionId, position, role: t.role, text: t.text, at: t.at, ref: t.ref });
-      }
-      const enq = await this.core.store.enqueue(inputs);
-      this.core.stats.duplicatesSkipped += enq.duplicates;
-      return { ...appended, accepted: enq.accepted };
-    });
+    const result = await this.inCallOrder(
+      [s.userId],
+      // Items without turns to accept are a plain transcript write; turns are capture, bound to the active grant.
+      async () => {
+        if (turns.length === 0) return;
+        const grantId = (await authorizeCapture(this.core, [s]))(s);
+        if (grantId !== undefined) turns.splice(0, turns.length, ...turns.map((t) => ({ ...t, grantId })));
+      },
+      async () => {
+        const appended = await transcript.appendItems(s, sessionId, items, {
+          operationId: options.operationId,
+          operationFingerprint: options.operationFingerprint,
+          replaceSuffix: options.replaceSuffix,
+          ...(atomic ? { enqueue: turns } : {}),
+        });
+        if (appended.duplicate || turns.length === 0) return { ...appended, accepted: 0 };
+        if (atomic) return { ...appended, accepted: turns.length };
+        // A separate transcript: accept afterwards (idempotent by session, position and content, so a retry converges).
+        const inputs: OutboxInput[] = [];
+        for (const t of turns) {
+          const position = appended.positions[t.index];
+          if (position === undefined) continue;
+          inputs.push({
+            scope: s,
+            sessionId,
+            position,
+            role: t.role,
+            text: t.text,
+            at: t.at,
+            ref: t.ref,
+            ...(t.grantId === undefined ? {} : { grantId: t.grantId }),
+          });
+        }
+        const enq = await this.core.store.enqueue(inputs);
+        this.core.stats.duplicatesSkipped += enq.duplicates;
+        return { ...appended, accepted: enq.accepted };
+      },
+    );
     this.core.stats.accepted += result.accepted;
     if (previous && !result.duplicate) this.rememberUserTurn(conversation, previous);
     if (result.accepted > 0) this.defer(s.userId);
     if (result.accepted > 0 && refused.length === 0) this.state(s.userId).refusal = null;
     return { positions: result.positions, duplicate: result.duplicate, accepted: result.accepted, refused };
+  }
+
+  /**
+   * Runs `prepare` (the grant lookup) at once, then `write` as {@link accepting} does, once every earlier accept or
+   * append of these users has issued its write: a user's writes reach the store in the order they were called,
+   * whatever their lookups take.
+   */
+  private async inCallOrder<P, T>(
+    userIds: readonly string[],
+    prepare: () => Promise<P>,
+    write: (prepared: P) => Promise<T>,
+  ): Promise<T> {
+    const states = userIds.map((u) => this.state(u));
+    const earlier = states.map((st) => st.issued);
+    let issued!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      issued = resolve;
+    });
+    for (const st of states) st.issued = mine;
+    try {
+      const prepared = await prepare();
+      await Promise.all(earlier);
+      const p = this.accepting(userIds, () => write(prepared));
+      issued();
+      return await p;
+    } finally {
+      issued();
+    }
   }
 
   /** Runs a store write that accepts turns of `userIds`, so that their barriers wait for it. */
@@ -608,6 +668,18 @@ export class WritePipeline {
     const started = performance.now();
     const turns = claimTurns(claim, core.config.maxTextBytes);
     try {
+      // A claim holds the turns of one grant (or none): once that grant has ended, they are never extracted.
+      const grantId = claim.entries[0]?.grantId;
+      if (grantId !== undefined) {
+        const ended = (await endedGrants(core, scope)).get(grantId);
+        if (ended) {
+          await this.dropClaim(
+            claim,
+            `capture grant ${grantId} ${ended === 'revoked' ? 'was revoked' : 'has expired'}; turn not extracted`,
+          );
+          return true;
+        }
+      }
       const { plan, usage } = await extractClaim(core, scope, claim, turns, {
         extractor: this.extractor,
         actor: this.workerId,
@@ -666,6 +738,21 @@ export class WritePipeline {
     }
   }
 
+  /**
+   * Gives up a claim whose capture grant has ended: its turns become dead with `reason` (ids only, no content) and lose
+   * their text. A store written before `drop` existed dead-letters them with `fail` instead (their text stays there).
+   */
+  private async dropClaim(claim: OutboxClaim, reason: string): Promise<void> {
+    const core = this.core;
+    const store = core.store as Partial<Pick<WriteOutbox, 'drop'>> & WriteOutbox;
+    if (typeof store.drop === 'function') await store.drop(claim, { reason });
+    else await store.fail(claim, reason, { maxAttempts: 1 });
+    const scope = normalizeScope(claim.scope);
+    core.stats.turnsDropped += claim.entries.length;
+    core.emit({ type: 'dropped', scope, reason, turns: claim.entries.length });
+    core.logger?.warn(`mem01: ${claim.entries.length} accepted turn(s) dropped: ${reason}`);
+  }
+
   /** Records a pipeline failure of a user: `lastError`, the strict error, counters, an event and a warning. */
   private record(scope: Scope, err: unknown, turns: number): void {
     const st = this.state(scope.userId);
@@ -713,6 +800,7 @@ export class WritePipeline {
         queued: false,
         deferred: false,
         accepting: new Set(),
+        issued: Promise.resolve(),
         retry: null,
         retryNow: false,
         storeFailures: 0,

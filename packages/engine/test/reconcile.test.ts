@@ -397,3 +397,41 @@ describe('reconcile: near repeats (state.nearRepeats)', () => {
     expect(plan.updates.map((u) => [u.id, u.set.status])).toEqual([[lisbon.id, 'retracted']]);
   });
 });
+
+describe('reconcile: what an ended capture grant captured', () => {
+  const hidden = belief('home_city', 'NYC', { grantId: 'g-ended' });
+  const live = belief('pet', 'cat', { grantId: 'g-live' });
+  const ended = (...beliefs: Belief[]) => ({ ...state(...beliefs), endedGrants: new Set(['g-ended']) });
+
+  it('is never confirmed: the same value observed again is a new belief, under the new grant, superseding it', () => {
+    const plan = reconcile([add('home_city', 'NYC', 'NYC')], [turn('t1', 'I live in NYC')], ended(hidden), {
+      ...opts,
+      grantId: 'g-new',
+    });
+    expect(plan.inserts.map((b) => [b.value, b.grantId, b.supersedes])).toEqual([
+      ['NYC', 'g-new', hidden.id],
+    ]);
+    expect(plan.updates).toMatchObject([{ id: hidden.id, set: { status: 'superseded' } }]);
+  });
+
+  it('an extractor’s confirm of it is dropped; beliefs of a grant still in force are confirmed as before', () => {
+    const plan = reconcile(
+      [
+        { op: 'confirm', id: hidden.id, evidence: [{ turnId: 't1', quote: 'NYC' }] },
+        { op: 'confirm', id: live.id, evidence: [{ turnId: 't1', quote: 'cat' }] },
+        add('pet', 'cat', 'cat'),
+      ],
+      [turn('t1', 'NYC, and my cat')],
+      ended(hidden, live),
+      opts,
+    );
+    expect(plan.dropped.map((d) => d.reason)).toEqual(['not_active']);
+    expect(plan.inserts).toEqual([]);
+    expect(plan.updates.map((u) => u.id)).toEqual([live.id]);
+  });
+
+  it('a plan without a grant inserts beliefs without one', () => {
+    const plan = reconcile([add('diet', 'vegan', 'vegan')], [turn('t1', 'vegan')], state(), opts);
+    expect(plan.inserts[0]).not.toHaveProperty('grantId');
+  });
+});

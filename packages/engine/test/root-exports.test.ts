@@ -86,6 +86,7 @@ describe('the root export of @mem01/engine', () => {
         'CapabilityError',
         'CaptureDecision',
         'CaptureGrant',
+        'CaptureGrantEndedError',
         'CaptureNotAuthorizedError',
         'CapturePolicy',
         'CaptureReview',

@@ -45,7 +45,13 @@ describe('store input checks', () => {
   });
 
   it('bounds search limits', () => {
-    expect(validateSearchOptions({ limit: 5 })).toEqual({ limit: 5, statuses: ['active'] });
+    expect(validateSearchOptions({ limit: 5 })).toEqual({
+      limit: 5,
+      statuses: ['active'],
+      excludeGrants: [],
+    });
+    expect(validateSearchOptions({ limit: 5, excludeGrants: ['g'] }).excludeGrants).toEqual(['g']);
+    refuses(() => validateSearchOptions({ limit: 5, excludeGrants: [42] }), 'excludeGrants[0]');
     for (const limit of [0, -1, 2.5, Number.NaN, 10_001])
       refuses(() => validateSearchOptions({ limit }), 'limit');
     refuses(() => validateSearchOptions({ limit: 1001 }, 1000), 'limit');

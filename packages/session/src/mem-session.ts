@@ -78,7 +78,10 @@ export interface MemSessionOptions extends MemoryRuntimeOptions {
 
 /** Options of {@link MemSession.memoryHistory}. */
 export interface MemoryHistoryOptions {
-  /** Include superseded, retracted and forgotten beliefs (tombstones carry no content). Default false. */
+  /**
+   * Include superseded, retracted and forgotten beliefs (tombstones carry no content), and what a capture grant that
+   * has ended (revoked or expired) captured (each with its `grantId`). Default false.
+   */
   readonly includeInvalidated?: boolean | undefined;
   /** At most this many, the newest. Default all. */
   readonly limit?: number | undefined;
@@ -390,7 +393,10 @@ export class MemSession implements Session {
 
   // ---------------------------------------------------------------- memory management
 
-  /** The user's beliefs, oldest first; with `includeInvalidated`, retired ones and tombstones too. */
+  /**
+   * The user's beliefs, oldest first; with `includeInvalidated`, retired ones, tombstones and what an ended capture
+   * grant captured too.
+   */
   async memoryHistory(options: MemoryHistoryOptions = {}): Promise<Belief[]> {
     const limit = options.limit;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
@@ -401,7 +407,7 @@ export class MemSession implements Session {
       throw new InvalidInputError('kinds', 'must be an array of belief kinds');
     }
     const rt = await this.runtime();
-    const all = await rt.engine.history(this.scope);
+    const all = await rt.engine.history(this.scope, { hideEndedGrants: !options.includeInvalidated });
     const kinds = options.kinds ? new Set(options.kinds) : null;
     const kept = all.filter(
       (b) =>

@@ -5,6 +5,7 @@ import { commitTests } from './areas/commit.js';
 import { concurrencyTests } from './areas/concurrency.js';
 import { governanceTests } from './areas/governance.js';
 import { governedEngineTests } from './areas/governed-engine.js';
+import { grantBindingTests, grantEngineTests } from './areas/grants.js';
 import { isolationTests } from './areas/isolation.js';
 import { forgetTests, historyTests } from './areas/lifecycle.js';
 import { outboxTests } from './areas/outbox.js';
@@ -33,6 +34,8 @@ const AREAS: readonly [string, (ctx: SuiteContext) => void][] = [
   ['scope isolation and bad input', isolationTests],
   ['MemoryEngine pipeline on this store', pipelineTests],
   ['MemoryEngine governed writes on this store', governedEngineTests],
+  ['capture grants bound to their captures: store ports', grantBindingTests],
+  ['capture grants bound to their captures: the engine on this store', grantEngineTests],
 ];
 
 /**

@@ -99,14 +99,15 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (state, scope, keys) =
 
 export const list: Method<'list'> = (state, scope, options = {}) => {
   const s = state.scope(kit.normalizeScope(scope));
-  const { statuses, limit, before } = kit.validateListOptions(options);
+  const { statuses, limit, before, excludeGrants } = kit.validateListOptions(options);
   if (!s) return { items: [], nextCursor: null };
   const wanted = new Set(statuses);
+  const excluded = new Set(excludeGrants);
   const ids = s.ids;
   const fetched: Belief[] = [];
   for (let i = before === null ? ids.length - 1 : lowerBound(ids, before) - 1; i >= 0; i--) {
     const b = state.rows.get(ids[i]!)!.belief;
-    if (!wanted.has(b.status)) continue;
+    if (!wanted.has(b.status) || (b.grantId !== undefined && excluded.has(b.grantId))) continue;
     fetched.push(b);
     if (fetched.length > limit) break;
   }

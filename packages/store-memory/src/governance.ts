@@ -42,6 +42,9 @@ const copyGrant = (g: CaptureGrant): CaptureGrant => ({ ...g, scope: { ...g.scop
 export const recordGrant: Method<'recordGrant'> = (state, grant) => {
   const g = kit.validateGrant(grant);
   if (state.grants.has(g.id)) throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
+  const key = g.key;
+  if (key !== undefined && grantsOfScope(state, g.scope).some((x) => x.key === key))
+    throw new kit.DuplicateOperationError(key);
   state.grants.set(g.id, g);
 };
 

@@ -9,15 +9,24 @@ import { cloneBelief, type Method } from './state.js';
 import { TopK } from './top-k.js';
 
 export const searchLexical: Method<'searchLexical'> = (state, scope, query, options) => {
-  const { scope: canonical, terms, limit, statuses } = kit.validateLexicalSearch(scope, query, options);
+  const {
+    scope: canonical,
+    terms,
+    limit,
+    statuses,
+    excludeGrants,
+  } = kit.validateLexicalSearch(scope, query, options);
   const s = state.scope(canonical);
   if (!s || terms.length === 0) return [];
   const wanted = new Set(statuses);
+  const excluded = new Set(excludeGrants);
   const top = new TopK<LexicalHit['belief']>(limit);
   s.lexical.score(
     terms,
     limit,
-    (row) => wanted.has(row.belief.status),
+    (row) =>
+      wanted.has(row.belief.status) &&
+      (row.belief.grantId === undefined || !excluded.has(row.belief.grantId)),
     (row, score) => top.offer(row.belief, score),
   );
   return top.sorted().map(({ item, score }) => ({ belief: cloneBelief(item), score }));

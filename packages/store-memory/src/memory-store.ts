@@ -26,9 +26,10 @@ export interface MemoryStoreOptions {
 
 /**
  * Schema version reported by {@link InMemoryStore.info}; the memory store has no persisted schema. 2: operation keys,
- * capture grants, budget counters, host metadata, origins and access counts (as SQLite 5 and Postgres 2).
+ * capture grants, budget counters, host metadata, origins and access counts (as SQLite 5 and Postgres 2). 3: captures
+ * bound to their grant, and grants with keys and host ids (as SQLite 7 and Postgres 4).
  */
-export const MEMORY_SCHEMA_VERSION = 2;
+export const MEMORY_SCHEMA_VERSION = 3;
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
   vectorSearch: 'exact',

@@ -30,6 +30,7 @@ export function acceptEntries(
       text: input.text,
       at: input.at,
       ref: input.ref,
+      grantId: input.grantId,
       idempotencyKey: key,
       acceptedAt,
       seq: ++state.seq,
@@ -67,7 +68,7 @@ export const claim: Method<'claim'> = (state, options) => {
   for (const e of chosen) if (e.status === 'claimed') requeue(e, e.retryAt);
   const batch = kit
     .claimBatch(
-      chosen.map((e) => ({ e, namespace: e.scope.namespace, text: e.text })),
+      chosen.map((e) => ({ e, namespace: e.scope.namespace, text: e.text, grantId: e.grantId })),
       o,
       ({ e }) => e.retryAt <= now,
     )
@@ -111,6 +112,17 @@ export const fail: Method<'fail'> = (state, held, error, options) => {
 export const release: Method<'release'> = (state, held, options) => {
   const r = kit.validateRelease(held, options);
   for (const e of claimed(state, r.claimId, r.entryIds) ?? []) requeue(e, r.retryAt.ms);
+};
+
+export const drop: Method<'drop'> = (state, held, options) => {
+  const d = kit.validateDrop(held, options);
+  const entries = claimed(state, d.claimId, d.entryIds);
+  if (!entries) return;
+  for (const e of entries) {
+    e.lastError = d.reason;
+    e.text = '';
+    finishEntry(state, e, 'dead');
+  }
 };
 
 export const backlog: Method<'backlog'> = (state, options) => {
@@ -209,6 +221,7 @@ function entryView(e: Entry): kit.OutboxEntry {
     text: e.text,
     at: e.at,
     ...(e.ref === undefined ? {} : { ref: e.ref }),
+    ...(e.grantId === undefined ? {} : { grantId: e.grantId }),
     idempotencyKey: e.idempotencyKey,
     acceptedAt: e.acceptedAt,
     seq: e.seq,

@@ -51,6 +51,8 @@ export interface Entry {
   text: string;
   readonly at: string;
   readonly ref: string | undefined;
+  /** The capture grant the turn was accepted under, if any. */
+  readonly grantId: string | undefined;
   readonly idempotencyKey: string;
   readonly acceptedAt: string;
   readonly seq: number;

@@ -11,6 +11,7 @@ export const searchVector: Method<'searchVector'> = (state, scope, vector, optio
     vector: query,
     limit,
     statuses,
+    excludeGrants,
   } = kit.validateVectorSearch(scope, vector, options);
   if (state.dimensions !== null && query.length !== state.dimensions) {
     throw new kit.DimensionMismatchError(state.dimensions, query.length, 'query vector');
@@ -18,10 +19,13 @@ export const searchVector: Method<'searchVector'> = (state, scope, vector, optio
   const s = state.scope(canonical);
   if (!s?.vectors) return [];
   const wanted = new Set(statuses);
+  const excluded = new Set(excludeGrants);
   const top = new TopK<VectorHit['belief']>(limit);
   s.vectors.scan(
     kit.normalizeVector(query),
-    (row) => wanted.has(row.belief.status),
+    (row) =>
+      wanted.has(row.belief.status) &&
+      (row.belief.grantId === undefined || !excluded.has(row.belief.grantId)),
     (row, score) => top.offer(row.belief, Math.max(-1, Math.min(1, score))),
   );
   return top.sorted().map(({ item, score }) => ({ belief: cloneBelief(item), score }));

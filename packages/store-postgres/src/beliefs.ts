@@ -134,15 +134,22 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = async (c, scope, keys)
   );
 };
 
+/** `and` the beliefs whose grant is not among `excludeGrants` (nothing when it is empty), for a query's where. */
+export function grantFilter(excludeGrants: readonly string[], alias?: string) {
+  if (excludeGrants.length === 0) return sql``;
+  const col = alias === undefined ? sql.ref('grant_id') : sql.ref(`${alias}.grant_id`);
+  return sql`and (${col} is null or ${col} <> all(${excludeGrants}::text[]))`;
+}
+
 export const list: Method<'list'> = async (c, scope, options = {}) => {
   const s = kit.normalizeScope(scope);
-  const { statuses, limit, before } = kit.validateListOptions(options);
+  const { statuses, limit, before, excludeGrants } = kit.validateListOptions(options);
   return c.run(
     'list',
     async () => {
       const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}
         where user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[])
-          ${before === null ? sql`` : sql`and id < ${before}`}
+          ${before === null ? sql`` : sql`and id < ${before}`} ${grantFilter(excludeGrants)}
         order by id desc limit ${limit + 1}`.execute(c.db);
       return kit.listPage(r.rows.map(kit.beliefFromRow), limit);
     },

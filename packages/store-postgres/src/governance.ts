@@ -49,17 +49,26 @@ export const recordGrant: Method<'recordGrant'> = async (c, grant) => {
     'recordGrant',
     async () => {
       const r = await sql`insert into ${c.t('capture_grants')}
-          (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at)
+          (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at, key, policy_id, principal_id,
+           decision_id)
         values (${g.id}, ${g.scope.userId}, ${g.scope.namespace}, ${g.intentDigest}, ${g.grantedAt},
-          ${g.expiresAt}, ${g.revokedAt})
+          ${g.expiresAt}, ${g.revokedAt}, ${g.key ?? null}, ${g.policyId ?? null}, ${g.principalId ?? null},
+          ${g.decisionId ?? null})
         on conflict do nothing returning id`.execute(c.db);
-      if (r.rows.length === 0) throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
+      if (r.rows.length > 0) return;
+      // Refused by the id or by the scope's unique key (a racing grant with the same key won).
+      const same = await sql`select 1 from ${c.t('capture_grants')} where id = ${g.id}`.execute(c.db);
+      if (same.rows.length > 0 || g.key === undefined)
+        throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
+      throw new kit.DuplicateOperationError(g.key);
     },
     { idempotent: false },
   );
 };
 
-const GRANT_COLUMNS = sql.raw('id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at');
+const GRANT_COLUMNS = sql.raw(
+  'id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at, key, policy_id, principal_id, decision_id',
+);
 
 export const listGrants: Method<'listGrants'> = async (c, scope) => {
   const s = kit.normalizeScope(scope);

@@ -28,7 +28,7 @@
 import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
-import { COLUMNS_B } from './beliefs.js';
+import { COLUMNS_B, grantFilter } from './beliefs.js';
 import type { Method, PgConnection } from './connection.js';
 import { scopeFrequencies, searchStats, smallScope } from './search-stats.js';
 
@@ -51,7 +51,13 @@ const RARE_LEXEME_ROWS = 250;
 /** Search words whose lexemes are remembered (see `#stems`). */
 const STEM_CACHE_SIZE = 10_000;
 export const searchLexical: Method<'searchLexical'> = async (c, scope, query, options) => {
-  const { scope: s, limit, statuses, ...words } = kit.validateLexicalSearch(scope, query, options);
+  const {
+    scope: s,
+    limit,
+    statuses,
+    excludeGrants,
+    ...words
+  } = kit.validateLexicalSearch(scope, query, options);
   // The kit's words; longer ones are cut, as `to_tsvector` would not index a word of thousands of characters.
   const terms = words.terms.map((t) => t.slice(0, MAX_TERM_CHARS));
   if (terms.length === 0) return [];
@@ -99,7 +105,7 @@ export const searchLexical: Method<'searchLexical'> = async (c, scope, query, op
       // One status as an equality, so the scope index (user_id, namespace, status, id desc) yields id order.
       const statusFilter =
         statuses.length === 1 ? sql`b.status = ${statuses[0]}` : sql`b.status = any(${statuses}::text[])`;
-      const scoped = sql`b.user_id = ${s.userId} and b.namespace = ${s.namespace} and ${statusFilter}`;
+      const scoped = sql`b.user_id = ${s.userId} and b.namespace = ${s.namespace} and ${statusFilter} ${grantFilter(excludeGrants, 'b')}`;
       // The weights of the query lexemes the belief holds, summed, plus ts_rank_cd (normalised to [0, 1)).
       const weights = lexemes.map(
         (l) => sql`(case when b.tsv @@ ${operand(l)}::tsquery then ${weightOf(l)}::float8 else 0 end)`,

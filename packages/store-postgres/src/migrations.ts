@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 
 /** The schema version this code writes and understands. */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 /** How embeddings are stored: a pgvector `vector(dims)` column with HNSW, or `real[]` with exact cosine. */
 export type VectorMode = 'pgvector' | 'exact';
@@ -25,12 +25,33 @@ export function migrationProvider(ctx: MigrationContext, upTo = POSTGRES_SCHEMA_
     [1, '0001_initial', { up: (db) => initial(db, ctx) }],
     [2, '0002_governance', { up: (db) => governance(db, ctx) }],
     [3, '0003_lease_owner', { up: (db) => leaseOwner(db, ctx) }],
+    [4, '0004_grant_binding', { up: (db) => grantBinding(db, ctx) }],
   ];
   return {
     async getMigrations(): Promise<Record<string, Migration>> {
       return Object.fromEntries(all.filter(([v]) => v <= upTo).map(([, name, m]) => [name, m]));
     },
   };
+}
+
+/**
+ * Version 4: captures bound to their capture grant (the grant id of beliefs and outbox entries, null for what was
+ * captured before), and grant keys (unique per scope) and host ids (null for grants recorded before).
+ */
+async function grantBinding(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> {
+  const t = (name: string) => sql.id(ctx.schema, name);
+  const statements = [
+    sql`alter table ${t('beliefs')} add column grant_id text`,
+    sql`alter table ${t('outbox')} add column grant_id text`,
+    sql`alter table ${t('capture_grants')}
+      add column key text,
+      add column policy_id text,
+      add column principal_id text,
+      add column decision_id text`,
+    sql`create unique index ${sql.id('capture_grants_key')} on ${t('capture_grants')} (user_id, namespace, key) where key is not null`,
+    sql`update ${t('meta')} set value = '4' where key = 'schema_version'`,
+  ];
+  await sql.raw(statements.map((st) => st.compile(db).sql).join(';\n')).execute(db);
 }
 
 /**

@@ -39,10 +39,10 @@ export async function insertOutbox(
   for (let i = 0; i < entries.length; i += INSERT_CHUNK) {
     const rows = entries.slice(i, i + INSERT_CHUNK).map((e) => {
       const s = kit.normalizeScope(e.scope);
-      return sql`(${kit.newId()}, ${s.userId}, ${s.namespace}, ${e.sessionId}, ${e.position}, ${e.role}, ${pgText(e.text)}, ${e.at}, ${pgTextOrNull(e.ref)}, ${kit.idempotencyKey(e.sessionId, e.position, e.text)}, ${acceptedAt})`;
+      return sql`(${kit.newId()}, ${s.userId}, ${s.namespace}, ${e.sessionId}, ${e.position}, ${e.role}, ${pgText(e.text)}, ${e.at}, ${pgTextOrNull(e.ref)}, ${kit.idempotencyKey(e.sessionId, e.position, e.text)}, ${acceptedAt}, ${e.grantId ?? null})`;
     });
     const r =
-      await sql`insert into ${c.t('outbox')} (id, user_id, namespace, session_id, position, role, text, at, ref, idem_key, accepted_at)
+      await sql`insert into ${c.t('outbox')} (id, user_id, namespace, session_id, position, role, text, at, ref, idem_key, accepted_at, grant_id)
       values ${sql.join(rows)} on conflict (idem_key) do nothing returning id`.execute(db);
     accepted += r.rows.length;
   }
@@ -79,7 +79,12 @@ export const claim: Method<'claim'> = async (c, options) => {
           r.status === 'queued' && r.retry_at !== null && new Date(r.retry_at as Date).getTime() > o.now.ms;
         const taken = kit
           .claimBatch(
-            pending.rows.map((r) => ({ r, namespace: String(r.namespace), text: String(r.text) })),
+            pending.rows.map((r) => ({
+              r,
+              namespace: String(r.namespace),
+              text: String(r.text),
+              grantId: (r.grant_id as string | null | undefined) ?? null,
+            })),
             o,
             ({ r }) => !waiting(r),
           )
@@ -150,6 +155,28 @@ export const release: Method<'release'> = async (c, held, options) => {
         c.db,
       );
     },
+    { idempotent: true },
+  );
+};
+
+export const drop: Method<'drop'> = async (c, held, options) => {
+  const d = kit.validateDrop(held, options);
+  const ids = [...new Set(d.entryIds)];
+  await c.run(
+    'drop',
+    () =>
+      c.tx(async (trx) => {
+        const owned = await sql<{ id: string }>`
+          select id from ${c.t('outbox')}
+          where claim_id = ${d.claimId} and status = 'claimed' and id = any(${ids}::text[])
+          for update`.execute(trx);
+        if (owned.rows.length !== ids.length) return;
+        await sql`update ${c.t('outbox')}
+          set status = 'dead', text = '', last_error = ${pgText(d.reason)}, claim_id = null, worker = null,
+              lease_until = null, lease_owner = null
+          where claim_id = ${d.claimId} and status = 'claimed' and id = any(${ids}::text[])`.execute(trx);
+      }),
+    // Dropping entries dropped already finds them no longer claimed and changes nothing.
     { idempotent: true },
   );
 };

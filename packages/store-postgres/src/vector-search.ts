@@ -7,16 +7,16 @@ import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
 import pgvector from 'pgvector';
-import { COLUMNS } from './beliefs.js';
+import { COLUMNS, grantFilter } from './beliefs.js';
 import type { Method } from './connection.js';
 import { searchStats, smallScope } from './search-stats.js';
 
 export const searchVector: Method<'searchVector'> = async (c, scope, vector, options) => {
   const state = c.state();
-  const { scope: s, limit, statuses } = kit.validateVectorSearch(scope, vector, options);
+  const { scope: s, limit, statuses, excludeGrants } = kit.validateVectorSearch(scope, vector, options);
   if (vector.length !== state.dimensions)
     throw new kit.DimensionMismatchError(state.dimensions, vector.length, 'query vector');
-  const scopeFilter = sql`user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[]) and embedding is not null`;
+  const scopeFilter = sql`user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[]) and embedding is not null ${grantFilter(excludeGrants)}`;
   const toHits = (rows: (Row & { score: number | string | null })[]) =>
     rows
       .map((row) => {

@@ -13,7 +13,7 @@ import {
   type Scope,
   VersionConflictError,
 } from '@mem01/engine';
-import { completeOnly, expectCurrentFeatures } from '@mem01/store-conformance';
+import { completeOnly, expectCurrentFeatures, expectOldGrantWorks } from '@mem01/store-conformance';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
@@ -139,10 +139,15 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
     const client = await connectClient(factory.url);
     const r = await client.query(`select name from "${schema}".kysely_migration order by name`);
     await client.end();
-    expect(r.rows.map((x) => x.name)).toEqual(['0001_initial', '0002_governance', '0003_lease_owner']);
+    expect(r.rows.map((x) => x.name)).toEqual([
+      '0001_initial',
+      '0002_governance',
+      '0003_lease_owner',
+      '0004_grant_binding',
+    ]);
   });
 
-  for (const from of [1]) {
+  for (const from of [1, 3]) {
     it(`a schema at version ${from} opens with its data and gains the later versions`, async () => {
       const schema = uniqueSchema(`v${from}`);
       const pool = new pg.Pool({ connectionString: factory.url, max: 2 });
@@ -150,6 +155,15 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
       (await retryConnect(() => pool.connect())).release();
       const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
       const old = belief({ userId: 'old-user' }, 'user', 'garden', 'tomatoes', 'The user grows tomatoes.');
+      // A capture grant, from the version that has them (2): no key, no host ids.
+      const oldGrant = {
+        id: 'old-grant',
+        scope: { userId: 'old-grantee', namespace: '' },
+        intentDigest: 'ab'.repeat(32),
+        grantedAt: T0,
+        expiresAt: null,
+        revokedAt: null,
+      };
       try {
         await sql`create schema ${sql.id(schema)}`.execute(db);
         const ctx = { schema, dimensions: DIMS, mode: 'exact' as const, extensionSchema: null };
@@ -165,6 +179,13 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
             'active', 1, ${old.storedAt}, ${old.updatedAt}, '[]', 'manual')`.execute(db);
         await sql`insert into ${sql.id(schema, 'audit')} (at, user_id, namespace, belief_id, action, actor)
           values (${old.storedAt}, 'old-user', '', ${old.id}, 'add', 'old')`.execute(db);
+        if (from >= 2) {
+          await sql`insert into ${sql.id(schema, 'capture_grants')}
+              (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at)
+            values (${oldGrant.id}, 'old-grantee', '', ${oldGrant.intentDigest}, ${oldGrant.grantedAt}, null, null)`.execute(
+            db,
+          );
+        }
       } finally {
         await db.destroy();
       }
@@ -186,6 +207,8 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
       ]);
       // Version 2 works on the old rows: access counts, metadata, operation keys, grants, budgets.
       await expectCurrentFeatures(store, scope, old.id);
+      // Version 4: a grant recorded before keeps working, and binds what it captures from now on.
+      if (from >= 2) await expectOldGrantWorks(store, oldGrant);
     });
   }
 
@@ -451,6 +474,24 @@ describe.each(TARGETS)('postgres store on %s', (target) => {
     await expect(store.enqueue([{ ...turn(u1, 0, 'x'), position: -1 }])).rejects.toBeInstanceOf(
       InvalidInputError,
     );
+  });
+
+  it('drop erases the text of the turns it sets dead and records the reason', async () => {
+    const store = await open();
+    const scope = { userId: 'u' };
+    await store.enqueue([
+      { scope, sessionId: 's', position: 0, role: 'user', text: 'my secret plan', at: at(0), grantId: 'g1' },
+    ]);
+    const claim = await store.claim({ worker: 'w', leaseMs: 1000, now: at(1), userId: 'u' });
+    await store.drop(claim!, { reason: 'capture grant g1 was revoked' });
+    const client = await connectClient(factory.url);
+    const r = await client.query(
+      `select status, text, last_error, attempts, grant_id from "${factory.lastSchema}".outbox`,
+    );
+    await client.end();
+    expect(r.rows).toEqual([
+      { status: 'dead', text: '', last_error: 'capture grant g1 was revoked', attempts: 0, grant_id: 'g1' },
+    ]);
   });
 
   it('keeps transcripts with operation ids, suffix replacement and enqueue in one transaction', async () => {

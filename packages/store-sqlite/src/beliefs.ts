@@ -9,7 +9,7 @@ import * as kit from '@mem01/engine/store-kit';
 import type { AsyncMethod, Connection, Method } from './connection.js';
 import { sqliteCode } from './errors.js';
 import { recordOperation } from './governance.js';
-import { placeholders } from './read-batch.js';
+import { placeholders, scopeFilter } from './read-batch.js';
 import { writeEmbedding } from './vector-search.js';
 
 type CanonicalScope = { readonly userId: string; readonly namespace: string };
@@ -107,14 +107,12 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (c, scope, keys) => {
 
 export const list: Method<'list'> = (c, scope, options = {}) => {
   const s = kit.normalizeScope(scope);
-  const { statuses, limit, before } = kit.validateListOptions(options);
+  const { statuses, limit, before, excludeGrants } = kit.validateListOptions(options);
   return c.op('list', () => {
+    const filter = scopeFilter({ ...s, statuses, excludeGrants }, 'b');
     const rows = c.all(
-      `SELECT * FROM beliefs WHERE user_id = ? AND namespace = ? AND status IN (${placeholders(statuses.length)})
-         AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
-      s.userId,
-      s.namespace,
-      ...statuses,
+      `SELECT * FROM beliefs b WHERE ${filter.sql} AND (? IS NULL OR b.id < ?) ORDER BY b.id DESC LIMIT ?`,
+      ...filter.params,
       before,
       before,
       limit + 1,

@@ -45,8 +45,9 @@ export const recordGrant: Method<'recordGrant'> = (c, grant) => {
   const g = kit.validateGrant(grant);
   c.tx('recordGrant', () => {
     const changed = c.run(
-      `INSERT INTO capture_grants (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      `INSERT INTO capture_grants (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at, key,
+         policy_id, principal_id, decision_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       g.id,
       g.scope.userId,
       g.scope.namespace,
@@ -54,8 +55,16 @@ export const recordGrant: Method<'recordGrant'> = (c, grant) => {
       g.grantedAt,
       g.expiresAt,
       g.revokedAt,
+      g.key ?? null,
+      g.policyId ?? null,
+      g.principalId ?? null,
+      g.decisionId ?? null,
     );
-    if (changed === 0) throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
+    if (changed > 0) return;
+    // Refused by the id, or by the scope's unique key (a racing grant with the same key won).
+    if (g.key === undefined || c.get('SELECT 1 AS x FROM capture_grants WHERE id = ?', g.id))
+      throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
+    throw new kit.DuplicateOperationError(g.key);
   });
 };
 

@@ -10,11 +10,18 @@ import { buildMatch, quoteTerm, readVarint } from './fts-query.js';
 import { type ReadBatch, type ReadStep, type SearchTarget, scopeFilter, tableRows } from './read-batch.js';
 
 export const searchLexical: AsyncMethod<'searchLexical'> = async (c, scope, query, options) => {
-  const { scope: s, terms, limit, statuses } = kit.validateLexicalSearch(scope, query, options);
+  const {
+    scope: s,
+    terms,
+    limit,
+    statuses,
+    excludeGrants,
+  } = kit.validateLexicalSearch(scope, query, options);
   return c.search('searchLexical', async (exec) => {
     const scopeId = c.scopeId(s);
     if (scopeId === null || terms.length === 0) return [];
-    const rows = await searchLexicalRows(exec, { scopeId, ...s, limit, statuses }, terms, c.termStats);
+    const target = { scopeId, ...s, limit, statuses, excludeGrants };
+    const rows = await searchLexicalRows(exec, target, terms, c.termStats);
     return rows.map((row) => ({ belief: kit.beliefFromRow(row), score: Number(row.score) }));
   });
 };

@@ -274,6 +274,22 @@ CREATE TABLE IF NOT EXISTS budget_usage (
 ALTER TABLE outbox ADD COLUMN lease_owner TEXT;
 `,
   },
+  {
+    version: 7,
+    description: 'captures bound to their capture grant; grant keys and host ids',
+    sql: `
+-- NULL for what was captured before: bound to no grant, as before. Grants recorded before have no key or host ids.
+-- Applied once, with the version bump.
+ALTER TABLE beliefs ADD COLUMN grant_id TEXT;
+ALTER TABLE outbox ADD COLUMN grant_id TEXT;
+ALTER TABLE capture_grants ADD COLUMN key TEXT;
+ALTER TABLE capture_grants ADD COLUMN policy_id TEXT;
+ALTER TABLE capture_grants ADD COLUMN principal_id TEXT;
+ALTER TABLE capture_grants ADD COLUMN decision_id TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS capture_grants_key
+  ON capture_grants (user_id, namespace, key) WHERE key IS NOT NULL;
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -29,8 +29,8 @@ export function enqueueOne(c: Connection, e: OutboxInput, acceptedAt: string): b
   const s = kit.normalizeScope(e.scope);
   const changes = c.run(
     `INSERT INTO outbox (id, user_id, namespace, session_id, position, role, text, at, ref, idempotency_key,
-       accepted_at, available_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '') ON CONFLICT (idempotency_key) DO NOTHING`,
+       accepted_at, grant_id, available_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '') ON CONFLICT (idempotency_key) DO NOTHING`,
     kit.newId(),
     s.userId,
     s.namespace,
@@ -42,6 +42,7 @@ export function enqueueOne(c: Connection, e: OutboxInput, acceptedAt: string): b
     e.ref ?? null,
     kit.idempotencyKey(e.sessionId, e.position, e.text),
     acceptedAt,
+    e.grantId ?? null,
   );
   return changes > 0;
 }
@@ -83,7 +84,12 @@ export const claim: Method<'claim'> = (c, options) => {
       if (!head || waiting(head)) continue;
       const taken = kit
         .claimBatch(
-          rows.map((r) => ({ r, namespace: String(r.namespace), text: String(r.text) })),
+          rows.map((r) => ({
+            r,
+            namespace: String(r.namespace),
+            text: String(r.text),
+            grantId: (r.grant_id as string | null | undefined) ?? null,
+          })),
           o,
           ({ r }) => !waiting(r),
         )
@@ -150,6 +156,26 @@ export const release: Method<'release'> = (c, held, options) => {
       r.retryAt.iso,
       r.reason,
       r.claimId,
+    );
+  });
+};
+
+export const drop: Method<'drop'> = (c, held, options) => {
+  const d = kit.validateDrop(held, options);
+  const ids = JSON.stringify([...new Set(d.entryIds)]);
+  c.tx('drop', () => {
+    const owned = c.get(
+      `SELECT count(*) AS n FROM outbox WHERE claim_id = ? AND status = 'claimed'
+         AND id IN (SELECT value FROM json_each(?))`,
+      d.claimId,
+      ids,
+    );
+    if (Number(owned?.n) !== JSON.parse(ids).length) return;
+    c.run(
+      `UPDATE outbox SET status = 'dead', text = '', last_error = ?, claim_id = NULL, worker = NULL,
+         lease_until = NULL, lease_owner = NULL WHERE claim_id = ? AND status = 'claimed'`,
+      d.reason,
+      d.claimId,
     );
   });
 };

@@ -141,6 +141,8 @@ export interface SearchTarget {
   readonly namespace: string;
   readonly limit: number;
   readonly statuses: readonly BeliefStatus[];
+  /** Grant ids whose beliefs are left out (empty: none). */
+  readonly excludeGrants: readonly string[];
 }
 
 /**
@@ -170,10 +172,15 @@ export function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');
 }
 
-/** The scope filter of a join, with its parameters. */
-export function scopeFilter(t: SearchTarget, alias: string): { sql: string; params: SqlValue[] } {
+/** The scope filter of a join (scope, statuses, grants left out), with its parameters. */
+export function scopeFilter(
+  t: Pick<SearchTarget, 'userId' | 'namespace' | 'statuses' | 'excludeGrants'>,
+  alias: string,
+): { sql: string; params: SqlValue[] } {
+  const scoped = `${alias}.user_id = ? AND ${alias}.namespace = ? AND ${alias}.status IN (${placeholders(t.statuses.length)})`;
+  if (t.excludeGrants.length === 0) return { sql: scoped, params: [t.userId, t.namespace, ...t.statuses] };
   return {
-    sql: `${alias}.user_id = ? AND ${alias}.namespace = ? AND ${alias}.status IN (${placeholders(t.statuses.length)})`,
-    params: [t.userId, t.namespace, ...t.statuses],
+    sql: `${scoped} AND (${alias}.grant_id IS NULL OR ${alias}.grant_id NOT IN (SELECT value FROM json_each(?)))`,
+    params: [t.userId, t.namespace, ...t.statuses, JSON.stringify(t.excludeGrants)],
   };
 }

@@ -15,14 +15,20 @@ export const VEC_TABLE = 'vec_beliefs';
 const MAX_VEC_K = 4096;
 
 export const searchVector: AsyncMethod<'searchVector'> = async (c, scope, vector, options) => {
-  const { scope: s, vector: query, limit, statuses } = kit.validateVectorSearch(scope, vector, options);
+  const {
+    scope: s,
+    vector: query,
+    limit,
+    statuses,
+    excludeGrants,
+  } = kit.validateVectorSearch(scope, vector, options);
   return c.search('searchVector', async (exec) => {
     const dimensions = c.readDimensions();
     if (dimensions === null) return [];
     if (query.length !== dimensions) throw new kit.DimensionMismatchError(dimensions, query.length, 'vector');
     const scopeId = c.scopeId(s);
     if (scopeId === null) return [];
-    const target = { scopeId, ...s, limit, statuses };
+    const target = { scopeId, ...s, limit, statuses, excludeGrants };
     const unit = unitBytes(query);
     let rows: Row[] | null = null;
     // A zero query has no direction: only the exact search scores it (0 for every belief).

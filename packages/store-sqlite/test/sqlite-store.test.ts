@@ -10,7 +10,7 @@ import {
   StoreError,
 } from '@mem01/engine';
 import { FORGOTTEN_MARKER, normalizeVector, vectorToBytes } from '@mem01/engine/store-kit';
-import { completing, expectCurrentFeatures } from '@mem01/store-conformance';
+import { completing, expectCurrentFeatures, expectOldGrantWorks } from '@mem01/store-conformance';
 import { describe, expect, it } from 'vitest';
 import { defaultSqlitePath, MIGRATIONS, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/index.js';
 import { migrate } from '../src/migrations.js';
@@ -198,6 +198,23 @@ describe('migrations', () => {
            VALUES ('e1', 'old-user', '', 's1', 0, 'user', 'I grow tomatoes', ?, 's1:0:x', ?)`,
         )
         .run(t(0), t(0));
+      // A capture grant, from the version that has them (5): no key, no host ids.
+      const oldGrant = {
+        id: 'old-grant',
+        scope: { userId: 'old-grantee', namespace: '' },
+        intentDigest: 'ab'.repeat(32),
+        grantedAt: t(0),
+        expiresAt: null,
+        revokedAt: null,
+      };
+      if (from >= 5) {
+        raw
+          .prepare(
+            `INSERT INTO capture_grants (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at)
+             VALUES (?, 'old-grantee', '', ?, ?, NULL, NULL)`,
+          )
+          .run(oldGrant.id, oldGrant.intentDigest, oldGrant.grantedAt);
+      }
       expect(
         (raw.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string }).value,
       ).toBe(String(from));
@@ -212,6 +229,8 @@ describe('migrations', () => {
       ]);
       const claim = await store.claim({ worker: 'w', leaseMs: 1000, now: t(1) });
       expect(claim?.entries.map((e) => e.text)).toEqual(['I grow tomatoes']);
+      // A turn accepted before captures were bound to grants is bound to none.
+      expect(claim?.entries[0]).not.toHaveProperty('grantId');
       // Later steps work: operation ids (v2) and the audit log (v2).
       const op = { operationId: 'op-1', operationFingerprint: 'f' };
       const item = [{ role: 'user', content: 'x' }];
@@ -222,6 +241,8 @@ describe('migrations', () => {
       expect(old).not.toHaveProperty('metadata');
       expect(old).not.toHaveProperty('accessCount');
       await expectCurrentFeatures(store, scope, b.id);
+      // v7: a grant recorded before keeps working, and binds what it captures from now on.
+      if (from >= 5) await expectOldGrantWorks(store, oldGrant);
       await store.close();
     });
   }
@@ -395,6 +416,23 @@ describe('lexical search at scale', () => {
 });
 
 describe('transactions', () => {
+  it('drop erases the text of the turns it sets dead and records the reason', async () => {
+    const path = join(tempDir(), 'drop.db');
+    const store = openSqliteStore({ path, logger: quiet });
+    const scope = { userId: 'u' };
+    await store.enqueue([
+      { scope, sessionId: 's', position: 0, role: 'user', text: 'my secret plan', at: t(0), grantId: 'g1' },
+    ]);
+    const claim = await store.claim({ worker: 'w', leaseMs: 1000, now: t(1), userId: 'u' });
+    await store.drop(claim!, { reason: 'capture grant g1 was revoked' });
+    await store.close();
+    const raw = new DatabaseSync(path);
+    expect(raw.prepare('SELECT status, text, last_error, attempts, grant_id FROM outbox').all()).toEqual([
+      { status: 'dead', text: '', last_error: 'capture grant g1 was revoked', attempts: 0, grant_id: 'g1' },
+    ]);
+    raw.close();
+  });
+
   it('appendItems and its enqueue roll back together when the outbox write fails', async () => {
     const path = join(tempDir(), 'tx.db');
     const store = openSqliteStore({ path, logger: quiet });

@@ -93,7 +93,13 @@ export function operationFromRow(row: Row): OperationRecord {
   };
 }
 
-/** Checks a capture grant and returns a canonical copy (scope canonical, timestamps as UTC). */
+/** The optional host ids of a grant, in the order SQL stores keep them (`key, policy_id, principal_id, decision_id`). */
+export const GRANT_REFERENCES = ['key', 'policyId', 'principalId', 'decisionId'] as const;
+
+/**
+ * Checks a capture grant and returns a canonical copy (scope canonical, timestamps as UTC; `key`, `policyId`,
+ * `principalId` and `decisionId` ids, absent when not given).
+ */
 export function validateGrant(value: unknown, field = 'grant'): CaptureGrant & { scope: CanonicalScope } {
   if (value === null || typeof value !== 'object') throw new InvalidInputError(field, 'must be an object');
   const g = value as Record<string, unknown>;
@@ -115,7 +121,14 @@ export function validateGrant(value: unknown, field = 'grant'): CaptureGrant & {
       : canonicalTimestamp(g.revokedAt, `${field}.revokedAt`);
   if (expiresAt !== null && expiresAt <= grantedAt)
     throw new InvalidInputError(`${field}.expiresAt`, 'must be later than grantedAt');
-  return { id: g.id, scope, intentDigest: g.intentDigest, grantedAt, expiresAt, revokedAt };
+  const refs: { -readonly [K in (typeof GRANT_REFERENCES)[number]]?: string } = {};
+  for (const name of GRANT_REFERENCES) {
+    const v = g[name];
+    if (v === undefined || v === null) continue;
+    assertId(v, `${field}.${name}`);
+    refs[name] = v;
+  }
+  return { id: g.id, scope, intentDigest: g.intentDigest, grantedAt, expiresAt, revokedAt, ...refs };
 }
 
 /** `revokeGrants` options, checked: when, and one grant id or null for all. */
@@ -127,9 +140,16 @@ export function validateRevokeOptions(options: unknown): { at: string; id: strin
   return { at: canonicalTimestamp(o.at, 'at'), id: (o.id as string | undefined) ?? null };
 }
 
-/** The grant of a row with the columns `id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at`. */
+/**
+ * The grant of a row with the columns `id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at` and
+ * (null when absent) `key, policy_id, principal_id, decision_id`.
+ */
 export function grantFromRow(row: Row): CaptureGrant {
   const opt = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+  const key = opt(row.key);
+  const policyId = opt(row.policy_id);
+  const principalId = opt(row.principal_id);
+  const decisionId = opt(row.decision_id);
   return {
     id: String(row.id),
     scope: { userId: String(row.user_id), namespace: String(row.namespace) },
@@ -137,6 +157,10 @@ export function grantFromRow(row: Row): CaptureGrant {
     grantedAt: String(row.granted_at),
     expiresAt: opt(row.expires_at),
     revokedAt: opt(row.revoked_at),
+    ...(key === null ? {} : { key }),
+    ...(policyId === null ? {} : { policyId }),
+    ...(principalId === null ? {} : { principalId }),
+    ...(decisionId === null ? {} : { decisionId }),
   };
 }
 

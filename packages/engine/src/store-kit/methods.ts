@@ -45,6 +45,7 @@ const ROLE_METHODS: readonly RoleMethod[] = [
   'renew',
   'fail',
   'release',
+  'drop',
   'backlog',
   'appendItems',
   'getItems',

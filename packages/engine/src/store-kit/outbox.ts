@@ -66,10 +66,17 @@ export function validateClaimOptions(options: ClaimOptions): {
 }
 
 /**
- * The entries of a claim to take: from the oldest, of the first entry's namespace, up to `maxEntries` and (after the
- * first, which is always taken) `maxChars` characters of text, stopping at an entry that may not be claimed yet.
+ * The entries of a claim to take: from the oldest, of the first entry's namespace and capture grant (`grantId`, null or
+ * absent for none), up to `maxEntries` and (after the first, which is always taken) `maxChars` characters of text,
+ * stopping at an entry that may not be claimed yet.
  */
-export function claimBatch<E extends { readonly namespace: string; readonly text: string }>(
+export function claimBatch<
+  E extends {
+    readonly namespace: string;
+    readonly text: string;
+    readonly grantId?: string | null | undefined;
+  },
+>(
   pending: readonly E[],
   options: { readonly maxEntries: number; readonly maxChars: number | null },
   claimable: (entry: E) => boolean = () => true,
@@ -79,7 +86,8 @@ export function claimBatch<E extends { readonly namespace: string; readonly text
   for (const e of pending) {
     if (taken.length >= options.maxEntries) break;
     if (taken.length > 0) {
-      if (e.namespace !== taken[0]!.namespace || !claimable(e)) break;
+      if (e.namespace !== taken[0]!.namespace || (e.grantId ?? null) !== (taken[0]!.grantId ?? null)) break;
+      if (!claimable(e)) break;
       if (options.maxChars !== null && chars + e.text.length > options.maxChars) break;
     }
     taken.push(e);
@@ -145,6 +153,19 @@ export function validateRelease(
     throw new InvalidInputError('options', 'must be an object');
   const reason = typeof options.reason === 'string' ? sanitize(options.reason).slice(0, MAX_ERROR_CHARS) : '';
   return { ...held, retryAt: instant(options.retryAt, 'retryAt'), reason };
+}
+
+/** `drop` arguments, checked: the claim and the reason as it is recorded (sanitised, shortened, never empty). */
+export function validateDrop(
+  claim: OutboxClaim,
+  options: { readonly reason: string },
+): { claimId: string; entryIds: string[]; reason: string } {
+  const held = validateClaim(claim);
+  if (options === null || typeof options !== 'object')
+    throw new InvalidInputError('options', 'must be an object');
+  if (typeof options.reason !== 'string' || options.reason.trim() === '')
+    throw new InvalidInputError('reason', 'must be a non-empty string');
+  return { ...held, reason: sanitize(options.reason).slice(0, MAX_ERROR_CHARS) };
 }
 
 /** `backlog` options, checked. */

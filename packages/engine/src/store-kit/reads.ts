@@ -8,6 +8,7 @@ import { contentWords } from '../text.js';
 import { BELIEF_STATUSES, type Belief, type BeliefStatus, type Page, type Scope } from '../types.js';
 import { assertId, assertText, normalizeScope, typeOf } from '../util.js';
 import {
+  assertExcludedGrants,
   assertPositiveInteger,
   assertStatuses,
   MAX_KEY_BYTES,
@@ -42,18 +43,27 @@ export function decodeListCursor(cursor: unknown): string {
   }
 }
 
-/** `list` options, checked: statuses (default active), page size (1..1000, default 100) and the cursor's id. */
+/**
+ * `list` options, checked: statuses (default active), page size (1..1000, default 100), the cursor's id and the grants
+ * whose beliefs to leave out.
+ */
 export function validateListOptions(options: ListOptions | undefined): {
   statuses: BeliefStatus[];
   limit: number;
   before: string | null;
+  excludeGrants: string[];
 } {
   const o = options ?? {};
   if (o === null || typeof o !== 'object') throw new InvalidInputError('options', 'must be an object');
   const limit = o.limit ?? DEFAULT_LIST_LIMIT;
   assertPositiveInteger(limit, 'limit', MAX_LIST_LIMIT);
   const before = o.cursor === undefined || o.cursor === null ? null : decodeListCursor(o.cursor);
-  return { statuses: assertStatuses(o.statuses), limit, before };
+  return {
+    statuses: assertStatuses(o.statuses),
+    limit,
+    before,
+    excludeGrants: assertExcludedGrants(o.excludeGrants),
+  };
 }
 
 /** A page from the first `limit + 1` matching beliefs, newest first: a cursor only when there is more. */

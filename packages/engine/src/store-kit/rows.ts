@@ -13,12 +13,13 @@ export type Row = Record<string, unknown>;
 /** The belief columns, in the order of {@link beliefRowValues}. */
 export const BELIEF_COLUMNS: readonly string[] = (
   'id user_id namespace kind subject attribute value statement confidence status supersedes superseded_by version ' +
-  'valid_from valid_to stored_at updated_at invalidated_at evidence source metadata origin access_count last_accessed_at'
+  'valid_from valid_to stored_at updated_at invalidated_at evidence source metadata origin access_count last_accessed_at ' +
+  'grant_id'
 ).split(' ');
 
 /**
- * The values of a belief's row, in {@link BELIEF_COLUMNS} order (evidence, metadata and origin as JSON text; metadata
- * and origin null when absent).
+ * The values of a belief's row, in {@link BELIEF_COLUMNS} order (evidence, metadata and origin as JSON text; metadata,
+ * origin and grant id null when absent).
  */
 export function beliefRowValues(b: Belief): (string | number | null)[] {
   const s = normalizeScope(b.scope);
@@ -47,6 +48,7 @@ export function beliefRowValues(b: Belief): (string | number | null)[] {
     b.origin === undefined ? null : JSON.stringify(b.origin),
     b.accessCount ?? 0,
     b.lastAccessedAt ?? null,
+    b.grantId ?? null,
   ];
 }
 
@@ -81,8 +83,9 @@ function json<T>(row: Row, key: string): T | undefined {
 }
 
 /**
- * The belief of a row with the {@link BELIEF_COLUMNS}. Metadata, origin, an access count of 0 and a null
- * `last_accessed_at` are left out of the belief (as absent fields), so a belief reads back as it was written.
+ * The belief of a row with the {@link BELIEF_COLUMNS}. Metadata, origin, an access count of 0, a null
+ * `last_accessed_at` and a null `grant_id` are left out of the belief (as absent fields), so a belief reads back as it
+ * was written.
  */
 export function beliefFromRow(row: Row): Belief {
   let evidence: Evidence[];
@@ -96,6 +99,7 @@ export function beliefFromRow(row: Row): Belief {
   const accessCount =
     row.access_count === undefined || row.access_count === null ? 0 : num(row, 'access_count');
   const lastAccessedAt = strOrNull(row, 'last_accessed_at');
+  const grantId = strOrNull(row, 'grant_id');
   return {
     id: str(row, 'id'),
     scope: { userId: str(row, 'user_id'), namespace: str(row, 'namespace') },
@@ -120,6 +124,7 @@ export function beliefFromRow(row: Row): Belief {
     ...(origin === undefined ? {} : { origin }),
     ...(accessCount === 0 ? {} : { accessCount }),
     ...(lastAccessedAt === null ? {} : { lastAccessedAt }),
+    ...(grantId === null ? {} : { grantId }),
   };
 }
 
@@ -165,10 +170,11 @@ export function auditFromRow(row: Row): AuditEvent {
 
 /**
  * The outbox entry of a row with the columns `id, user_id, namespace, session_id, position, role, text, at, ref,
- * idempotency_key, accepted_at, seq, attempts, status, last_error`.
+ * idempotency_key, accepted_at, seq, attempts, status, last_error` (and `grant_id`, null or absent without a grant).
  */
 export function outboxEntryFromRow(row: Row): OutboxEntry {
   const ref = strOrNull(row, 'ref');
+  const grantId = strOrNull(row, 'grant_id');
   return {
     id: str(row, 'id'),
     scope: { userId: str(row, 'user_id'), namespace: str(row, 'namespace') },
@@ -178,6 +184,7 @@ export function outboxEntryFromRow(row: Row): OutboxEntry {
     text: str(row, 'text'),
     at: str(row, 'at'),
     ...(ref === null ? {} : { ref }),
+    ...(grantId === null ? {} : { grantId }),
     idempotencyKey: str(row, 'idempotency_key'),
     acceptedAt: str(row, 'accepted_at'),
     seq: num(row, 'seq'),

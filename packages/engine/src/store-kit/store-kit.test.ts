@@ -42,8 +42,12 @@ describe('list cursor', () => {
       statuses: ['active'],
       limit: 100,
       before: 'b',
+      excludeGrants: [],
     });
     refuses(() => validateListOptions({ limit: 1001 }), 'limit');
+    expect(validateListOptions({ excludeGrants: ['g1', 'g1', 'g2'] }).excludeGrants).toEqual(['g1', 'g2']);
+    refuses(() => validateListOptions({ excludeGrants: 'g1' as never }), 'excludeGrants');
+    refuses(() => validateListOptions({ excludeGrants: [''] }), 'excludeGrants[0]');
   });
 
   it('a page has a cursor only when more items follow', () => {
@@ -189,6 +193,11 @@ describe('rows and claims', () => {
     expect(claimBatch(pending, { maxEntries: 9, maxChars: 6 }, ok)).toHaveLength(1);
     expect(claimBatch(pending, { maxEntries: 9, maxChars: 0 }, ok)).toHaveLength(1);
     expect(claimBatch([e('', 'a'), e('work', 'b')], { maxEntries: 9, maxChars: null })).toHaveLength(1);
+    // ... and with the first entry's capture grant (none is a grant of its own).
+    const g = (grantId: string | null) => ({ namespace: '', text: 'x', grantId });
+    expect(claimBatch([g('g1'), g('g1'), g('g2')], { maxEntries: 9, maxChars: null })).toHaveLength(2);
+    expect(claimBatch([g(null), g('g1')], { maxEntries: 9, maxChars: null })).toHaveLength(1);
+    expect(claimBatch([g('g1'), g(null)], { maxEntries: 9, maxChars: null })).toHaveLength(1);
   });
 });
 

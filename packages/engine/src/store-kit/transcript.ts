@@ -152,10 +152,14 @@ export function validateAppend(
       text: valid.text,
       at: valid.at,
       ...(valid.ref === undefined ? {} : { ref: valid.ref }),
+      ...(valid.grantId === undefined ? {} : { grantId: valid.grantId }),
     };
   });
+  // The grant a turn is accepted under is not part of the request: a retry under another grant is the same append.
+  const turns = enqueue.map(({ grantId: _grantId, ...turn }) => turn);
   const fingerprint =
-    o.operationFingerprint ?? contentHash(stableJson({ items: encoded, suffix, enqueue, owner: scope }));
+    o.operationFingerprint ??
+    contentHash(stableJson({ items: encoded, suffix, enqueue: turns, owner: scope }));
   return {
     owner: scope,
     sessionId,
@@ -180,6 +184,7 @@ export function appendTurns(append: ValidAppend, positions: readonly number[]): 
       text: e.text,
       at: e.at,
       ...(e.ref === undefined ? {} : { ref: e.ref }),
+      ...(e.grantId === undefined ? {} : { grantId: e.grantId }),
     };
   });
 }

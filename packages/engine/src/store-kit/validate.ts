@@ -198,16 +198,37 @@ export function assertStatuses(value: unknown, field = 'statuses'): BeliefStatus
   return [...(value as BeliefStatus[])];
 }
 
-/** Checks search options: `limit` an integer 1..`maxLimit`, `statuses` as in {@link assertStatuses}. */
+/** Most grant ids a search or list may leave out. */
+export const MAX_EXCLUDED_GRANTS = 100_000;
+
+/** `excludeGrants` of a search or list, checked: distinct grant ids (none when absent). */
+export function assertExcludedGrants(value: unknown, field = 'excludeGrants'): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_EXCLUDED_GRANTS)
+    throw new InvalidInputError(field, `must be an array of at most ${MAX_EXCLUDED_GRANTS} grant ids`);
+  value.forEach((id, i) => {
+    assertId(id, `${field}[${i}]`);
+  });
+  return [...new Set(value as string[])];
+}
+
+/**
+ * Checks search options: `limit` an integer 1..`maxLimit`, `statuses` as in {@link assertStatuses}, `excludeGrants`
+ * as in {@link assertExcludedGrants}.
+ */
 export function validateSearchOptions(
   options: unknown,
   maxLimit = 10_000,
-): { limit: number; statuses: BeliefStatus[] } {
+): { limit: number; statuses: BeliefStatus[]; excludeGrants: string[] } {
   if (options === null || typeof options !== 'object')
     throw new InvalidInputError('options', 'must be an object');
   const o = options as Partial<SearchOptions>;
   assertPositiveInteger(o.limit, 'limit', maxLimit);
-  return { limit: o.limit, statuses: assertStatuses(o.statuses, 'statuses') };
+  return {
+    limit: o.limit,
+    statuses: assertStatuses(o.statuses, 'statuses'),
+    excludeGrants: assertExcludedGrants(o.excludeGrants),
+  };
 }
 
 /**
@@ -292,6 +313,7 @@ export function validateBelief(value: unknown, field: string, maxTextBytes: numb
     throw new InvalidInputError(`${field}`, 'a forgotten belief keeps no metadata or origin');
   if (b.accessCount !== undefined) assertNonNegativeInteger(b.accessCount, `${field}.accessCount`);
   if (b.lastAccessedAt !== undefined) assertTimestamp(b.lastAccessedAt, `${field}.lastAccessedAt`);
+  if (b.grantId !== undefined) assertId(b.grantId, `${field}.grantId`);
   return {
     id: b.id,
     scope,
@@ -316,6 +338,7 @@ export function validateBelief(value: unknown, field: string, maxTextBytes: numb
     ...(origin === undefined ? {} : { origin }),
     ...(b.accessCount === undefined || b.accessCount === 0 ? {} : { accessCount: b.accessCount as number }),
     ...(b.lastAccessedAt === undefined ? {} : { lastAccessedAt: b.lastAccessedAt as string }),
+    ...(b.grantId === undefined ? {} : { grantId: b.grantId as string }),
   };
 }
 
@@ -408,6 +431,7 @@ export function validateOutboxInput(value: unknown, field: string, maxTextBytes:
   assertText(e.text, `${field}.text`, maxTextBytes);
   assertTimestamp(e.at, `${field}.at`);
   if (e.ref !== undefined) assertText(e.ref, `${field}.ref`, MAX_REF_BYTES, true);
+  if (e.grantId !== undefined) assertId(e.grantId, `${field}.grantId`);
   return {
     scope,
     sessionId: e.sessionId,
@@ -416,5 +440,6 @@ export function validateOutboxInput(value: unknown, field: string, maxTextBytes:
     text: e.text,
     at: e.at,
     ...(e.ref === undefined ? {} : { ref: e.ref as string }),
+    ...(e.grantId === undefined ? {} : { grantId: e.grantId as string }),
   };
 }
