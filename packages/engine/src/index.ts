@@ -62,7 +62,6 @@ export type {
   OutboxInput,
   TranscriptStore,
 } from './ports.js';
-export type { RankingConfig } from './recall.js';
 export type { RecallOptions, SelectedContext } from './recall-service.js';
 export type { RememberTextOptions, RememberTextResult } from './remember-text.js';
 export {

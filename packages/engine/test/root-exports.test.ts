@@ -58,6 +58,7 @@ const STORE_KIT_TYPES = [
   'ExtractionOperation',
   'ExtractionTurn',
   'JsonValue',
+  'RankingConfig',
   'RecallSignals',
   'Usage',
 ];
@@ -131,7 +132,6 @@ describe('the root export of @mem01/engine', () => {
         'Page',
         'PendingWritesError',
         'ProviderError',
-        'RankingConfig',
         'RecallOptions',
         'RecallTier',
         'RememberInput',

@@ -78,6 +78,7 @@ export type {
   Usage,
 } from '../types.js';
 export { BELIEF_SOURCES, BELIEF_STATUSES } from '../types.js';
+export type { RankingConfig } from '../recall.js';
 export {
   assertId,
   assertText,
