@@ -1,6 +1,7 @@
 /**
  * The defaults from the environment, end to end: @mem01/local + one SQLite file; the OpenAI path against the
- * fake OpenAI server; Postgres when DATABASE_URL is set; a clear error when the Postgres package is missing.
+ * fake OpenAI server; Postgres when DATABASE_URL is set. (The error for a missing Postgres package is
+ * @mem01/runtime's, tested there.)
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
