@@ -14,7 +14,7 @@ function hasTestScript(dir) {
   const file = join(dir, 'package.json');
   return existsSync(file) && typeof JSON.parse(readFileSync(file, 'utf8')).scripts?.test === 'string';
 }
-const packages = ['packages', 'apps'].flatMap((dir) =>
+const packages = ['packages', 'apps', 'tests'].flatMap((dir) =>
   readdirSync(join(root, dir), { withFileTypes: true })
     .filter((d) => d.isDirectory() && hasTestScript(join(root, dir, d.name)))
     .map((d) => join(dir, d.name)),

@@ -91,7 +91,13 @@ after(async () => {
 describe('every public package, packed', () => {
   it('is found in packages/', () => {
     const names = packages.map((p) => p.name);
-    for (const expected of ['@mem01/engine', '@mem01/store-sqlite', 'mem01session', '@mem01/cli']) {
+    for (const expected of [
+      '@mem01/engine',
+      '@mem01/store-sqlite',
+      '@mem01/runtime',
+      'mem01session',
+      '@mem01/cli',
+    ]) {
       assert.ok(names.includes(expected), `${expected} among ${names.join(', ')}`);
     }
   });
@@ -234,6 +240,38 @@ describe("the engine README's example, installed as its README says", () => {
         assert.ok(!r.stderr.includes('ERR_PACKAGE_PATH_NOT_EXPORTED'), r.stderr);
       }
     }
+  });
+});
+
+describe("the runtime README's example, installed as its README says", () => {
+  let project: string;
+  let example: string;
+
+  before(() => {
+    const readme = readFileSync(join(ROOT, 'packages/runtime/README.md'), 'utf8');
+    const install = npmInstallLine(readme, '@mem01/runtime');
+    assert.deepEqual(install, ['@mem01/runtime']);
+    example = codeBlocks(readme, 'ts')[0] ?? '';
+    assert.match(example, /openMemoryRuntime\(/);
+    project = newProject('runtime-only', install);
+    writeFileSync(join(project, 'example.mjs'), example);
+  });
+
+  it('opens the SQLite file in MEM01_HOME with the offline models and names them, without the SDK or Postgres', () => {
+    for (const dep of ['@openai/agents', '@mem01/store-postgres', 'pg']) {
+      assert.ok(!existsSync(join(project, 'node_modules', dep)), `${dep} is not installed`);
+    }
+    const home = join(work, 'runtime-home');
+    const r = spawn(process.execPath, ['example.mjs'], { cwd: project, env: userEnv({ MEM01_HOME: home }) });
+    assert.equal(r.status, 0, r.stderr);
+    const line = `sqlite ${join(home, 'memory.db')} (extractor local-rules, embedder local:mem01-local-hash-v1-384)`;
+    assert.ok(r.stderr.includes(line), r.stderr);
+    assert.ok(existsSync(join(home, 'memory.db')), 'the SQLite file is where MEM01_HOME says');
+  });
+
+  it('type-checks against the installed package', () => {
+    writeFileSync(join(project, 'example.ts'), example);
+    typecheck(project, 'example.ts');
   });
 });
 

@@ -52,9 +52,10 @@ export function createProgram(io: CliIo): Command {
     )
     .option('--json', 'machine-readable JSON output')
     .addOption(
-      new Option('--embedder <kind>', 'embedder the data was written with (recall, correct, export)')
-        .choices(['local', 'none'])
-        .default('local'),
+      new Option(
+        '--embedder <kind>',
+        "embedder the data was written with (default: the agent's, OpenAI with OPENAI_API_KEY, else local)",
+      ).choices(['openai', 'local', 'none']),
     )
     .showHelpAfterError('(run mem01 --help for usage)')
     .configureOutput({
@@ -118,7 +119,7 @@ export function createProgram(io: CliIo): Command {
     )
     .requiredOption('-u, --user <id>', 'user id')
     .action(async (o: { user: string }, cmd: Command) =>
-      withContext(io, g(cmd), (ctx) => usageCommand(ctx, o.user), { needsEmbedder: false, budgets: true }),
+      withContext(io, g(cmd), (ctx) => usageCommand(ctx, o.user), { needsEmbedder: false }),
     );
 
   program
@@ -248,7 +249,7 @@ export function createProgram(io: CliIo): Command {
       return n;
     })
     .action(async (o: { port?: number }, cmd: Command) =>
-      withContext(io, g(cmd), (ctx) => inspectCommand(ctx, o.port ?? 0)),
+      withContext(io, g(cmd), (ctx) => inspectCommand(ctx, o.port ?? 0), { announce: false }),
     );
 
   return program;

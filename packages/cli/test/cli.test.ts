@@ -25,9 +25,12 @@ function fresh(): string {
 }
 
 const cli = (db: string, ...args: string[]) => runInProcess(['--db', db, ...args]);
+/** The one stderr line of a command that opened memory: what it opened, named as the agent's runtime names it. */
+const opened = (db: string) =>
+  `mem01: sqlite ${db} (extractor local-rules, embedder local:mem01-local-hash-v1-384)\n`;
 const json = async <T>(db: string, ...args: string[]): Promise<T> => {
   const r = await cli(db, '--json', ...args);
-  expect(r.stderr).toBe('');
+  expect(r.stderr).toBe(opened(db));
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout) as T;
 };
@@ -50,7 +53,7 @@ describe('reading', () => {
     const db = fresh();
     const r = await runBin(['--db', db, 'users']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(opened(db));
     expect(r.stdout).toMatch(/^USER\s+NAMESPACE\s+ACTIVE\s+PENDING/);
     expect(r.stdout).toMatch(/demo-user/);
     expect(r.stdout).toMatch(/other-user/);
@@ -306,7 +309,10 @@ describe('changing', () => {
     // Approving again is refused: it is not pending any more.
     const twice = await cli(db, 'approve', '--user', USER, '--id', pending!.id);
     expect(twice.code).toBe(2);
-    expect(twice.stderr).toMatch(/^error \[invalid_input\]: .*only pending beliefs can be approved/);
+    expect(twice.stderr.startsWith(opened(db))).toBe(true);
+    expect(twice.stderr.slice(opened(db).length)).toMatch(
+      /^error \[invalid_input\]: .*only pending beliefs can be approved/,
+    );
 
     const db2 = fresh();
     const rejected = await cli(db2, 'reject', '--user', USER, '--id', pending!.id);
@@ -440,7 +446,7 @@ describe('export and import', () => {
     const dst = join(dir, 'imported.db');
     const imp = await runBin(['--db', dst, 'import', file]);
     expect(imp.code).toBe(0);
-    expect(imp.stderr).toBe(''); // no progress bar off a terminal
+    expect(imp.stderr).toBe(opened(dst)); // no progress bar off a terminal
     expect(imp.stdout).toMatch(new RegExp(`${header.beliefs} belief\\(s\\) added, 0 already present`));
     const before = await allBeliefs(src);
     expect(await allBeliefs(dst)).toEqual(before);
@@ -571,6 +577,55 @@ describe('on a terminal, and serving', () => {
   });
 });
 
+describe('the agent’s environment', () => {
+  it('MEM01_* tuning sets the block recall renders; doctor shows the settings and models', async () => {
+    const db = fresh();
+    const env = { MEM01_BUDGET_BYTES: '300', MEM01_RECALL_LIMIT: '3', MEM01_MIN_CONFIDENCE: '0.8' };
+    const r = await runInProcess(['--db', db, '--json', 'recall', '--user', USER, 'where do I live?'], {
+      env,
+    });
+    expect(r.code).toBe(0);
+    const { block, results } = JSON.parse(r.stdout) as { block: { bytes: number }; results: unknown[] };
+    expect(block.bytes).toBeLessThanOrEqual(300);
+    expect(results.length).toBeLessThanOrEqual(3);
+    const doctor = await runInProcess(['--db', db, '--json', 'doctor'], { env });
+    expect(JSON.parse(doctor.stdout)).toMatchObject({
+      store: `sqlite ${db}`,
+      extractor: 'local-rules',
+      embedder: { name: 'local:mem01-local-hash-v1-384', dimensions: 384 },
+      settings: { budgetBytes: 300, recallLimit: 3, pendingBelow: 0.8 },
+    });
+    const bad = await runInProcess(['--db', db, 'users'], { env: { MEM01_RECALL_LIMIT: 'many' } });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe('error [config]: MEM01_RECALL_LIMIT must be a positive integer, got "many"\n');
+  });
+
+  it('with OPENAI_API_KEY the embedder is OpenAI’s, as for the agent; --embedder local reads data embedded offline', async () => {
+    const db = fresh();
+    const env = {
+      OPENAI_API_KEY: 'sk-test-not-a-real-key-0123456789',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+    };
+    const mismatch = await runInProcess(['--db', db, 'recall', '--user', USER, 'where do I live?'], { env });
+    expect(mismatch.code).toBe(1);
+    expect(mismatch.stderr).toMatch(
+      /^error \[dimension_mismatch\]: sqlite .* holds 384-dimension embeddings but the openai:text-embedding-3-small embedder makes 1536/,
+    );
+    expect(mismatch.stderr).not.toContain('sk-test');
+    const local = await runInProcess(
+      ['--db', db, '--embedder', 'local', 'recall', '--user', USER, 'where do I live?'],
+      {
+        env,
+      },
+    );
+    expect(local.code).toBe(0);
+    expect(local.stdout).toMatch(/The user lives in Portland\./);
+    expect(local.stderr).toMatch(
+      /^mem01: sqlite .* \(extractor openai:\S+, embedder local:mem01-local-hash-v1-384\)\n$/,
+    );
+  });
+});
+
 describe('on PostgreSQL', () => {
   it('reads the same commands from a real Postgres and exports into SQLite losslessly', async () => {
     const url = process.env.MEM01_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -676,7 +731,8 @@ describe('migrate, usage and errors', () => {
     expect(badFlag.stderr).toMatch(/^error \[usage\]: unknown option '--bogus'\n/);
     const notFound = await cli(db, 'forget', '--user', USER, '--id', 'no-such-belief');
     expect(notFound.code).toBe(1);
-    expect(notFound.stderr).toMatch(/^error \[not_found\]: .*\n$/);
+    expect(notFound.stderr.slice(opened(db).length)).toMatch(/^error \[not_found\]: .*\n$/);
+    expect(notFound.stderr.startsWith(opened(db))).toBe(true);
     const otherUsers = byStatement(await allBeliefs(db), 'The user is a nurse.');
     const crossUser = await cli(db, 'forget', '--user', 'other-user', '--id', otherUsers.id);
     expect(crossUser.code).toBe(1);

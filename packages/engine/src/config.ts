@@ -1,5 +1,5 @@
 /** Engine configuration: every default is resolved here, once. */
-import { ConfigError, InvalidInputError } from './errors.js';
+import { InvalidInputError } from './errors.js';
 import type { Embedder } from './ports.js';
 import { DEFAULT_RANKING, LEXICAL_EMBEDDER_WEIGHTS, type RankingConfig, SEMANTIC_WEIGHTS } from './recall.js';
 import { DEFAULT_BUDGET_BYTES, MIN_BUDGET_BYTES } from './render.js';
@@ -264,35 +264,6 @@ function resolveBudgets(input: Partial<EngineBudgets> | undefined): EngineBudget
       throw new InvalidInputError(`config.budgets.${name}`, 'must be a positive integer or null');
   }
   return b;
-}
-
-/** The `MEM01_*` variables of the budgets, by field. */
-export const BUDGET_ENV: readonly (readonly [string, keyof EngineBudgets])[] = [
-  ['MEM01_LLM_CALLS_PER_USER', 'llmCallsPerUser'],
-  ['MEM01_INPUT_TOKENS_PER_USER', 'inputTokensPerUser'],
-  ['MEM01_OUTPUT_TOKENS_PER_USER', 'outputTokensPerUser'],
-  ['MEM01_EMBEDDING_CALLS_PER_USER', 'embeddingCallsPerUser'],
-  ['MEM01_EMBEDDING_TOKENS_PER_USER', 'embeddingTokensPerUser'],
-  ['MEM01_MAX_ACTIVE_BELIEFS_PER_USER', 'maxActiveBeliefsPerUser'],
-  ['MEM01_BUDGET_PERIOD_MS', 'periodMs'],
-];
-
-/**
- * The budgets the `MEM01_*` variables of `env` set (see {@link BUDGET_ENV}), for every entry point that reads them
- * (the session runtime, the CLI): the fields set, none when none is. `ConfigError` naming the variable for a value
- * that is not a positive integer. The ranges are checked with the rest of the configuration.
- */
-export function budgetsFromEnv(env: Readonly<Record<string, string | undefined>>): Partial<EngineBudgets> {
-  const out: { -readonly [K in keyof EngineBudgets]?: EngineBudgets[K] } = {};
-  for (const [name, field] of BUDGET_ENV) {
-    const raw = env[name];
-    if (raw === undefined || raw.trim() === '') continue;
-    const n = Number(raw.trim());
-    if (!Number.isInteger(n) || n < 1)
-      throw new ConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-    out[field] = n;
-  }
-  return out;
 }
 
 function dropUndefined<T extends object>(o: T): Partial<T> {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { ConfigError, Mem01Error, UnsupportedRuntimeError } from '@mem01/engine';
 import { describeError, sanitize } from '@mem01/engine/store-kit';
+import { describeRuntime } from '@mem01/runtime';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { DEFAULT_MAX_BODY_BYTES } from './http-limits.js';
@@ -168,7 +169,7 @@ export async function run(argv: readonly string[], io: ProgramIo): Promise<numbe
       access.mode === 'single'
         ? `user ${JSON.stringify(access.defaultUserId)}`
         : `users matching ${access.allowUsers.join(', ')}`;
-    const what = `${who}${access.namespace ? ` (namespace ${JSON.stringify(access.namespace)})` : ''} from ${runtime.description.store} (extractor ${runtime.description.extractor}, embedder ${runtime.description.embedder})`;
+    const what = `${who}${access.namespace ? ` (namespace ${JSON.stringify(access.namespace)})` : ''} from ${describeRuntime(runtime.description.runtime)}`;
     try {
       if (options.http) {
         const token = options.token ?? nonEmpty(io.env.MEM01_MCP_TOKEN);
@@ -216,7 +217,11 @@ export async function run(argv: readonly string[], io: ProgramIo): Promise<numbe
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     io.stderr.write(`mem01-mcp: ${oneLine(describeForCli(err))}\n`);
-    code = err instanceof Mem01Error && (err.code === 'config' || err.code === 'invalid_input') ? 2 : 1;
+    // A setting or an installation to fix (a missing optional package) is the user's to change: exit code 2.
+    code =
+      err instanceof Mem01Error && ['config', 'invalid_input', 'missing_dependency'].includes(err.code)
+        ? 2
+        : 1;
   }
   return code;
 }

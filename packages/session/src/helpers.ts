@@ -17,17 +17,17 @@ import {
   type SelectedContext,
 } from '@mem01/engine';
 import { type AppendEnqueue, assertId, normalizeScope, sanitizeError } from '@mem01/engine/store-kit';
+import {
+  checkGivenRuntime,
+  type MemoryRuntimeOptions,
+  pinnedRuntime,
+  type MemoryRuntime as Runtime,
+  resolveRuntime,
+} from '@mem01/runtime';
 import type { Agent, AgentOutputType, RunContext } from '@openai/agents';
 import { turnOf } from './items.js';
 import type { MemSession } from './mem-session.js';
 import { MAX_QUERY_CHARS, recallBlock } from './recall-block.js';
-import {
-  checkGivenRuntime,
-  type MemoryRuntimeOptions,
-  type Runtime,
-  resolveRuntime,
-} from './resolve-runtime.js';
-import { pinnedRuntime } from './runtime-registry.js';
 
 /**
  * Whose memory and which runtime. With `session`, its runtime (and, unless given, its user and namespace) is

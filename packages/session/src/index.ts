@@ -15,6 +15,8 @@
  */
 export { AUTHORITY_POLICY } from '@mem01/engine';
 export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
+export type { WorkingMemorySize } from '@mem01/runtime';
+export { closeSharedRuntimes, sharedRuntimeCount } from '@mem01/runtime';
 export {
   AgentsSdkMissingError,
   RunConfigReusedError,
@@ -42,11 +44,9 @@ export {
   memSession,
 } from './mem-session.js';
 export { createMemoryTools, type MemoryToolsOptions } from './memory-tools.js';
-export type { WorkingMemorySize } from './resolve-runtime.js';
 export type { MemoryRunConfig } from './run-hooks.js';
 // The runtime without the Agents SDK (`mem01session/runtime`), also part of the root.
 export * from './runtime.js';
-export { closeSharedRuntimes, sharedRuntimeCount } from './runtime-registry.js';
 export type {
   HistoryAppendTransaction,
   HistoryMutationArgs,

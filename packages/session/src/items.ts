@@ -109,3 +109,18 @@ export class InjectedBlocks {
     return this.texts.size;
   }
 }
+
+const blocksByRuntime = new WeakMap<object, InjectedBlocks>();
+
+/**
+ * The block texts injected through `runtime`: one set per runtime, so a session recognises the item another session
+ * of the same runtime injected when the SDK hands it back.
+ */
+export function injectedBlocks(runtime: object): InjectedBlocks {
+  let blocks = blocksByRuntime.get(runtime);
+  if (!blocks) {
+    blocks = new InjectedBlocks();
+    blocksByRuntime.set(runtime, blocks);
+  }
+  return blocks;
+}

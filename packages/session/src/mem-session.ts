@@ -25,21 +25,22 @@ import {
   stableJson,
   suffixMismatchError,
 } from '@mem01/engine/store-kit';
-// Types only: the session is structural, so loading it never loads the SDK (nor ties it to one SDK version).
-import type { AgentInputItem, Session } from '@openai/agents';
-import { SessionHistoryError } from './errors.js';
-import { lastTurnsStart, turnOf } from './items.js';
 import {
+  acquireRuntime,
   checkGivenRuntime,
   type MemoryRuntimeOptions,
-  type Runtime,
+  type MemoryRuntime as Runtime,
+  type RuntimeLease,
   type RuntimeSpec,
   resolveRuntime,
   type WorkingMemorySize,
   workingMemorySizeFromEnv,
-} from './resolve-runtime.js';
+} from '@mem01/runtime';
+// Types only: the session is structural, so loading it never loads the SDK (nor ties it to one SDK version).
+import type { AgentInputItem, Session } from '@openai/agents';
+import { SessionHistoryError } from './errors.js';
+import { injectedBlocks, lastTurnsStart, turnOf } from './items.js';
 import { createRunConfig, type MemoryRunConfig } from './run-hooks.js';
-import { acquireRuntime, type RuntimeLease } from './runtime-registry.js';
 import {
   applyMutations,
   checkMutations,
@@ -260,7 +261,7 @@ export class MemSession implements Session {
   async applyHistoryTransaction(args: HistoryTransactionArgs<AgentInputItem>): Promise<void> {
     const { operationId, transaction } = checkTransaction(args);
     const rt = await this.runtime();
-    const keep = (item: unknown) => !rt.injected.isInjected(item);
+    const keep = (item: unknown) => !injectedBlocks(rt).isInjected(item);
     const fingerprint = createHash('sha256').update(stableJson(transaction)).digest('hex');
     try {
       if (transaction.type === 'append_items') {
@@ -328,7 +329,7 @@ export class MemSession implements Session {
   ): Promise<void> {
     const rt = await this.runtime();
     // The items are already plain copies (checked by the caller), never the caller's objects.
-    const kept = items.filter((item) => !rt.injected.isInjected(item));
+    const kept = items.filter((item) => !injectedBlocks(rt).isInjected(item));
     if (kept.length === 0 && !always) return;
     const at = new Date().toISOString();
     const turns: AppendEnqueue[] = [];

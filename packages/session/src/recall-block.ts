@@ -9,9 +9,9 @@ import {
   type Scope,
   type SelectedContext,
 } from '@mem01/engine';
+import type { MemoryRuntime as Runtime } from '@mem01/runtime';
 import type { CustomSpanData, Span } from '@openai/agents';
 import { optionalAgentsSdk } from './agents-sdk.js';
-import type { Runtime } from './resolve-runtime.js';
 
 /** Longest query sent to recall (the engine's); longer user messages are cut (the head carries the question). */
 export { MAX_QUERY_CHARS };

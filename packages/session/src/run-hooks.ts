@@ -4,6 +4,7 @@
  */
 import { AUTHORITY_POLICY, type RecallOptions, type Scope } from '@mem01/engine';
 import { sanitizeError } from '@mem01/engine/store-kit';
+import type { MemoryRuntime as Runtime } from '@mem01/runtime';
 import type {
   AgentInputItem,
   CallModelInputFilter,
@@ -12,9 +13,8 @@ import type {
 } from '@openai/agents';
 import { optionalAgentsSdk } from './agents-sdk.js';
 import { RunConfigReusedError } from './errors.js';
-import { latestUserIndex, latestUserText, memoryItem } from './items.js';
+import { injectedBlocks, latestUserIndex, latestUserText, memoryItem } from './items.js';
 import { type RecalledBlock, recallBlock } from './recall-block.js';
-import type { Runtime } from './resolve-runtime.js';
 
 /** The run options `session.runConfig()` returns; spread them into `Runner.run` options. */
 export interface MemoryRunConfig {
@@ -60,7 +60,7 @@ export function createRunConfig(host: RunHookHost): MemoryRunConfig {
         host.recordSuccess();
         // The block is injected even when it recalls nothing: it says so, and the model input keeps one shape
         // (the memory item plus the authority policy) on every run.
-        runtime.injected.add(block.text);
+        injectedBlocks(runtime).add(block.text);
         return { ok: true, block };
       } catch (error) {
         host.recordError(error);
@@ -86,7 +86,7 @@ export function createRunConfig(host: RunHookHost): MemoryRunConfig {
 
   const callModelInputFilter: CallModelInputFilter = async ({ modelData }) => {
     const runtime = await host.runtime();
-    const isInjected = (item: unknown) => runtime.injected.isInjected(item);
+    const isInjected = (item: unknown) => injectedBlocks(runtime).isInjected(item);
     if (!started) {
       // No session: the SDK skips sessionInputCallback, so the query comes from the model input.
       started = true;

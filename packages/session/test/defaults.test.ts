@@ -1,16 +1,16 @@
 /**
  * The defaults from the environment, end to end: @mem01/local + one SQLite file; the OpenAI path against the
- * fake OpenAI server; Postgres when DATABASE_URL is set; a clear error when the Postgres package is missing.
+ * fake OpenAI server; Postgres when DATABASE_URL is set. (The error for a missing Postgres package is
+ * @mem01/runtime's, tested there.)
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '@mem01/engine';
 import { extractionData, startFakeOpenAI } from '@mem01/openai/testing';
+import { resetNoticeForTests } from '@mem01/runtime/testing';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeSharedRuntimes, memSession, sharedRuntimeCount } from '../src/index.js';
-import { loadOptionalPeer, resetNoticeForTests } from '../src/resolve-runtime.js';
 import { agentWith, echoModel, runner } from './harness.js';
 
 const dirs: string[] = [];
@@ -152,13 +152,5 @@ describe('DATABASE_URL set: Postgres', () => {
     } finally {
       await session.close();
     }
-  });
-
-  it('explains how to install the optional Postgres package when it is missing', async () => {
-    const err = await loadOptionalPeer('@mem01/not-installed-anywhere', 'install it with npm i x').catch(
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(ConfigError);
-    expect((err as Error).message).toBe('install it with npm i x');
   });
 });

@@ -1,14 +1,16 @@
 /** `mem01 migrate`: brings the store's schema to this version of mem01 and says what changed. */
 import { existsSync } from 'node:fs';
-import { defaultSqlitePath, type GlobalOptions, loadPostgresStore, openStore } from '../context.js';
+import { loadPostgresStore, openStoreTarget, type StoreTarget } from '@mem01/runtime';
+import { type GlobalOptions, quietLogger } from '../context.js';
 import { type CliIo, writeOut } from '../io.js';
-import { describeTarget, resolveStoreTarget, type StoreTarget } from '../store-target.js';
+import { describeTarget, resolveStoreTarget } from '../store-target.js';
 
 /** The schema version this mem01 writes for the target's kind. */
 export async function supportedSchemaVersion(target: StoreTarget): Promise<number | null> {
-  const mod: Record<string, unknown> =
-    target.kind === 'sqlite' ? await import('@mem01/store-sqlite') : await loadPostgresStore();
-  const v = target.kind === 'sqlite' ? mod.SQLITE_SCHEMA_VERSION : mod.POSTGRES_SCHEMA_VERSION;
+  const v =
+    target.kind === 'sqlite'
+      ? (await import('@mem01/store-sqlite')).SQLITE_SCHEMA_VERSION
+      : (await loadPostgresStore()).POSTGRES_SCHEMA_VERSION;
   return typeof v === 'number' ? v : null;
 }
 
@@ -46,16 +48,12 @@ async function migrationSteps(
 
 export async function migrateCommand(io: CliIo, opts: GlobalOptions): Promise<void> {
   const target = resolveStoreTarget(opts, io.env);
-  const path = target.kind === 'sqlite' ? (target.path ?? (await defaultSqlitePath(io.env))) : null;
-  const where = describeTarget(target, path ?? '');
+  const path = target.kind === 'sqlite' ? target.path : null;
+  const where = describeTarget(target);
   const before = path !== null ? await sqliteVersionBefore(path) : null;
   const supported = await supportedSchemaVersion(target);
   // Opening a store runs its pending migrations, each step in its own transaction.
-  const store = await openStore(path !== null ? { kind: 'sqlite', path } : target, {
-    schema: opts.pgSchema,
-    io,
-    create: true,
-  });
+  const store = await openStoreTarget(target, { migrate: true, openRetryMs: 2000, logger: quietLogger(io) });
   let after: number;
   try {
     after = (await store.info()).schemaVersion;

@@ -205,9 +205,17 @@ export async function doctorCommand(ctx: CliContext, supportedSchema: number | n
     warnings.push(`${info.outbox.dead} outbox entries are dead (gave up after retries)`);
   if (ctx.embedder && info.dimensions !== null && info.dimensions !== ctx.embedder.dimensions) {
     warnings.push(
-      `the store's embeddings have ${info.dimensions} dimensions but the ${ctx.embedder.model} embedder has ${ctx.embedder.dimensions}: recall needs the embedder the data was written with`,
+      `the store's embeddings have ${info.dimensions} dimensions but the ${ctx.description.embedder} embedder has ${ctx.embedder.dimensions}: recall needs the embedder the data was written with`,
     );
   }
+  // The settings recall runs with here, from the same environment as the agent's (MEM01_* variables).
+  const config = ctx.engine.config;
+  const settings = {
+    budgetBytes: config.budgetBytes,
+    recallLimit: config.recallLimit,
+    pendingBelow: config.pendingBelow,
+    episodic: config.episodic,
+  };
   if (supportedSchema !== null && info.schemaVersion < supportedSchema) {
     warnings.push(`schema version ${info.schemaVersion} is older than ${supportedSchema}: run mem01 migrate`);
   }
@@ -218,7 +226,11 @@ export async function doctorCommand(ctx: CliContext, supportedSchema: number | n
     supportedSchemaVersion: supportedSchema,
     capabilities: info.capabilities,
     dimensions: info.dimensions,
-    embedder: ctx.embedder ? { model: ctx.embedder.model, dimensions: ctx.embedder.dimensions } : null,
+    extractor: ctx.description.extractor,
+    embedder: ctx.embedder
+      ? { name: ctx.description.embedder, model: ctx.embedder.model, dimensions: ctx.embedder.dimensions }
+      : null,
+    settings,
     outbox: info.outbox,
     warnings,
   };
@@ -238,9 +250,16 @@ export async function doctorCommand(ctx: CliContext, supportedSchema: number | n
     ['durable outbox', c.durableOutbox ? 'yes' : 'no'],
     ['multi-process', c.multiProcess ? 'yes' : 'no'],
     ['dimensions', info.dimensions === null ? 'not fixed yet' : String(info.dimensions)],
+    ['extractor', `${ctx.description.extractor} (the agent's; the CLI never extracts)`],
     [
       'embedder',
-      ctx.embedder ? `${ctx.embedder.model} (${ctx.embedder.dimensions}-d)` : 'none (lexical recall only)',
+      ctx.embedder
+        ? `${ctx.description.embedder} (${ctx.embedder.dimensions}-d)`
+        : 'none (lexical recall only)',
+    ],
+    [
+      'recall',
+      `${settings.budgetBytes}-byte block, up to ${settings.recallLimit} memories, episodes ${settings.episodic ? 'on' : 'off'}; pending below confidence ${settings.pendingBelow}`,
     ],
     [
       'outbox',

@@ -13,15 +13,14 @@
  * - for extractors and embedders: the extraction records (`CandidateBelief`, `ExtractionTurn`,
  *   `ExtractionOperation`), `canonicalKey`, `normalizeScope`, provider `Usage`, and the belief value sets
  *   (`BELIEF_SOURCES`, `BELIEF_STATUSES`);
- * - for bindings (sessions, tools, servers, CLIs): `resolveConfig`, `budgetsFromEnv` (the `MEM01_*` budget
- *   variables, `BUDGET_ENV`), the context block's delimiters
+ * - for bindings (sessions, tools, servers, CLIs): `resolveConfig`, the context block's delimiters
  *   (`MEMORY_BLOCK_OPEN`, `MEMORY_BLOCK_CLOSE`) and `neutralise`, error reporting (`describeError`, `sanitize`,
  *   `sanitizeError` and their one table of credential shapes, `SECRET_PATTERNS`), and `RecallSignals`.
  * @packageDocumentation
  */
 
 export { canonicalKey, canonicalValue, createBelief } from '../belief.js';
-export { BUDGET_ENV, budgetsFromEnv, resolveConfig } from '../config.js';
+export { resolveConfig } from '../config.js';
 export {
   CapabilityError,
   ClosedError,
@@ -45,6 +44,7 @@ export {
   VersionConflictError,
 } from '../errors.js';
 export type * from '../ports.js';
+export type { RankingConfig } from '../recall.js';
 export {
   FORGOTTEN_MARKER,
   type ForgetCandidates,
@@ -78,7 +78,6 @@ export type {
   Usage,
 } from '../types.js';
 export { BELIEF_SOURCES, BELIEF_STATUSES } from '../types.js';
-export type { RankingConfig } from '../recall.js';
 export {
   assertId,
   assertText,

@@ -1,12 +1,12 @@
 /**
- * Every default of mem01session is resolved here, once: which store, transcript, extractor and embedder a
- * session runs on, and the fingerprint sessions with identical settings share a runtime by.
+ * Every default of mem01 is resolved here, once: which store, transcript, extractor and embedder memory runs on,
+ * the engine settings the environment tunes, and the fingerprint runtimes with identical settings are shared by.
+ * The session binding, the MCP server and the CLI all open memory through this file.
  */
 import { createHash } from 'node:crypto';
 import {
   ConfigError,
   DEFAULT_CONFIG,
-  type Embedder,
   type EngineBudgets,
   type EngineConfigInput,
   type EngineStore,
@@ -16,21 +16,41 @@ import {
   MemoryEngine,
   type TranscriptStore,
 } from '@mem01/engine';
-import { budgetsFromEnv, resolveConfig, stableJson } from '@mem01/engine/store-kit';
-import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
-import { InjectedBlocks } from './items.js';
+import { resolveConfig, stableJson } from '@mem01/engine/store-kit';
+import {
+  checkEmbedderOption,
+  credentialKey,
+  type EmbedderOption,
+  embedderKind,
+  extractorKind,
+  openEmbedder,
+  openExtractor,
+  type ProviderSettings,
+  providerSettings,
+} from './providers.js';
+import {
+  describeStoreTarget,
+  openStoreTarget,
+  resolveStoreTarget,
+  type StoreSelection,
+  type StoreTarget,
+} from './store-target.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 /** Options that choose the runtime (store, extractor, embedder, engine settings). */
-export interface MemoryRuntimeOptions {
+export interface MemoryRuntimeOptions extends StoreSelection {
   /**
    * A runtime from {@link openMemoryRuntime}, used as it is and left open (it stays the caller's). The other
    * runtime options must then be absent.
    */
-  readonly runtime?: Runtime | undefined;
+  readonly runtime?: MemoryRuntime | undefined;
   /**
    * Where beliefs and the outbox live. A `FullStore` (every mem01 store) also holds the transcript, so a turn
-   * is stored and accepted for extraction in one transaction. Default: Postgres when `DATABASE_URL` is set,
-   * else one SQLite file at `defaultSqlitePath()` (`~/.mem01/memory.db`). Stays the caller's to close.
+   * is stored and accepted for extraction in one transaction. Default: the database `db`, `storeKind` and the
+   * environment select (see `resolveStoreTarget`): Postgres when `DATABASE_URL` is set, else one SQLite file at
+   * `$MEM01_HOME/memory.db` (`~/.mem01/memory.db`). A store passed in stays the caller's to close; `db`,
+   * `storeKind` and `pgSchema` must then be absent.
    */
   readonly store?: FullStore | EngineStore | undefined;
   /** Where the raw SDK items live. Default: `store` when it is a `FullStore`. Stays the caller's to close. */
@@ -39,9 +59,9 @@ export interface MemoryRuntimeOptions {
   readonly extractor?: Extractor | undefined;
   /**
    * Default: the OpenAI embedder when `OPENAI_API_KEY` is set, else the offline local embedder (384-d).
-   * `null`: lexical recall only.
+   * `'local'` or `'openai'`: that built-in embedder whatever the environment. `null`: lexical recall only.
    */
-  readonly embedder?: Embedder | null | undefined;
+  readonly embedder?: EmbedderOption;
   /** Raise memory failures instead of degrading to no memory. Default false (failure-open). */
   readonly strict?: boolean | undefined;
   /** Size of the injected memory block in UTF-8 bytes. Default `MEM01_BUDGET_BYTES`, else 800. */
@@ -67,7 +87,7 @@ export interface MemoryRuntimeOptions {
    */
   readonly budgets?: Partial<EngineBudgets> | undefined;
   /** Environment to read defaults from. Default `process.env`. */
-  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  readonly env?: Env | undefined;
   /**
    * Process, in the background, the turns an earlier process left queued in the store, for every user. Default
    * true. A server that must only ever extract the users it serves turns it off (and flushes each user it serves).
@@ -79,9 +99,16 @@ export interface MemoryRuntimeOptions {
 
 /** What a runtime is built on, without secrets. */
 export interface RuntimeDescription {
+  /** `sqlite`, `postgres`, or the name of a store passed in. */
   readonly store: string;
+  /** Where memory lives, safe to print: `sqlite <path>`, `postgres <url without secrets>`, or the store's name. */
+  readonly location: string;
+  /** `local-rules` (offline), `openai:<model>`, or the name of an extractor passed in. */
   readonly extractor: string;
+  /** `local:<model>`, `openai:<model>`, the model of an embedder passed in, or null (lexical recall only). */
   readonly embedder: string | null;
+  /** The embedder's vector length, or null without an embedder. */
+  readonly dimensions: number | null;
   readonly strict: boolean;
   readonly budgetBytes: number;
 }
@@ -90,17 +117,15 @@ export interface RuntimeDescription {
  * One store + engine: shared by every session with identical settings, or opened by the caller with
  * {@link openMemoryRuntime}.
  */
-export interface Runtime {
+export interface MemoryRuntime {
   /** Owns acceptance and the read barrier: a turn saved through it is waited for by the user's next read. */
   readonly engine: MemoryEngine;
   readonly store: EngineStore;
   readonly transcript: TranscriptStore;
-  /** Block texts this runtime injected; the synthetic item is recognised by them. */
-  readonly injected: InjectedBlocks;
   readonly budgetBytes: number;
   readonly logger: Logger | undefined;
   readonly description: RuntimeDescription;
-  /** Drains accepted writes, then closes what this package opened. */
+  /** Drains accepted writes, then closes what this package opened. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -110,7 +135,9 @@ export interface RuntimeSpec {
   readonly key: string;
   /** The engine's `strict`, as the runtime will open it. */
   readonly strict: boolean;
-  open(): Promise<Runtime>;
+  /** The database the runtime opens, or null for a store passed in. */
+  readonly target: StoreTarget | null;
+  open(): Promise<MemoryRuntime>;
 }
 
 const DEFAULT_BUDGET_BYTES = DEFAULT_CONFIG.budgetBytes;
@@ -119,7 +146,7 @@ const DEFAULT_BUDGET_BYTES = DEFAULT_CONFIG.budgetBytes;
  * The engine settings the environment may set (one table in the README). A malformed value is a `ConfigError`
  * naming the variable, never silently ignored.
  */
-export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>): EngineConfigInput {
+export function tuningFromEnv(env: Env): EngineConfigInput {
   const out: { -readonly [K in keyof EngineConfigInput]: EngineConfigInput[K] } = {};
   const int = (name: string): number | undefined => {
     const raw = nonEmpty(env[name]);
@@ -181,6 +208,35 @@ export function workingMemorySizeFromEnv(
   return n;
 }
 
+/** The `MEM01_*` variables of the budgets, by field. */
+const BUDGET_ENV: readonly (readonly [string, keyof EngineBudgets])[] = [
+  ['MEM01_LLM_CALLS_PER_USER', 'llmCallsPerUser'],
+  ['MEM01_INPUT_TOKENS_PER_USER', 'inputTokensPerUser'],
+  ['MEM01_OUTPUT_TOKENS_PER_USER', 'outputTokensPerUser'],
+  ['MEM01_EMBEDDING_CALLS_PER_USER', 'embeddingCallsPerUser'],
+  ['MEM01_EMBEDDING_TOKENS_PER_USER', 'embeddingTokensPerUser'],
+  ['MEM01_MAX_ACTIVE_BELIEFS_PER_USER', 'maxActiveBeliefsPerUser'],
+  ['MEM01_BUDGET_PERIOD_MS', 'periodMs'],
+];
+
+/**
+ * The budgets the `MEM01_*` variables of `env` set (see {@link BUDGET_ENV}), for every entry point that reads them
+ * (the session runtime, the CLI): the fields set, none when none is. `ConfigError` naming the variable for a value
+ * that is not a positive integer. The ranges are checked with the rest of the configuration.
+ */
+function budgetsFromEnv(env: Readonly<Record<string, string | undefined>>): Partial<EngineBudgets> {
+  const out: { -readonly [K in keyof EngineBudgets]?: EngineBudgets[K] } = {};
+  for (const [name, field] of BUDGET_ENV) {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') continue;
+    const n = Number(raw.trim());
+    if (!Number.isInteger(n) || n < 1)
+      throw new ConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    out[field] = n;
+  }
+  return out;
+}
+
 let noticeShown = false;
 
 /**
@@ -195,13 +251,13 @@ let noticeShown = false;
  * // ...
  * await runtime.close();
  */
-export async function openMemoryRuntime(options: MemoryRuntimeOptions = {}): Promise<Runtime> {
+export async function openMemoryRuntime(options: MemoryRuntimeOptions = {}): Promise<MemoryRuntime> {
   if (options.runtime) throw new ConfigError('openMemoryRuntime opens a runtime: do not pass one');
   return resolveRuntime(options).open();
 }
 
 /** Throws unless `options.runtime` is a runtime, given without the options it replaces. */
-export function checkGivenRuntime(options: MemoryRuntimeOptions): Runtime | null {
+export function checkGivenRuntime(options: MemoryRuntimeOptions): MemoryRuntime | null {
   const given = options.runtime;
   if (given === undefined) return null;
   if (!given || typeof given !== 'object' || !(given.engine instanceof MemoryEngine)) {
@@ -210,6 +266,9 @@ export function checkGivenRuntime(options: MemoryRuntimeOptions): Runtime | null
   const conflicting = (
     [
       'store',
+      'db',
+      'storeKind',
+      'pgSchema',
       'transcript',
       'extractor',
       'embedder',
@@ -228,12 +287,39 @@ export function checkGivenRuntime(options: MemoryRuntimeOptions): Runtime | null
   return given;
 }
 
-/** Resolves options and environment into a runtime spec. Synchronous and I/O-free; opening happens later. */
-export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec {
+/** @internal The settings shared by the full runtime and the admin facade. */
+export interface ResolvedSettings {
+  readonly env: Env;
+  readonly providers: ProviderSettings;
+  /** The database to open, or null when a store is passed in. */
+  readonly target: StoreTarget | null;
+  readonly strict: boolean;
+  readonly budgetBytes: number;
+  /** The engine settings, checked, environment and options merged. */
+  readonly engineConfig: EngineConfigInput;
+}
+
+/**
+ * @internal Options and environment into settings: the store target, the providers' variables and the engine
+ * settings. Synchronous and I/O-free; everything malformed is a `ConfigError` here.
+ */
+export function resolveSettings(
+  options: Pick<
+    MemoryRuntimeOptions,
+    | 'store'
+    | 'db'
+    | 'storeKind'
+    | 'pgSchema'
+    | 'embedder'
+    | 'strict'
+    | 'budgetBytes'
+    | 'episodic'
+    | 'engine'
+    | 'budgets'
+    | 'env'
+  >,
+): ResolvedSettings {
   const env = options.env ?? process.env;
-  const apiKey = nonEmpty(env.OPENAI_API_KEY);
-  const baseURL = nonEmpty(env.OPENAI_BASE_URL);
-  const databaseUrl = nonEmpty(env.DATABASE_URL);
   if (options.engine !== undefined && (options.engine === null || typeof options.engine !== 'object')) {
     throw new ConfigError('engine must be an object of engine settings');
   }
@@ -268,6 +354,25 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
       : {}),
   };
   resolveConfig(engineConfig, null);
+  if (options.store !== undefined) {
+    const chosen = (['db', 'storeKind', 'pgSchema'] as const).filter((k) => options[k] !== undefined);
+    if (chosen.length > 0) {
+      throw new ConfigError(
+        `store is given, so ${chosen.join(', ')} must not be: they choose a database to open`,
+      );
+    }
+  }
+  checkEmbedderOption(options.embedder);
+  const providers = providerSettings(env);
+  embedderKind(options.embedder, providers); // `'openai'` without a key fails here
+  const target = options.store === undefined ? resolveStoreTarget(options, env) : null;
+  return { env, providers, target, strict, budgetBytes, engineConfig };
+}
+
+/** Resolves options and environment into a runtime spec. Synchronous and I/O-free; opening happens later. */
+export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec {
+  const settings = resolveSettings(options);
+  const { providers, target, strict, budgetBytes, engineConfig } = settings;
   if (options.store !== undefined && !isEngineStore(options.store)) {
     throw new ConfigError('store must implement the mem01 EngineStore port (commit, enqueue, claim, ...)');
   }
@@ -281,24 +386,23 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
       'store keeps no transcript: pass `transcript` too, or a store that implements TranscriptStore',
     );
   }
-  const credential = apiKey ? `openai:${fingerprint(`${baseURL ?? ''}\u0000${apiKey}`)}` : 'local';
-  // The one rule for the default file (store-sqlite's `./paths` loads no driver).
-  const sqlitePath = databaseUrl ? null : defaultSqlitePath(env as NodeJS.ProcessEnv);
+  const credential = credentialKey(providers);
+  const embedder = options.embedder;
   const key = fingerprint(
     JSON.stringify({
       store: options.store
         ? `object:${objectId(options.store)}`
-        : databaseUrl
-          ? `postgres:${fingerprint(databaseUrl)}`
-          : `sqlite:${sqlitePath}`,
+        : target?.kind === 'postgres'
+          ? `postgres:${fingerprint(target.connectionString)}:${target.schema ?? ''}`
+          : `sqlite:${target?.path}`,
       transcript: options.transcript ? `object:${objectId(options.transcript)}` : 'store',
       extractor: options.extractor ? `object:${objectId(options.extractor)}` : credential,
       embedder:
-        options.embedder === null
+        embedder === null
           ? 'none'
-          : options.embedder
-            ? `object:${objectId(options.embedder)}`
-            : credential,
+          : typeof embedder === 'object'
+            ? `object:${objectId(embedder)}`
+            : `${embedder ?? 'default'}:${credential}`,
       logger: options.logger ? `object:${objectId(options.logger)}` : 'default',
       resume: options.resume !== false,
       strict,
@@ -310,74 +414,45 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
   return {
     key,
     strict,
-    async open(): Promise<Runtime> {
+    target,
+    async open(): Promise<MemoryRuntime> {
       const owned: Array<() => Promise<void>> = [];
       const closeOwned = async () => {
         for (const close of owned.reverse()) await close().catch(() => undefined);
       };
       try {
-        if (!apiKey && (options.extractor === undefined || options.embedder === undefined)) {
-          showNotice(options.logger);
+        if (
+          extractorKind(options.extractor, providers) === 'local' ||
+          embedderKind(options.embedder, providers) === 'local'
+        ) {
+          if (!providers.apiKey) showNotice(options.logger);
         }
-        let embedder: Embedder | null;
-        let embedderName: string | null;
-        if (options.embedder !== undefined) {
-          embedder = options.embedder;
-          embedderName = embedder ? embedder.model : null;
-        } else if (apiKey) {
-          const openai = await import('@mem01/openai');
-          const created = openai.createOpenAIEmbedder({ env });
-          embedder = created;
-          embedderName = `openai:${created.model}`;
-        } else {
-          embedder = (await loadLocal()).embedder;
-          embedderName = `local:${embedder.model}`;
-        }
-        let extractor: Extractor;
-        if (options.extractor) {
-          extractor = options.extractor;
-        } else if (apiKey) {
-          const openai = await import('@mem01/openai');
-          extractor = openai.createOpenAIExtractor({ env });
-        } else {
-          extractor = (await loadLocal()).extractor;
-        }
+        const embedded = await openEmbedder(options.embedder, providers);
+        const extraction = await openExtractor(options.extractor, providers);
         let store: EngineStore;
         let storeName: string;
+        let location: string;
         if (options.store) {
           store = options.store;
           storeName = store.name;
-        } else if (databaseUrl) {
-          const pg = await loadOptionalPeer<PostgresModule>(
-            '@mem01/store-postgres',
-            'DATABASE_URL is set, so mem01session stores memory in PostgreSQL, but @mem01/store-postgres is not installed: run `npm i @mem01/store-postgres` (or unset DATABASE_URL to use the local SQLite file)',
-          );
-          const opened = await pg.openPostgresStore({
-            connectionString: databaseUrl,
-            ...(embedder ? { dimensions: embedder.dimensions } : {}),
-            ...(options.logger ? { logger: options.logger } : {}),
-          });
-          owned.push(() => opened.close());
-          store = opened;
-          storeName = 'postgres';
+          location = store.name;
         } else {
-          const sqlite = await import('@mem01/store-sqlite');
-          const path = sqlite.defaultSqlitePath(env as NodeJS.ProcessEnv);
-          const opened = sqlite.openSqliteStore({
-            path,
-            ...(embedder ? { dimensions: embedder.dimensions } : {}),
-            logger: options.logger ?? quietLogger,
+          const where = target as StoreTarget;
+          const opened = await openStoreTarget(where, {
+            dimensions: embedded.embedder?.dimensions,
+            logger: storeLogger(options.logger),
           });
           owned.push(() => opened.close());
           store = opened;
-          storeName = 'sqlite';
+          storeName = where.kind;
+          location = describeStoreTarget(where);
         }
         const transcript = options.transcript ?? (store as FullStore);
         const engine = new MemoryEngine({
           store,
           transcript,
-          extractor,
-          embedder,
+          extractor: extraction.extractor,
+          embedder: embedded.embedder,
           config: engineConfig,
           logger: options.logger,
         });
@@ -393,13 +468,14 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
           engine,
           store,
           transcript,
-          injected: new InjectedBlocks(),
           budgetBytes,
           logger: options.logger,
           description: {
             store: storeName,
-            extractor: extractor.name,
-            embedder: embedderName,
+            location,
+            extractor: extraction.name,
+            embedder: embedded.name,
+            dimensions: embedded.embedder?.dimensions ?? null,
             strict: engine.config.strict,
             budgetBytes,
           },
@@ -420,44 +496,20 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
   };
 }
 
-interface PostgresModule {
-  openPostgresStore(options: {
-    connectionString: string;
-    dimensions?: number;
-    logger?: Logger;
-  }): Promise<FullStore>;
-}
-
-/** Without a caller's logger: informational lines are dropped, warnings go to stderr. */
-const quietLogger: Logger = {
-  info: () => {},
-  warn: (message) => process.stderr.write(`${message}\n`),
-};
-
-async function loadLocal(): Promise<{ extractor: Extractor; embedder: Embedder }> {
-  const local = await import('@mem01/local');
-  return { extractor: local.createLocalExtractor(), embedder: local.createLocalEmbedder() };
-}
-
 /**
- * Imports an optional peer dependency. When it is not installed, throws a `ConfigError` with `hint` (what to
- * install); other failures propagate.
+ * One line naming what a runtime opened, for an entry point's stderr: `sqlite /home/a/.mem01/memory.db (extractor
+ * local-rules, embedder local:mem01-local-hash-v1-384)`. Never contains a secret.
  */
-export async function loadOptionalPeer<T>(specifier: string, hint: string): Promise<T> {
-  try {
-    return (await import(/* @vite-ignore */ specifier)) as T;
-  } catch (err) {
-    const code = (err as { code?: unknown } | null)?.code;
-    const message = err instanceof Error ? err.message : String(err);
-    if (
-      code === 'ERR_MODULE_NOT_FOUND' ||
-      code === 'MODULE_NOT_FOUND' ||
-      /cannot find (module|package)|failed to (load|resolve)/i.test(message)
-    ) {
-      throw new ConfigError(hint, { cause: err });
-    }
-    throw err;
-  }
+export function describeRuntime(description: RuntimeDescription): string {
+  return `${description.location} (extractor ${description.extractor}, embedder ${description.embedder ?? 'none'})`;
+}
+
+/** @internal A store's own notices (the vector mode it chose) are dropped; its warnings go to the logger. */
+export function storeLogger(logger: Logger | undefined): Logger {
+  return {
+    info: () => {},
+    warn: (message) => (logger ? logger.warn(message) : process.stderr.write(`${message}\n`)),
+  };
 }
 
 function showNotice(logger: Logger | undefined): void {
@@ -479,7 +531,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 function fingerprint(text: string): string {
-  return createHash('sha256').update(`mem01session\u0000${text}`).digest('hex').slice(0, 16);
+  return createHash('sha256').update(`mem01-runtime\u0000${text}`).digest('hex').slice(0, 16);
 }
 
 const ids = new WeakMap<object, number>();

@@ -3,7 +3,7 @@
  * lease. The last release drains accepted writes and closes what the package opened.
  */
 import { ClosedError } from '@mem01/engine';
-import type { Runtime, RuntimeSpec } from './resolve-runtime.js';
+import type { MemoryRuntime as Runtime, RuntimeSpec } from './resolve-runtime.js';
 
 interface Entry {
   readonly key: string;

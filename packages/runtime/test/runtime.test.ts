@@ -1,0 +1,193 @@
+/**
+ * The runtime as entry points open it: from options and an environment, on real SQLite files and the machine's
+ * PostgreSQL (a schema of its own, dropped afterwards). The full runtime (agents, the MCP server) and the admin
+ * facade (the CLI, the inspector) resolve the same database, models and settings from the same environment.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, NotFoundError } from '@mem01/engine';
+import { createMemoryStore } from '@mem01/store-memory';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  closeSharedRuntimes,
+  describeRuntime,
+  openMemoryAdmin,
+  openMemoryRuntime,
+  resolveRuntime,
+  sharedRuntimeCount,
+} from '../src/index.js';
+
+const dirs: string[] = [];
+function tempHome(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mem01-runtime-'));
+  dirs.push(dir);
+  return dir;
+}
+const PG_BASE = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const SCHEMA = `mem01_runtime_${randomBytes(4).toString('hex')}`;
+afterAll(async () => {
+  await closeSharedRuntimes();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  const client = new pg.Client({ connectionString: PG_BASE, application_name: 'mem01-runtime-test' });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${SCHEMA}" cascade`);
+  } finally {
+    await client.end();
+  }
+});
+
+const quiet = { info: () => {}, warn: () => {} };
+const TUNING = {
+  MEM01_BUDGET_BYTES: '640',
+  MEM01_RECALL_LIMIT: '5',
+  MEM01_MIN_CONFIDENCE: '0.7',
+  MEM01_EPISODIC: 'off',
+};
+
+describe('openMemoryRuntime', () => {
+  it('no DATABASE_URL, no key: the SQLite file in MEM01_HOME, the offline models, the MEM01_* tuning', async () => {
+    const home = tempHome();
+    const runtime = await openMemoryRuntime({ env: { MEM01_HOME: home, ...TUNING }, logger: quiet });
+    try {
+      expect(runtime.description).toEqual({
+        store: 'sqlite',
+        location: `sqlite ${join(home, 'memory.db')}`,
+        extractor: 'local-rules',
+        embedder: 'local:mem01-local-hash-v1-384',
+        dimensions: 384,
+        strict: false,
+        budgetBytes: 640,
+      });
+      expect(runtime.engine.config).toMatchObject({
+        budgetBytes: 640,
+        recallLimit: 5,
+        pendingBelow: 0.7,
+        episodic: false,
+      });
+      expect(describeRuntime(runtime.description)).toBe(
+        `sqlite ${join(home, 'memory.db')} (extractor local-rules, embedder local:mem01-local-hash-v1-384)`,
+      );
+      expect(existsSync(join(home, 'memory.db'))).toBe(true);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('db opens that SQLite file instead of the environment’s', async () => {
+    const home = tempHome();
+    const file = join(tempHome(), 'chosen.db');
+    const runtime = await openMemoryRuntime({ db: file, env: { MEM01_HOME: home }, logger: quiet });
+    await runtime.close();
+    expect(runtime.description.location).toBe(`sqlite ${file}`);
+    expect(existsSync(file)).toBe(true);
+    expect(existsSync(join(home, 'memory.db'))).toBe(false);
+  });
+
+  it('OPENAI_API_KEY: the OpenAI models, named with the models the MEM01_* variables choose', async () => {
+    const env = {
+      MEM01_HOME: tempHome(),
+      OPENAI_API_KEY: 'sk-test-not-a-real-key-0123456789',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      MEM01_LLM_MODEL: 'gpt-test-model',
+      MEM01_EMBEDDING_MODEL: 'text-embedding-3-large',
+    };
+    const runtime = await openMemoryRuntime({ env, resume: false, logger: quiet });
+    try {
+      expect(runtime.description).toMatchObject({
+        extractor: 'openai:gpt-test-model',
+        embedder: 'openai:text-embedding-3-large',
+        dimensions: 3072,
+      });
+      expect(JSON.stringify(runtime.description)).not.toContain('sk-test');
+    } finally {
+      await runtime.close();
+    }
+    // `embedder: 'local'` keeps the offline embedder whatever the environment.
+    const local = await openMemoryRuntime({
+      env,
+      embedder: 'local',
+      resume: false,
+      logger: quiet,
+      db: join(tempHome(), 'l.db'),
+    });
+    await local.close();
+    expect(local.description).toMatchObject({ extractor: 'openai:gpt-test-model', dimensions: 384 });
+  });
+
+  it('DATABASE_URL: Postgres, described without the password', async () => {
+    const u = new URL(PG_BASE);
+    u.password = 'not-a-real-password-42';
+    const runtime = await openMemoryRuntime({
+      env: { DATABASE_URL: u.toString() },
+      pgSchema: SCHEMA,
+      resume: false,
+      logger: quiet,
+    });
+    try {
+      expect(runtime.description.store).toBe('postgres');
+      expect(runtime.description.location).toContain(`(schema ${SCHEMA})`);
+      expect(runtime.description.location).not.toContain('not-a-real-password-42');
+      expect((await runtime.store.info()).dimensions).toBe(384);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('refuses contradictory or malformed settings before opening anything', () => {
+    const store = createMemoryStore();
+    expect(() => resolveRuntime({ store, db: '/tmp/x.db' })).toThrow(
+      'store is given, so db must not be: they choose a database to open',
+    );
+    expect(() => resolveRuntime({ env: { DATABASE_URL: 'mysql://h/d' } })).toThrow(ConfigError);
+    expect(() => resolveRuntime({ env: { MEM01_BUDGET_BYTES: 'lots' } })).toThrow(
+      'MEM01_BUDGET_BYTES must be a positive integer, got "lots"',
+    );
+    expect(() => resolveRuntime({ env: {}, embedder: 'openai' })).toThrow(
+      'embedder "openai" needs OPENAI_API_KEY',
+    );
+    expect(() => resolveRuntime({ env: {}, embedder: 'remote' as 'local' })).toThrow(ConfigError);
+  });
+
+  it('runtimes of different keys or models are not shared; the key never enters the fingerprint', () => {
+    const base = { MEM01_HOME: '/tmp/mem01-shared', OPENAI_API_KEY: 'sk-test-one-0123456789' };
+    const a = resolveRuntime({ env: base });
+    expect(resolveRuntime({ env: { ...base } }).key).toBe(a.key);
+    expect(resolveRuntime({ env: { ...base, OPENAI_API_KEY: 'sk-test-two-0123456789' } }).key).not.toBe(
+      a.key,
+    );
+    expect(resolveRuntime({ env: { ...base, MEM01_LLM_MODEL: 'gpt-other' } }).key).not.toBe(a.key);
+    expect(a.key).not.toContain('sk-test');
+    expect(sharedRuntimeCount()).toBe(0);
+  });
+});
+
+describe('openMemoryAdmin: what an operator opens is what the agent’s runtime opens', () => {
+  it('the same database, models (named, not loaded, for the extractor) and settings', async () => {
+    const home = tempHome();
+    const env = { MEM01_HOME: home, ...TUNING };
+    const runtime = await openMemoryRuntime({ env, logger: quiet });
+    await runtime.close();
+    const admin = await openMemoryAdmin({ env, engine: { accessCounts: false } });
+    try {
+      expect(admin.description).toEqual(runtime.description);
+      expect(admin.target).toEqual({ kind: 'sqlite', path: join(home, 'memory.db') });
+      const { accessCounts: _a, ...adminConfig } = admin.admin.config;
+      const { accessCounts: _b, ...agentConfig } = runtime.engine.config;
+      expect(adminConfig).toEqual(agentConfig);
+      expect(admin.admin.config.accessCounts).toBe(false);
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('a missing SQLite file is a NotFoundError, and nothing is created', async () => {
+    const home = tempHome();
+    const err = await openMemoryAdmin({ env: { MEM01_HOME: home } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(existsSync(join(home, 'memory.db'))).toBe(false);
+  });
+});
