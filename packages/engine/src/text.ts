@@ -128,7 +128,7 @@ export function echoesQuery(text: string, queryStems: ReadonlySet<string>, share
   if (isQuestionOnly(text)) return true;
   // A statement holding the query's words may be its answer ("I live in Denver." for "Do I live in Denver?"): only a
   // turn that asks as well, and holds nearly all the query's words, is the query again.
-  return shared >= share * queryStems.size && sentences(text).some(asks);
+  return shared >= share * queryStems.size && (text.includes('?') || sentences(text).some(asks));
 }
 
 const encoder = new TextEncoder();

@@ -41,6 +41,9 @@ describe('echoesQuery', () => {
     const query = "I'm planning a trip to Denver soon. Any suggestions on what to do there?";
     expect(echoesQuery(query, q(query))).toBe(true);
     expect(echoesQuery("I'm planning a trip to Denver. Any suggestions?", q(query))).toBe(true);
+    // One sentence that tells and asks, said again.
+    const weekend = 'I am planning another theme park weekend; do you have any suggestions?';
+    expect(echoesQuery(weekend, q(weekend))).toBe(true);
     // A turn that holds the query's words and more is not a repeat.
     expect(
       echoesQuery('I planned a trip to Denver with my sister in May, we loved the Botanic Gardens', q(query)),
