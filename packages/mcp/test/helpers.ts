@@ -73,7 +73,14 @@ export async function connectStdio(args: readonly string[], env: Record<string, 
     err += c.toString('utf8');
   });
   const client = new Client({ name: 'mem01-mcp-test', version: '1.0.0' });
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    // What the server said before it went away is the only account of why (a flake once closed one at start).
+    throw new Error(`mem01-mcp ${args.join(' ')} did not connect: ${String(e)}\nits stderr:\n${err}`, {
+      cause: e,
+    });
+  }
   return { client, stderr: () => err, close: () => client.close() };
 }
 

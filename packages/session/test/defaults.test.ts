@@ -3,13 +3,15 @@
  * fake OpenAI server; Postgres when DATABASE_URL is set. (The error for a missing Postgres package is
  * @mem01/runtime's, tested there.)
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extractionData, startFakeOpenAI } from '@mem01/openai/testing';
 import { resetNoticeForTests } from '@mem01/runtime/testing';
 import { openSqliteStore } from '@mem01/store-sqlite';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeSharedRuntimes, memSession, sharedRuntimeCount } from '../src/index.js';
 import { agentWith, echoModel, runner } from './harness.js';
 
@@ -130,9 +132,46 @@ describe('OPENAI_API_KEY set: @mem01/openai', () => {
   });
 });
 
+const PG_URL = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+type PgClient = { connect(): Promise<void>; query(sql: string): Promise<unknown>; end(): Promise<void> };
+/** pg through the Postgres store's own dependency: this package does not depend on the driver. */
+function pgClient(connectionString: string): PgClient {
+  const pg = createRequire(createRequire(import.meta.url).resolve('@mem01/store-postgres'))('pg') as {
+    Client: new (o: { connectionString: string }) => PgClient;
+  };
+  return new pg.Client({ connectionString });
+}
+
 describe('DATABASE_URL set: Postgres', () => {
-  it('stores transcript and beliefs in Postgres', async () => {
-    const env = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
+  // The default schema (`mem01`) is what this test is about, so it gets a database of its own: other checkouts and
+  // runs share the server, and one of an older or newer mem01 in the shared database's `mem01` schema would meet it.
+  const database = `mem01_session_defaults_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const url = new URL(PG_URL);
+  url.pathname = `/${database}`;
+  beforeAll(async () => {
+    const admin = pgClient(PG_URL);
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${database}`);
+    } finally {
+      await admin.end();
+    }
+  });
+  afterAll(async () => {
+    await closeSharedRuntimes();
+    const admin = pgClient(PG_URL);
+    await admin.connect();
+    try {
+      // Only this test's own database, whose connections are all this test's.
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  });
+
+  it('stores transcript and beliefs in Postgres, in the default schema', async () => {
+    const env = { DATABASE_URL: url.toString() };
     const userId = `pg-user-${Date.now()}`;
     const session = memSession(`pg-conv-${Date.now()}`, {
       userId,
@@ -145,7 +184,10 @@ describe('DATABASE_URL set: Postgres', () => {
       expect(await session.getItems()).toEqual([{ role: 'user', content: 'I live in Berlin' }]);
       expect(session.lastMemoryError).toBeNull();
       expect((await session.memoryHistory()).map((b) => b.value)).toContain('Berlin');
-      expect((await session.runtime()).description.store).toBe('postgres');
+      const runtime = await session.runtime();
+      expect(runtime.description.store).toBe('postgres');
+      expect(runtime.description.location).toContain(database);
+      expect(runtime.description.location).toContain('mem01');
       await session.clearSession();
       expect((await session.clearMemory()).beliefs).toBeGreaterThan(0);
       expect(await session.memoryHistory({ includeInvalidated: true })).toEqual([]);
