@@ -197,7 +197,7 @@ describe('usage', () => {
       MEM01_MAX_ACTIVE_BELIEFS_PER_USER: '500',
     };
     const r = await runBin(['--db', db, 'usage', '--user', USER], { env });
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(opened(db));
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^budgets of demo-user, window \S+Z to \S+Z/);
     expect(r.stdout).toMatch(/llm calls\s+1\s+40\s*\n/);

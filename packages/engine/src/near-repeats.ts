@@ -25,7 +25,8 @@ export interface RepeatProbes {
 }
 
 /**
- * Embeds the statements of the `add` operations that near repeats apply to (not episodes: a turn is kept as said),
+ * Embeds the statements of the `add` operations that near repeats apply to (not episodes: a turn is kept as said;
+ * their texts are embedded in the same request, for the commit),
  * or null when the check is off or cannot run: no embedder, no vector search, or a lexical-fuzzy embedder. Its
  * similarity is shared words, and the words it leaves out carry the difference: the offline hashing embedder gives 1.0
  * to "The user likes it." and "The user likes me.", and on LoCoMo 2 of the 5 pairs it put at 0.9 or above were
@@ -40,11 +41,16 @@ export async function repeatProbes(
   const embedder = core.embedder;
   if (threshold === null || !core.vectors || !embedder || embedder.kind === 'lexical') return null;
   const adds: { index: number; statement: string }[] = [];
+  const episodes: string[] = [];
   operations.forEach((op, index) => {
-    if (op.op === 'add' && op.kind !== 'episode') adds.push({ index, statement: op.statement });
+    if (op.op !== 'add') return;
+    if (op.kind === 'episode') episodes.push(op.statement);
+    else adds.push({ index, statement: op.statement });
   });
   if (adds.length === 0) return null;
-  const statements = [...new Set(adds.map((a) => a.statement))];
+  // The episodes' texts go in the same request: the commit embeds them anyway, and then reuses these vectors, so the
+  // check costs no extra embedder call.
+  const statements = [...new Set([...adds.map((a) => a.statement), ...episodes])];
   const embedded = await core.embedTexts(statements, scope, core.abort.signal);
   const byStatement = new Map<string, Float32Array>();
   statements.forEach((s, i) => {
