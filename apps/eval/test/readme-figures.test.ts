@@ -70,3 +70,32 @@ describe('the eval README’s LongMemEval dev60 figures', () => {
     }
   });
 });
+
+describe('the eval README’s question-played figures', () => {
+  it('are those of the committed memory-store reports: normal and played block recall, both files', () => {
+    const readme = readFileSync(join(ROOT, 'apps/eval/README.md'), 'utf8');
+    type Scores = { allButAdversarial: { blockRecall: number } };
+    const head = (file: string) => {
+      const report = JSON.parse(readFileSync(join(ROOT, 'bench/results', file), 'utf8')) as {
+        results: { sessionDefault: boolean; scores: Scores; played: { scores: Scores } | null }[];
+      };
+      const r = report.results.find((x) => x.sessionDefault)!;
+      const normal = r.scores.allButAdversarial.blockRecall * 100;
+      const played = r.played!.scores.allButAdversarial.blockRecall * 100;
+      return { normal: normal.toFixed(1), played: played.toFixed(1), delta: (played - normal).toFixed(1) };
+    };
+    for (const [label, file] of [
+      ['LoCoMo10', 'locomo-memory.json'],
+      ['LongMemEval_S dev60', 'longmemeval-dev60-memory.json'],
+    ] as const) {
+      const f = head(file);
+      const line = readme.split('\n').find((l) => l.startsWith(`| ${label} | `));
+      expect(line, `the README's question-played row for ${label}`).toBeDefined();
+      const cells = line!.split('|').map((c) => c.trim());
+      expect(cells[2]).toBe(f.normal);
+      const [value, delta] = [cells[4]!.split(' ')[0], /\((.*)\)/.exec(cells[4]!)?.[1]];
+      expect(value).toBe(f.played);
+      expect(Number(delta!.replace('−', '-').replace('±', ''))).toBeCloseTo(Number(f.delta), 1);
+    }
+  });
+});
