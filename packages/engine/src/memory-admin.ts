@@ -169,11 +169,17 @@ export class MemoryAdmin {
     return all.filter((b) => b.grantId === undefined || !ended.has(b.grantId));
   }
 
+  /**
+   * One belief of `scope` by id, in any status but forgotten (superseded, retracted, pending and what an ended grant
+   * captured are returned as they are); null for an unknown id, another scope's, or a forgotten one: what was forgotten
+   * is gone for its reader (its content-free tombstone stays in `history` for audit).
+   */
   async get(scope: Scope, id: string): Promise<Belief | null> {
     const s = this.open(scope);
     assertId(id, 'id');
     await this.beforeUserOperation(s.userId);
-    return this.core.store.get(s, id);
+    const b = await this.core.store.get(s, id);
+    return b && b.status !== 'forgotten' ? b : null;
   }
 
   // ---------------------------------------------------------------- lifecycle

@@ -916,3 +916,21 @@ describe('embedder usage and budgets', () => {
     await engine.close();
   });
 });
+
+describe('get', () => {
+  it('returns a belief in any status but forgotten; a forgotten one is gone for its reader, its tombstone in history', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([turn(0, 'home_city=Lisbon'), turn(1, 'pet=cat')]);
+    const [city] = (await engine.recall(scope, 'home city')).map((h) => h.belief);
+    const [pet] = (await engine.recall(scope, 'pet')).map((h) => h.belief);
+    if (!city || !pet) throw new Error('fixture');
+    const corrected = await engine.correct(scope, city.id, 'Porto');
+    expect((await engine.get(scope, city.id))?.status).toBe('superseded');
+    expect((await engine.get(scope, corrected.id))?.value).toBe('Porto');
+    await engine.forget(scope, pet.id);
+    expect(await engine.get(scope, pet.id)).toBeNull();
+    expect((await engine.history(scope)).find((b) => b.id === pet.id)?.status).toBe('forgotten');
+    expect(await engine.get({ userId: 'someone-else' }, corrected.id)).toBeNull();
+    await engine.close();
+  });
+});
