@@ -240,6 +240,21 @@ describe('LocalExtractor: sentences → operations', () => {
     expect(rent?.value).toBe('$2,400');
   });
 
+  it('says an ongoing activity as one, and what the user said of themselves in the third person', async () => {
+    const [novel] = (await ops('I am working on a novel')) as AddOperation[];
+    expect(novel?.statement).toBe('The user is working on a novel.');
+    const [treehouse] = (await ops("I'm building a treehouse for my kids")) as AddOperation[];
+    expect([treehouse?.kind, treehouse?.attribute, treehouse?.value, treehouse?.statement]).toEqual([
+      'goal',
+      'goal:build_treehouse_for_kids',
+      'build a treehouse for my kids',
+      'The user is building a treehouse for their kids.',
+    ]);
+    const [fitness] = (await ops('I want to work on my fitness')) as AddOperation[];
+    expect(fitness?.statement).toBe('The user wants to work on their fitness.');
+    expect(await ops("I'm making progress")).toEqual([]);
+  });
+
   it('resolves dates relative to the turn time (chrono)', async () => {
     const [moved] = (await ops('we relocated to Berlin last month')) as AddOperation[];
     expect(moved?.validFrom).toBe('2025-02-01T00:00:00.000Z');

@@ -227,18 +227,28 @@ function favorite(g: Groups, ctx: RuleContext, names: (v: string) => boolean = (
   return userIntent('preference', `favorite:${key}`, v, `The user's favorite ${cat.toLowerCase()} is ${v}.`);
 }
 
-function goal(phrase: string, ctx: RuleContext, negated = false): Intent[] | null {
+/** A phrase the user said of themselves, as a statement about the user: "my fitness" → "their fitness". */
+function aboutTheUser(phrase: string): string {
+  return phrase
+    .replace(/\bmyself\b/gi, 'themselves')
+    .replace(/\bmine\b/gi, 'theirs')
+    .replace(/\bmy\b/gi, 'their');
+}
+
+function goal(phrase: string, ctx: RuleContext, negated = false, ongoing?: string): Intent[] | null {
   const value = limitWords(phrase, 10);
   const key = objectKey(value);
   if (!key) return null;
   const d = firstDate(ctx);
+  // An ongoing activity ("I'm working on a novel") is said as one: the user is doing it, not wishing to.
+  const said = aboutTheUser(ongoing === undefined ? `wants to ${value}` : `is ${limitWords(ongoing, 10)}`);
   return [
     {
       kind: 'goal',
       subject: 'user',
       attribute: `goal:${key}`,
       value,
-      statement: `The user wants to ${value}${d ? ` (${d.label})` : ''}.`,
+      statement: `The user ${said}${d ? ` (${d.label})` : ''}.`,
       validFrom: d?.validFrom ?? null,
       validTo: d?.validTo ?? null,
       negated,
@@ -801,13 +811,36 @@ export const RULES: readonly Rule[] = [
     },
   },
   {
-    // "I'm working on a novel": an ongoing project, kept as a goal in progress (`goal:work_on_novel`).
+    // "I'm working on a novel": an ongoing project, kept as a goal in progress (`goal:work_on_novel`), said as what
+    // the user is doing ("The user is working on a novel."), not as a wish.
     name: 'working-on',
     patterns: ['^(i|we) am (currently|still|now)? (working on|busy with) [<v>.+]'],
     build: (g, ctx) => {
       const v = text(g, 'v', ctx);
       if (/^(it|this|that|something|stuff|things)\b/i.test(v)) return null;
-      return goal(`work on ${v}`, ctx);
+      return goal(`work on ${v}`, ctx, false, `working on ${v}`);
+    },
+  },
+  {
+    // "I'm building a treehouse", "I'm writing a novel": a project under way (`goal:build_treehouse`).
+    name: 'building',
+    patterns: ['^(i|we) am (currently|still|now)? (building|writing|making|restoring|renovating) [<v>.+]'],
+    build: (g, ctx) => {
+      const v = text(g, 'v', ctx);
+      if (
+        /^(it|this|that|something|stuff|things|sure|up|out|progress|plans?|time|money|mistakes?)\b/i.test(v)
+      )
+        return null;
+      const verb = /\b(building|writing|making|restoring|renovating)\b/i.exec(ctx.core)?.[1]?.toLowerCase();
+      if (!verb) return null;
+      const base = {
+        building: 'build',
+        writing: 'write',
+        making: 'make',
+        restoring: 'restore',
+        renovating: 'renovate',
+      }[verb];
+      return goal(`${base} ${v}`, ctx, false, `${verb} ${v}`);
     },
   },
   {
