@@ -190,9 +190,9 @@ describe('cancellation', () => {
     fake.script('responses', { type: 'slow', delayMs: 5000 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const t0 = performance.now();
+    // Aborted, not timed out: the extractor's 2 s timeout would end the 5 s response with a timeout error instead, so
+    // the error's class shows the abort ended the request (no clock is read: the machine may be loaded).
     await expect(run(extractor(), controller.signal)).rejects.toThrow(OpenAIAbortedError);
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect(fake.requests).toHaveLength(1);
   });
 
