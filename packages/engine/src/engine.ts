@@ -21,9 +21,12 @@ import {
 import type { Belief, Scope } from './types.js';
 import { assertId, newId, normalizeScope } from './util.js';
 import {
+  type AcceptResult,
   type AppendTranscriptOptions,
   type AppendTranscriptResult,
   type RunWorkerOptions,
+  type SettleResult,
+  type TurnRef,
   WritePipeline,
 } from './write-pipeline.js';
 
@@ -121,7 +124,7 @@ export class MemoryEngine extends MemoryAdmin {
    * when they are extracted: extraction starts on the next tick, and the user's next read waits for it. In strict
    * mode a failure recorded for one of these users is raised here first.
    */
-  accept(inputs: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }> {
+  accept(inputs: readonly OutboxInput[]): Promise<AcceptResult> {
     return this.pipeline.accept(inputs);
   }
 
@@ -178,6 +181,20 @@ export class MemoryEngine extends MemoryAdmin {
    * acceptance (too long, invalid) stays reported after later extractions succeed, until a later append of this user
    * is accepted whole or another failure replaces it: that turn will never be remembered.
    */
+  /**
+   * Waits as {@link flush} does for the user of `scope` (their accepted turns, including ones another worker's lease
+   * holds, up to `timeoutMs`), then returns the ids of the beliefs the extraction of `turns` (as `accept` returned
+   * them) committed and still active or pending, new or confirmed, and how many of the user's accepted turns are still
+   * waiting. A turn extracted by another process is found by the evidence of the user's newest beliefs.
+   */
+  settle(
+    scope: Scope,
+    turns: readonly TurnRef[],
+    options: { readonly timeoutMs?: number | undefined } = {},
+  ): Promise<SettleResult> {
+    return this.pipeline.settleTurns(scope, turns, options);
+  }
+
   lastError(scope: Scope): string | null {
     return this.pipeline.lastError(normalizeScope(scope).userId);
   }

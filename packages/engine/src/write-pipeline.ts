@@ -33,8 +33,9 @@ import type {
   TranscriptStore,
   WriteOutbox,
 } from './ports.js';
+import type { ReconcilePlan } from './reconcile.js';
 import { assertPosition } from './store-input.js';
-import type { Scope } from './types.js';
+import type { Evidence, Scope } from './types.js';
 import { assertId, assertText, contentHash, normalizeScope } from './util.js';
 
 /** The longest wait between retries of a user whose store calls fail. */
@@ -76,7 +77,50 @@ interface UserState {
   refusal: string | null;
   /** Strict mode: the (sanitised) error to raise at the user's next operation. */
   strictError: Error | undefined;
+  /**
+   * The beliefs this engine's extraction committed from each turn of the user, keyed by {@link turnKey} (newest last,
+   * bounded): what {@link WritePipeline.settleTurns} reports for turns extracted here.
+   */
+  readonly committed: Map<string, readonly string[]>;
 }
+
+/** A turn accepted into the outbox, as `accept` reports it and `settle` takes it. */
+export interface TurnRef {
+  readonly sessionId: string;
+  readonly position: number;
+}
+
+/** What `accept` did: counts, and the turns it was given, in order, as the outbox keys them. */
+export interface AcceptResult {
+  /** Turns queued for extraction. */
+  readonly accepted: number;
+  /** Turns skipped: the outbox held their key (session id, position, content) already. */
+  readonly duplicates: number;
+  /**
+   * Every turn given, in order (its canonical session id and position), to pass to `settle`. A turn skipped as a
+   * repeat names the turn accepted before under the same key, so `settle` reports what that one committed.
+   */
+  readonly turns: readonly TurnRef[];
+}
+
+/** What `settle` found once the user's accepted turns were processed (or the wait ended). */
+export interface SettleResult {
+  /**
+   * Ids of the beliefs the extraction of the given turns committed and left active or pending (new ones, and ones
+   * held already that those turns confirmed), in no particular order.
+   */
+  readonly committed: readonly string[];
+  /** Accepted turns of this user still waiting for extraction when the wait ended (0 once all are processed). */
+  readonly pending: number;
+}
+
+/** How many turns per user {@link UserState.committed} remembers. */
+const MAX_COMMITTED_TURNS = 1000;
+/** How many of the user's newest beliefs `settle` reads for turns another process extracted. */
+const SETTLE_SCAN_LIMIT = 1000;
+
+const turnKey = (namespace: string, sessionId: string, position: number): string =>
+  `${namespace}\u0000${sessionId}\u0000${position}`;
 
 export interface AppendTranscriptOptions {
   /** Turns to accept with the append: each names the index of its item in `items`. */
@@ -154,13 +198,13 @@ export class WritePipeline {
     return { ...turn, scope, at: new Date(input.at).toISOString() };
   }
 
-  async accept(inputs: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }> {
+  async accept(inputs: readonly OutboxInput[]): Promise<AcceptResult> {
     this.core.assertOpen();
     if (!Array.isArray(inputs)) throw new InvalidInputError('inputs', 'must be an array');
     const checked = inputs.map((input, i) => this.checkInput(input, i));
     const userIds = [...new Set(checked.map((c) => c.scope.userId))];
     for (const userId of userIds) this.raiseStrict(userId);
-    if (checked.length === 0) return { accepted: 0, duplicates: 0 };
+    if (checked.length === 0) return { accepted: 0, duplicates: 0, turns: [] };
     const result = await this.inCallOrder(
       userIds,
       // Each turn is bound to its scope's active grant (a capture needs one when grants are required).
@@ -180,7 +224,11 @@ export class WritePipeline {
     this.core.stats.accepted += result.accepted;
     this.core.stats.duplicatesSkipped += result.duplicates;
     for (const userId of userIds) this.defer(userId);
-    return result;
+    return {
+      accepted: result.accepted,
+      duplicates: result.duplicates,
+      turns: checked.map((c) => ({ sessionId: c.sessionId, position: c.position })),
+    };
   }
 
   /**
@@ -438,6 +486,80 @@ export class WritePipeline {
     this.raiseStrict(userId);
   }
 
+  /**
+   * Waits as {@link flush} does for the user of `scope`, then reports which beliefs the extraction of `turns`
+   * committed: from this engine's record of its own commits, and for turns another process extracted, from the
+   * evidence (session id + position) of the user's newest active and pending beliefs.
+   */
+  async settleTurns(
+    scope: Scope,
+    turns: readonly TurnRef[],
+    options: { readonly timeoutMs?: number | undefined } = {},
+  ): Promise<SettleResult> {
+    const s = normalizeScope(scope);
+    if (!Array.isArray(turns)) throw new InvalidInputError('turns', 'must be an array');
+    if (turns.length > 1000) throw new InvalidInputError('turns', 'at most 1000 turns');
+    const keys = turns.map((t, i) => {
+      if (!t || typeof t !== 'object')
+        throw new InvalidInputError(`turns[${i}]`, 'must be { sessionId, position }');
+      assertId(t.sessionId, `turns[${i}].sessionId`);
+      assertPosition(t.position, `turns[${i}].position`);
+      return turnKey(s.namespace ?? '', t.sessionId, t.position);
+    });
+    await this.flush(s, options);
+    const backlog = await this.core.store.backlog({ now: this.core.clock().toISOString(), userId: s.userId });
+    const st = this.state(s.userId);
+    const committed = new Set<string>();
+    const unknown = new Set<string>();
+    for (const key of keys) {
+      const ids = st.committed.get(key);
+      if (ids) for (const id of ids) committed.add(id);
+      else unknown.add(key);
+    }
+    if (unknown.size > 0) {
+      let cursor: string | null = null;
+      let read = 0;
+      do {
+        const page = await this.core.store.list(s, { statuses: ['active', 'pending'], limit: 200, cursor });
+        for (const b of page.items) {
+          if (b.evidence.some((e) => unknown.has(turnKey(s.namespace ?? '', e.sessionId, e.position))))
+            committed.add(b.id);
+        }
+        read += page.items.length;
+        cursor = page.nextCursor;
+      } while (cursor !== null && read < SETTLE_SCAN_LIMIT);
+    }
+    if (committed.size > 0) {
+      // Only what is still active or pending: a later turn may have superseded what these committed.
+      const live = await Promise.all([...committed].map((id) => this.core.store.get(s, id)));
+      for (const b of live) if (b && b.status !== 'active' && b.status !== 'pending') committed.delete(b.id);
+    }
+    return { committed: [...committed], pending: backlog.queued + backlog.claimed };
+  }
+
+  /** Records which beliefs a committed plan left active or pending from each turn of the claim. */
+  private noteCommitted(st: UserState, scope: Scope, claim: OutboxClaim, plan: ReconcilePlan): void {
+    const touched = new Set(plan.touched);
+    const evidenceOf = new Map<string, readonly Evidence[]>();
+    for (const b of plan.inserts) if (touched.has(b.id)) evidenceOf.set(b.id, b.evidence);
+    for (const u of plan.updates)
+      if (touched.has(u.id) && u.set.evidence) evidenceOf.set(u.id, u.set.evidence);
+    const byTurn = new Map<string, string[]>();
+    for (const e of claim.entries) byTurn.set(turnKey(scope.namespace ?? '', e.sessionId, e.position), []);
+    for (const [id, evidence] of evidenceOf) {
+      for (const e of evidence) byTurn.get(turnKey(scope.namespace ?? '', e.sessionId, e.position))?.push(id);
+    }
+    for (const [key, ids] of byTurn) {
+      st.committed.delete(key);
+      st.committed.set(key, ids);
+    }
+    while (st.committed.size > MAX_COMMITTED_TURNS) {
+      const oldest = st.committed.keys().next().value;
+      if (oldest === undefined) break;
+      st.committed.delete(oldest);
+    }
+  }
+
   private reportPending(st: UserState, pending: number, until: string, why: string): void {
     const message = `${pending} accepted turn${pending === 1 ? ' is' : 's are'} not extracted yet: ${why} until ${until}`;
     st.lastError = message;
@@ -687,6 +809,7 @@ export class WritePipeline {
         signal: anySignal(core.abort.signal, lost),
       });
       st.lastError = null;
+      this.noteCommitted(st, scope, claim, plan);
       core.stats.extractedTurns += claim.entries.length;
       core.emit({
         type: 'extracted',
@@ -807,6 +930,7 @@ export class WritePipeline {
         lastError: null,
         refusal: null,
         strictError: undefined,
+        committed: new Map(),
       };
       this.users.set(userId, st);
     }

@@ -5,7 +5,7 @@
  */
 import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { EngineConfigInput } from '../src/config.js';
+import { type EngineConfigInput, MAX_QUERY_CHARS } from '../src/config.js';
 import { MemoryEngine } from '../src/engine.js';
 import { CapabilityError, ClosedError, InvalidInputError, StoreError } from '../src/errors.js';
 import { MemoryAdmin } from '../src/memory-admin.js';
@@ -913,6 +913,89 @@ describe('embedder usage and budgets', () => {
     release();
     await engine.flush(scope);
     expect((await engine.usage(scope)).llmCalls).toEqual({ used: 1, limit: 5 });
+    await engine.close();
+  });
+});
+
+describe('accept and settle', () => {
+  it('accept names the turns it took; settle waits for them and returns the beliefs they committed', async () => {
+    const store = createMemoryStore();
+    const { engine } = engineOn(store);
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    const accepted = await engine.accept([turn(1, 'favorite_color=teal; pet=cat')]);
+    expect(accepted).toEqual({ accepted: 1, duplicates: 0, turns: [{ sessionId: 's1', position: 1 }] });
+    const settled = await engine.settle(scope, accepted.turns);
+    expect(settled.pending).toBe(0);
+    const committed = await Promise.all(settled.committed.map((id) => engine.get(scope, id)));
+    // The beliefs drawn from the turn, and the turn itself kept as an episode; nothing from turn 0.
+    expect(
+      committed
+        .filter((b) => b?.kind !== 'episode')
+        .map((b) => b?.value)
+        .sort(),
+    ).toEqual(['cat', 'teal']);
+    expect(committed.filter((b) => b?.kind === 'episode').map((b) => b?.evidence[0]?.position)).toEqual([1]);
+
+    // The same turn again is a repeat: skipped, named as before, and settle reports what it committed.
+    const retry = await engine.accept([turn(1, 'favorite_color=teal; pet=cat')]);
+    expect(retry).toEqual({ accepted: 0, duplicates: 1, turns: [{ sessionId: 's1', position: 1 }] });
+    expect((await engine.settle(scope, retry.turns)).committed.sort()).toEqual([...settled.committed].sort());
+
+    // Another engine on the store (another process) finds them by their evidence.
+    const other = engineOn(store).engine;
+    expect((await other.settle(scope, accepted.turns)).committed.sort()).toEqual(
+      [...settled.committed].sort(),
+    );
+    // Not through another user's scope.
+    expect((await other.settle({ userId: 'u2' }, accepted.turns)).committed).toEqual([]);
+    await other.close();
+    await engine.close();
+  });
+
+  it('settle reports a confirmed belief, and leaves out one a later turn superseded', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    const beliefsOf = async (turns: readonly { sessionId: string; position: number }[]) => {
+      const { committed } = await engine.settle(scope, turns);
+      const beliefs = await Promise.all(committed.map((id) => engine.get(scope, id)));
+      return beliefs.filter((b) => b !== null && b.kind !== 'episode').map((b) => b?.id);
+    };
+    const first = await beliefsOf([{ sessionId: 's1', position: 0 }]);
+    expect(first).toHaveLength(1);
+    const again = await engine.accept([turn(1, 'home_city=Lisbon')]);
+    expect(await beliefsOf(again.turns)).toEqual(first);
+    await engine.accept([turn(2, 'home_city=Porto')]);
+    expect(await beliefsOf(again.turns)).toEqual([]);
+    await engine.close();
+  });
+
+  it('refuses bad turns with a typed error', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await expect(engine.settle(scope, [{ sessionId: '', position: 0 }])).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
+    await expect(engine.settle(scope, [{ sessionId: 's1', position: -1 }])).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
+    await expect(engine.settle(scope, 'nope' as never)).rejects.toBeInstanceOf(InvalidInputError);
+    await engine.close();
+  });
+});
+
+describe('long queries', () => {
+  it('recall and context cut a query past MAX_QUERY_CHARS themselves: the same result as the clipped form', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    const long = `home city ${'and then some more words '.repeat(1000)}`;
+    expect(long.length).toBeGreaterThan(MAX_QUERY_CHARS * 5);
+    // Cut at the last word boundary within the limit.
+    const clipped = long.slice(0, long.lastIndexOf(' ', MAX_QUERY_CHARS)).trimEnd();
+    const hits = await engine.recall(scope, long);
+    expect(hits.map((h) => h.belief.value)).toEqual(['Lisbon']);
+    expect(hits).toEqual(await engine.recall(scope, clipped));
+    expect((await engine.context(scope, long)).text).toBe((await engine.context(scope, clipped)).text);
+    // One unbroken word longer than the limit, in four-byte characters, does not throw either.
+    await expect(engine.recall(scope, '😀'.repeat(MAX_QUERY_CHARS * 2))).resolves.toBeInstanceOf(Array);
     await engine.close();
   });
 });
