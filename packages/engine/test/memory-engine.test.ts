@@ -939,11 +939,11 @@ describe('accept and settle', () => {
     // The same turn again is a repeat: skipped, named as before, and settle reports what it committed.
     const retry = await engine.accept([turn(1, 'favorite_color=teal; pet=cat')]);
     expect(retry).toEqual({ accepted: 0, duplicates: 1, turns: [{ sessionId: 's1', position: 1 }] });
-    expect((await engine.settle(scope, retry.turns)).committed.sort()).toEqual([...settled.committed].sort());
+    expect((await engine.settle(scope, retry.turns)).committed.toSorted()).toEqual([...settled.committed].sort());
 
     // Another engine on the store (another process) finds them by their evidence.
     const other = engineOn(store).engine;
-    expect((await other.settle(scope, accepted.turns)).committed.sort()).toEqual(
+    expect((await other.settle(scope, accepted.turns)).committed.toSorted()).toEqual(
       [...settled.committed].sort(),
     );
     // Not through another user's scope.
