@@ -173,8 +173,12 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       let extracted: Belief[] | undefined;
       let pending = 0;
       if (args.wait) {
-        pending = await waitForExtraction(ctx, scope);
-        extracted = await extractedFrom(ctx, scope, key, text);
+        // The engine waits for the user's accepted turns (by whichever process holds them) and names the beliefs
+        // this turn's extraction committed; the turn itself, kept beside them as an episode, is not listed.
+        const settled = await engine.settle(scope, [key]);
+        pending = settled.pending;
+        const beliefs = await Promise.all(settled.committed.map((id) => engine.get(scope, id)));
+        extracted = beliefs.filter((b): b is Belief => b !== null && b.kind !== 'episode');
       }
       const extractionError = engine.lastError(scope);
       const where = `${key.sessionId} #${key.position}`;
@@ -429,50 +433,6 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       };
     }),
   );
-}
-
-/** How long `remember` with `wait` waits for another process that holds this user's turns. */
-const WAIT_LIMIT_MS = 30_000;
-const WAIT_POLL_MS = 100;
-
-/**
- * Waits until the user's accepted turns are extracted, by this engine or by another process on the same store
- * (which may hold the user's claim: the engine's own barrier covers only its work). Stops at a recorded failure
- * (the turns wait for their retry) or after {@link WAIT_LIMIT_MS}. Returns how many turns are still waiting.
- */
-async function waitForExtraction(ctx: ServerContext, scope: ServedScope): Promise<number> {
-  const deadline = Date.now() + WAIT_LIMIT_MS;
-  for (;;) {
-    await ctx.engine.flush(scope);
-    const backlog = await ctx.engine.store.backlog({ now: new Date().toISOString(), userId: scope.userId });
-    const waiting = backlog.queued + backlog.claimed;
-    if (waiting === 0 || ctx.engine.lastError(scope) !== null || Date.now() >= deadline) return waiting;
-    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-  }
-}
-
-/**
- * The beliefs that hold evidence from the turn just remembered: new ones are among the newest, and confirmed
- * older ones are among those most related to the text.
- */
-async function extractedFrom(
-  ctx: ServerContext,
-  scope: ServedScope,
-  key: TurnKey,
-  text: string,
-): Promise<Belief[]> {
-  const [newest, related] = await Promise.all([
-    ctx.engine.list(scope, { statuses: ['active', 'pending'], limit: 50 }),
-    ctx.engine.recall(scope, text.slice(0, MAX_QUERY_CHARS), { limit: 20 }),
-  ]);
-  const byId = new Map<string, Belief>();
-  for (const b of [...newest.items, ...related.map((r) => r.belief)]) {
-    // The beliefs drawn from the text; the text itself is kept beside them as an episode.
-    if (b.kind === 'episode') continue;
-    if (b.evidence.some((e) => e.sessionId === key.sessionId && e.position === key.position))
-      byId.set(b.id, b);
-  }
-  return [...byId.values()];
 }
 
 function noBeliefHint(ctx: ServerContext): string {
