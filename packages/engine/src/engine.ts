@@ -21,6 +21,7 @@ import {
 import type { Belief, Scope } from './types.js';
 import { assertId, newId, normalizeScope } from './util.js';
 import {
+  type AcceptOptions,
   type AcceptResult,
   type AppendTranscriptOptions,
   type AppendTranscriptResult,
@@ -122,10 +123,11 @@ export class MemoryEngine extends MemoryAdmin {
   /**
    * Accepts turns into the durable outbox. Resolves once they are accepted (durably, for a durable store), not
    * when they are extracted: extraction starts on the next tick, and the user's next read waits for it. In strict
-   * mode a failure recorded for one of these users is raised here first.
+   * mode a failure recorded for one of these users is raised here first. Returns the counts and the turns given (as
+   * refs for {@link settle}); with `skipRepeats`, a user turn repeating its conversation's previous one is skipped.
    */
-  accept(inputs: readonly OutboxInput[]): Promise<AcceptResult> {
-    return this.pipeline.accept(inputs);
+  accept(inputs: readonly OutboxInput[], options?: AcceptOptions): Promise<AcceptResult> {
+    return this.pipeline.accept(inputs, options);
   }
 
   /**

@@ -84,6 +84,23 @@ interface UserState {
   readonly committed: Map<string, readonly string[]>;
 }
 
+/** `accept`'s record of a conversation's latest user turn. */
+interface RepeatRecord {
+  readonly hash: string;
+  readonly at: number;
+  readonly position: number;
+}
+
+/** Options of `accept`. */
+export interface AcceptOptions {
+  /**
+   * Skip a user turn that repeats the previous user turn this engine accepted in its conversation (same scope and
+   * session id, the same text, said within ten minutes of it, at another position): a client's retry that chose a
+   * new position. Reported as a duplicate, its ref naming the earlier turn. Default false.
+   */
+  readonly skipRepeats?: boolean | undefined;
+}
+
 /** A turn accepted into the outbox, as `accept` reports it and `settle` takes it. */
 export interface TurnRef {
   readonly sessionId: string;
@@ -198,14 +215,20 @@ export class WritePipeline {
     return { ...turn, scope, at: new Date(input.at).toISOString() };
   }
 
-  async accept(inputs: readonly OutboxInput[]): Promise<AcceptResult> {
+  async accept(inputs: readonly OutboxInput[], options: AcceptOptions = {}): Promise<AcceptResult> {
     this.core.assertOpen();
     if (!Array.isArray(inputs)) throw new InvalidInputError('inputs', 'must be an array');
-    const checked = inputs.map((input, i) => this.checkInput(input, i));
-    const userIds = [...new Set(checked.map((c) => c.scope.userId))];
+    const given = inputs.map((input, i) => this.checkInput(input, i));
+    const userIds = [...new Set(given.map((c) => c.scope.userId))];
     for (const userId of userIds) this.raiseStrict(userId);
-    if (checked.length === 0) return { accepted: 0, duplicates: 0, turns: [] };
-    const result = await this.inCallOrder(
+    const refs: TurnRef[] = given.map((c) => ({ sessionId: c.sessionId, position: c.position }));
+    // The repeat rule, checked and recorded in one synchronous step so that concurrent repeats are skipped too.
+    const repeats = options.skipRepeats === true ? this.repeatsOf(given, refs) : null;
+    const checked = repeats ? given.filter((_, i) => !repeats.skipped.has(i)) : given;
+    const skipped = repeats?.skipped.size ?? 0;
+    this.core.stats.duplicatesSkipped += skipped;
+    if (checked.length === 0) return { accepted: 0, duplicates: skipped, turns: refs };
+    const writing = this.inCallOrder(
       userIds,
       // Each turn is bound to its scope's active grant (a capture needs one when grants are required).
       () =>
@@ -221,15 +244,60 @@ export class WritePipeline {
           }),
         ),
     );
+    const result = await writing.catch((err: unknown) => {
+      // Nothing was accepted: a retry of these turns must not count as a repeat of them.
+      for (const [conversation, record] of repeats?.recorded ?? []) {
+        if (this.lastAccepted.get(conversation) === record) this.lastAccepted.delete(conversation);
+      }
+      throw err;
+    });
     this.core.stats.accepted += result.accepted;
     this.core.stats.duplicatesSkipped += result.duplicates;
     for (const userId of userIds) this.defer(userId);
-    return {
-      accepted: result.accepted,
-      duplicates: result.duplicates,
-      turns: checked.map((c) => ({ sessionId: c.sessionId, position: c.position })),
-    };
+    return { accepted: result.accepted, duplicates: result.duplicates + skipped, turns: refs };
   }
+
+  /**
+   * With `skipRepeats`: which user turns repeat the previous user turn this engine accepted in their conversation
+   * (same scope and session id, same text, `at` within {@link REPEAT_WINDOW_MS}); their refs are set to that turn's.
+   * Records each turn kept as its conversation's latest.
+   */
+  private repeatsOf(
+    given: readonly OutboxInput[],
+    refs: TurnRef[],
+  ): { skipped: Set<number>; recorded: Map<string, RepeatRecord> } {
+    const skipped = new Set<number>();
+    const recorded = new Map<string, RepeatRecord>();
+    given.forEach((c, i) => {
+      if (c.role !== 'user') return;
+      const conversation = `${c.scope.userId}\u0000${c.scope.namespace ?? ''}\u0000${c.sessionId}`;
+      const hash = contentHash(c.text);
+      const at = Date.parse(c.at);
+      const previous = this.lastAccepted.get(conversation);
+      if (
+        previous &&
+        previous.hash === hash &&
+        previous.position !== c.position &&
+        Math.abs(at - previous.at) <= REPEAT_WINDOW_MS
+      ) {
+        skipped.add(i);
+        refs[i] = { sessionId: c.sessionId, position: previous.position };
+        return;
+      }
+      const record = { hash, at, position: c.position };
+      recorded.set(conversation, record);
+      this.lastAccepted.delete(conversation);
+      this.lastAccepted.set(conversation, record);
+      if (this.lastAccepted.size > MAX_REMEMBERED_CONVERSATIONS) {
+        const oldest = this.lastAccepted.keys().next().value;
+        if (oldest !== undefined) this.lastAccepted.delete(oldest);
+      }
+    });
+    return { skipped, recorded };
+  }
+
+  /** `accept`'s repeat rule: the latest user turn accepted per conversation, newest conversations last (bounded). */
+  private readonly lastAccepted = new Map<string, RepeatRecord>();
 
   /**
    * Appends items to a session's transcript and accepts `turns` for extraction, in one transaction when the

@@ -939,7 +939,9 @@ describe('accept and settle', () => {
     // The same turn again is a repeat: skipped, named as before, and settle reports what it committed.
     const retry = await engine.accept([turn(1, 'favorite_color=teal; pet=cat')]);
     expect(retry).toEqual({ accepted: 0, duplicates: 1, turns: [{ sessionId: 's1', position: 1 }] });
-    expect((await engine.settle(scope, retry.turns)).committed.toSorted()).toEqual([...settled.committed].sort());
+    expect((await engine.settle(scope, retry.turns)).committed.toSorted()).toEqual(
+      [...settled.committed].sort(),
+    );
 
     // Another engine on the store (another process) finds them by their evidence.
     const other = engineOn(store).engine;
@@ -996,6 +998,55 @@ describe('long queries', () => {
     expect((await engine.context(scope, long)).text).toBe((await engine.context(scope, clipped)).text);
     // One unbroken word longer than the limit, in four-byte characters, does not throw either.
     await expect(engine.recall(scope, '😀'.repeat(MAX_QUERY_CHARS * 2))).resolves.toBeInstanceOf(Array);
+    await engine.close();
+  });
+});
+
+describe('accept with skipRepeats', () => {
+  it('skips a user turn repeating its conversation’s previous one at another position, naming the earlier turn', async () => {
+    const { engine, extractor } = engineOn(createMemoryStore());
+    const at = (minutes: number) => new Date(Date.parse(AT) + minutes * 60_000).toISOString();
+    const say = (position: number, text: string, minutes = 0) =>
+      engine.accept([{ ...turn(position, text), at: at(minutes) }], { skipRepeats: true });
+    expect(await say(10, 'home_city=Lisbon')).toMatchObject({ accepted: 1, duplicates: 0 });
+    // A retry under a new position: skipped, and named as the turn it repeats.
+    expect(await say(11, 'home_city=Lisbon', 1)).toEqual({
+      accepted: 0,
+      duplicates: 1,
+      turns: [{ sessionId: 's1', position: 10 }],
+    });
+    // Said again after something else, or long after: accepted.
+    expect(await say(12, 'home_city=Porto', 2)).toMatchObject({ accepted: 1 });
+    expect(await say(13, 'home_city=Lisbon', 3)).toMatchObject({ accepted: 1 });
+    expect(await say(14, 'home_city=Lisbon', 20)).toMatchObject({ accepted: 1 });
+    // Concurrent repeats are accepted once.
+    const both = await Promise.all([say(15, 'pet=cat', 21), say(16, 'pet=cat', 21)]);
+    expect(both.map((r) => r.accepted).sort()).toEqual([0, 1]);
+    // Without the option, nothing changes: a repeat at a new position is a new turn.
+    expect((await engine.accept([{ ...turn(17, 'pet=cat'), at: at(21) }])).accepted).toBe(1);
+    expect((await engine.recall(scope, 'home city')).map((h) => h.belief.value)).toEqual(['Lisbon']);
+    expect(extractor.calls).toBeGreaterThan(0);
+    await engine.close();
+  });
+
+  it('a repeat of a turn whose acceptance failed is accepted on retry', async () => {
+    const store = createMemoryStore();
+    let failNext = true;
+    const flaky = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'enqueue' && failNext) {
+          return async () => {
+            failNext = false;
+            throw new Error('disk full');
+          };
+        }
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const { engine } = engineOn(flaky);
+    await expect(engine.accept([turn(0, 'pet=dog')], { skipRepeats: true })).rejects.toThrow();
+    expect(await engine.accept([turn(1, 'pet=dog')], { skipRepeats: true })).toMatchObject({ accepted: 1 });
     await engine.close();
   });
 });
