@@ -16,8 +16,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { beliefSchema, beliefView, dataBlock, type ToolOutput, toolError, toolResult } from './format.js';
-import { conversationSessionId, statementSessionId, type TurnKey } from './remember-keys.js';
 import type { ServerContext } from './server-context.js';
+import { conversationSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';
 import type { ServedScope } from './user-access.js';
 
 /** Longest text a client may remember or correct with, in characters (the engine also caps UTF-8 bytes). */
@@ -155,33 +155,32 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         text,
         at: when.toISOString(),
       });
-      let key: TurnKey;
-      let duplicate: boolean;
-      if (args.conversationId !== undefined && args.position !== undefined) {
-        key = { sessionId: conversationSessionId(scope, args.conversationId), position: args.position };
-        duplicate = (await engine.accept([turn(key)])).accepted === 0;
-      } else {
-        // Checked before the key is chosen, so that a refused text never counts as the last statement.
-        engine.checkInput(turn({ sessionId: statementSessionId(scope, when), position: 0 }));
-        ({ key, duplicate } = await ctx.keys.run(
-          scope,
-          text,
-          when,
-          async (k) => (await engine.accept([turn(k)])).accepted === 1,
-        ));
-      }
+      // A turn of the client's conversation keeps its position (the same words at another one are a new turn); a
+      // statement's is a digest of its text and time. The outbox skips a key it holds; for statements, the engine's
+      // repeat rule also skips a retry without `at` that repeats the window's previous statement.
+      const own = args.conversationId !== undefined && args.position !== undefined;
+      const key: TurnKey = own
+        ? {
+            sessionId: conversationSessionId(scope, args.conversationId as string),
+            position: args.position as number,
+          }
+        : { sessionId: statementSessionId(scope, when), position: statementPosition(text, when) };
+      const taken = await engine.accept([turn(key)], { skipRepeats: !own });
+      const duplicate = taken.accepted === 0;
+      // A skipped repeat names the turn it repeats: its position, and what its extraction committed.
+      const [ref = key] = taken.turns;
       let extracted: Belief[] | undefined;
       let pending = 0;
       if (args.wait) {
         // The engine waits for the user's accepted turns (by whichever process holds them) and names the beliefs
         // this turn's extraction committed; the turn itself, kept beside them as an episode, is not listed.
-        const settled = await engine.settle(scope, [key]);
+        const settled = await engine.settle(scope, [ref]);
         pending = settled.pending;
         const beliefs = await Promise.all(settled.committed.map((id) => engine.get(scope, id)));
         extracted = beliefs.filter((b): b is Belief => b !== null && b.kind !== 'episode');
       }
       const extractionError = engine.lastError(scope);
-      const where = `${key.sessionId} #${key.position}`;
+      const where = `${ref.sessionId} #${ref.position}`;
       const lines = [
         duplicate
           ? `Already remembered: this repeats text accepted before (${where}); nothing new was stored.`
@@ -203,8 +202,8 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
           ...served(scope),
           accepted: !duplicate,
           duplicate,
-          sessionId: key.sessionId,
-          position: key.position,
+          sessionId: ref.sessionId,
+          position: ref.position,
           waited: args.wait === true,
           pending,
           ...(extracted ? { extracted: extracted.map(beliefView) } : {}),
