@@ -158,14 +158,11 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       // A turn of the client's conversation keeps its position (the same words at another one are a new turn); a
       // statement's is a digest of its text and time. The outbox skips a key it holds; for statements, the engine's
       // repeat rule also skips a retry without `at` that repeats the window's previous statement.
-      const own = args.conversationId !== undefined && args.position !== undefined;
-      const key: TurnKey = own
-        ? {
-            sessionId: conversationSessionId(scope, args.conversationId as string),
-            position: args.position as number,
-          }
-        : { sessionId: statementSessionId(scope, when), position: statementPosition(text, when) };
-      const taken = await engine.accept([turn(key)], { skipRepeats: !own });
+      const key: TurnKey =
+        args.conversationId !== undefined && args.position !== undefined
+          ? { sessionId: conversationSessionId(scope, args.conversationId), position: args.position }
+          : { sessionId: statementSessionId(scope, when), position: statementPosition(text, when) };
+      const taken = await engine.accept([turn(key)], { skipRepeats: args.conversationId === undefined });
       const duplicate = taken.accepted === 0;
       // A skipped repeat names the turn it repeats: its position, and what its extraction committed.
       const [ref = key] = taken.turns;
