@@ -3,15 +3,14 @@
  * question, score the provenance of what came back.
  */
 import { loadavg } from 'node:os';
-import {
-  type Belief,
-  type BeliefKind,
-  type EngineConfig,
-  type EngineConfigInput,
-  MAX_QUERY_CHARS,
-  type MemoryEngine,
-  type OutboxInput,
-  type Scope,
+import type {
+  Belief,
+  BeliefKind,
+  EngineConfig,
+  EngineConfigInput,
+  MemoryEngine,
+  OutboxInput,
+  Scope,
 } from '@mem01/engine';
 import type { Conversation, DataReport, LocomoData, Session, Turn } from './locomo-data.js';
 import {
@@ -307,7 +306,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         episodesReturned += hits.filter((h) => h.belief.kind === 'episode').length;
         // What the model sees: the block memSession's run hook renders for this message.
         const t1 = performance.now();
-        const block = await engine.context(scope, q.question.slice(0, MAX_QUERY_CHARS), {
+        const block = await engine.context(scope, q.question, {
           budgetBytes: system.budgetBytes,
         });
         blockLatencies.push(performance.now() - t1);
@@ -347,7 +346,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
             long,
           );
           const hits = await engine.recall(scope, q.question, { limit: maxK });
-          const block = await engine.context(scope, q.question.slice(0, MAX_QUERY_CHARS), {
+          const block = await engine.context(scope, q.question, {
             budgetBytes: system.budgetBytes,
           });
           playedBytes += block.bytes;

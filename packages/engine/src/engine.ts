@@ -21,9 +21,13 @@ import {
 import type { Belief, Scope } from './types.js';
 import { assertId, newId, normalizeScope } from './util.js';
 import {
+  type AcceptOptions,
+  type AcceptResult,
   type AppendTranscriptOptions,
   type AppendTranscriptResult,
   type RunWorkerOptions,
+  type SettleResult,
+  type TurnRef,
   WritePipeline,
 } from './write-pipeline.js';
 
@@ -119,10 +123,11 @@ export class MemoryEngine extends MemoryAdmin {
   /**
    * Accepts turns into the durable outbox. Resolves once they are accepted (durably, for a durable store), not
    * when they are extracted: extraction starts on the next tick, and the user's next read waits for it. In strict
-   * mode a failure recorded for one of these users is raised here first.
+   * mode a failure recorded for one of these users is raised here first. Returns the counts and the turns given (as
+   * refs for {@link settle}); with `skipRepeats`, a user turn repeating its conversation's previous one is skipped.
    */
-  accept(inputs: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }> {
-    return this.pipeline.accept(inputs);
+  accept(inputs: readonly OutboxInput[], options?: AcceptOptions): Promise<AcceptResult> {
+    return this.pipeline.accept(inputs, options);
   }
 
   /**
@@ -178,6 +183,20 @@ export class MemoryEngine extends MemoryAdmin {
    * acceptance (too long, invalid) stays reported after later extractions succeed, until a later append of this user
    * is accepted whole or another failure replaces it: that turn will never be remembered.
    */
+  /**
+   * Waits as {@link flush} does for the user of `scope` (their accepted turns, including ones another worker's lease
+   * holds, up to `timeoutMs`), then returns the ids of the beliefs the extraction of `turns` (as `accept` returned
+   * them) committed and still active or pending, new or confirmed, and how many of the user's accepted turns are still
+   * waiting. A turn extracted by another process is found by the evidence of the user's newest beliefs.
+   */
+  settle(
+    scope: Scope,
+    turns: readonly TurnRef[],
+    options: { readonly timeoutMs?: number | undefined } = {},
+  ): Promise<SettleResult> {
+    return this.pipeline.settleTurns(scope, turns, options);
+  }
+
   lastError(scope: Scope): string | null {
     return this.pipeline.lastError(normalizeScope(scope).userId);
   }

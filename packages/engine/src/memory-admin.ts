@@ -25,6 +25,7 @@ import type {
 } from './ports.js';
 import {
   checkRecall,
+  clipQuery,
   contextOf,
   type RecallOptions,
   recallBeliefs,
@@ -73,10 +74,11 @@ export class MemoryAdmin {
   /**
    * Recalls the active beliefs of one scope most relevant to `query` (a profile of the newest when the query is
    * empty), after the user's accepted writes. Never returns other scopes, pending, superseded, retracted or
-   * forgotten beliefs.
+   * forgotten beliefs. A query longer than `MAX_QUERY_CHARS` is cut there, at a word boundary (callers need not).
    */
   async recall(scope: Scope, query: string, options: RecallOptions = {}): Promise<ScoredBelief[]> {
     const s = this.open(scope);
+    query = clipQuery(query, this.core.config.maxTextBytes);
     checkRecall(this.core, query, options);
     await this.beforeUserOperation(s.userId);
     const recalled = await recallBeliefs(this.core, s, query, options);
@@ -109,8 +111,9 @@ export class MemoryAdmin {
     options: RecallOptions & { readonly budgetBytes?: number | undefined } = {},
   ): Promise<(ContextBlock & { readonly recalled: readonly ScoredBelief[] }) | SelectedContext> {
     if (typeof queryOrSelection === 'string') {
-      const recalled = await this.recall(scope, queryOrSelection, options);
-      return contextOf(this.core, recalled, queryOrSelection, options.budgetBytes);
+      const query = clipQuery(queryOrSelection, this.core.config.maxTextBytes);
+      const recalled = await this.recall(scope, query, options);
+      return contextOf(this.core, recalled, query, options.budgetBytes);
     }
     const s = this.open(scope);
     if (

@@ -3,6 +3,7 @@
  * recalled, rank with the policy of `recall.ts`, and collapse results that add no evidence.
  */
 import { endedGrants } from './capture.js';
+import { MAX_QUERY_CHARS } from './config.js';
 import type { EngineCore } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit } from './ports.js';
@@ -16,7 +17,7 @@ import {
 } from './recall.js';
 import { type ContextBlock, renderContextBlock } from './render.js';
 import { assertPosition } from './store-input.js';
-import { contentWords, echoesQuery, stem, topicStems } from './text.js';
+import { clip, contentWords, echoesQuery, stem, topicStems } from './text.js';
 import type { Belief, BeliefKind, Evidence, Scope, ScoredBelief } from './types.js';
 import { assertId, assertText, sameScope } from './util.js';
 
@@ -51,6 +52,26 @@ export interface WorkingMemory {
   readonly sessionId: string;
   /** The position of the first item of it in the conversation's transcript (0: the whole conversation). */
   readonly fromPosition: number;
+}
+
+/**
+ * The query recall uses: a query longer than {@link MAX_QUERY_CHARS} is cut there, at the last word boundary before
+ * it (its head carries the question), then to `maxBytes` UTF-8 bytes. Anything not a string is returned as is, for
+ * the input check to refuse.
+ */
+export function clipQuery(query: string, maxBytes: number): string {
+  if (typeof query !== 'string') return query;
+  let q = query;
+  if (q.length > MAX_QUERY_CHARS) {
+    q = q.slice(0, MAX_QUERY_CHARS + 1);
+    const boundary = q.search(/\s\S*$/);
+    // Cut at the last space unless that drops most of a very long word (then cut inside it, on a code point).
+    q = boundary > MAX_QUERY_CHARS / 2 ? q.slice(0, boundary) : q.slice(0, MAX_QUERY_CHARS);
+    if (/[\uD800-\uDBFF]$/.test(q)) q = q.slice(0, -1);
+    q = q.trimEnd();
+  }
+  const cut = clip(q, maxBytes);
+  return cut === q ? q : cut.slice(0, -1).trimEnd();
 }
 
 /** Checks recall arguments before any waiting, so bad input fails fast. Returns the limit to use. */

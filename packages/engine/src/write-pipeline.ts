@@ -33,8 +33,9 @@ import type {
   TranscriptStore,
   WriteOutbox,
 } from './ports.js';
+import type { ReconcilePlan } from './reconcile.js';
 import { assertPosition } from './store-input.js';
-import type { Scope } from './types.js';
+import type { Evidence, Scope } from './types.js';
 import { assertId, assertText, contentHash, normalizeScope } from './util.js';
 
 /** The longest wait between retries of a user whose store calls fail. */
@@ -76,7 +77,67 @@ interface UserState {
   refusal: string | null;
   /** Strict mode: the (sanitised) error to raise at the user's next operation. */
   strictError: Error | undefined;
+  /**
+   * The beliefs this engine's extraction committed from each turn of the user, keyed by {@link turnKey} (newest last,
+   * bounded): what {@link WritePipeline.settleTurns} reports for turns extracted here.
+   */
+  readonly committed: Map<string, readonly string[]>;
 }
+
+/** `accept`'s record of a conversation's latest user turn. */
+interface RepeatRecord {
+  readonly hash: string;
+  readonly at: number;
+  readonly position: number;
+}
+
+/** Options of `accept`. */
+export interface AcceptOptions {
+  /**
+   * Skip a user turn that repeats the previous user turn this engine accepted in its conversation (same scope and
+   * session id, the same text, said within ten minutes of it, at another position): a client's retry that chose a
+   * new position. Reported as a duplicate, its ref naming the earlier turn. Default false.
+   */
+  readonly skipRepeats?: boolean | undefined;
+}
+
+/** A turn accepted into the outbox, as `accept` reports it and `settle` takes it. */
+export interface TurnRef {
+  readonly sessionId: string;
+  readonly position: number;
+}
+
+/** What `accept` did: counts, and the turns it was given, in order, as the outbox keys them. */
+export interface AcceptResult {
+  /** Turns queued for extraction. */
+  readonly accepted: number;
+  /** Turns skipped: the outbox held their key (session id, position, content) already. */
+  readonly duplicates: number;
+  /**
+   * Every turn given, in order (its canonical session id and position), to pass to `settle`. A turn skipped as a
+   * repeat names the turn accepted before under the same key, so `settle` reports what that one committed.
+   */
+  readonly turns: readonly TurnRef[];
+}
+
+/** What `settle` found once the user's accepted turns were processed (or the wait ended). */
+export interface SettleResult {
+  /**
+   * Ids of the beliefs the extraction of the given turns committed and left active or pending (new ones, and ones
+   * held already that those turns confirmed), in no particular order.
+   */
+  readonly committed: readonly string[];
+  /** Accepted turns of this user still waiting for extraction when the wait ended (0 once all are processed). */
+  readonly pending: number;
+}
+
+/** How many turns per user {@link UserState.committed} remembers. */
+const MAX_COMMITTED_TURNS = 1000;
+/** How many of the user's newest beliefs `settle` reads for turns another process extracted. */
+const SETTLE_SCAN_LIMIT = 1000;
+
+const turnKey = (namespace: string, sessionId: string, position: number): string =>
+  `${namespace}\u0000${sessionId}\u0000${position}`;
 
 export interface AppendTranscriptOptions {
   /** Turns to accept with the append: each names the index of its item in `items`. */
@@ -154,14 +215,20 @@ export class WritePipeline {
     return { ...turn, scope, at: new Date(input.at).toISOString() };
   }
 
-  async accept(inputs: readonly OutboxInput[]): Promise<{ accepted: number; duplicates: number }> {
+  async accept(inputs: readonly OutboxInput[], options: AcceptOptions = {}): Promise<AcceptResult> {
     this.core.assertOpen();
     if (!Array.isArray(inputs)) throw new InvalidInputError('inputs', 'must be an array');
-    const checked = inputs.map((input, i) => this.checkInput(input, i));
-    const userIds = [...new Set(checked.map((c) => c.scope.userId))];
+    const given = inputs.map((input, i) => this.checkInput(input, i));
+    const userIds = [...new Set(given.map((c) => c.scope.userId))];
     for (const userId of userIds) this.raiseStrict(userId);
-    if (checked.length === 0) return { accepted: 0, duplicates: 0 };
-    const result = await this.inCallOrder(
+    const refs: TurnRef[] = given.map((c) => ({ sessionId: c.sessionId, position: c.position }));
+    // The repeat rule, checked and recorded in one synchronous step so that concurrent repeats are skipped too.
+    const repeats = options.skipRepeats === true ? this.repeatsOf(given, refs) : null;
+    const checked = repeats ? given.filter((_, i) => !repeats.skipped.has(i)) : given;
+    const skipped = repeats?.skipped.size ?? 0;
+    this.core.stats.duplicatesSkipped += skipped;
+    if (checked.length === 0) return { accepted: 0, duplicates: skipped, turns: refs };
+    const writing = this.inCallOrder(
       userIds,
       // Each turn is bound to its scope's active grant (a capture needs one when grants are required).
       () =>
@@ -177,11 +244,60 @@ export class WritePipeline {
           }),
         ),
     );
+    const result = await writing.catch((err: unknown) => {
+      // Nothing was accepted: a retry of these turns must not count as a repeat of them.
+      for (const [conversation, record] of repeats?.recorded ?? []) {
+        if (this.lastAccepted.get(conversation) === record) this.lastAccepted.delete(conversation);
+      }
+      throw err;
+    });
     this.core.stats.accepted += result.accepted;
     this.core.stats.duplicatesSkipped += result.duplicates;
     for (const userId of userIds) this.defer(userId);
-    return result;
+    return { accepted: result.accepted, duplicates: result.duplicates + skipped, turns: refs };
   }
+
+  /**
+   * With `skipRepeats`: which user turns repeat the previous user turn this engine accepted in their conversation
+   * (same scope and session id, same text, `at` within {@link REPEAT_WINDOW_MS}); their refs are set to that turn's.
+   * Records each turn kept as its conversation's latest.
+   */
+  private repeatsOf(
+    given: readonly OutboxInput[],
+    refs: TurnRef[],
+  ): { skipped: Set<number>; recorded: Map<string, RepeatRecord> } {
+    const skipped = new Set<number>();
+    const recorded = new Map<string, RepeatRecord>();
+    given.forEach((c, i) => {
+      if (c.role !== 'user') return;
+      const conversation = `${c.scope.userId}\u0000${c.scope.namespace ?? ''}\u0000${c.sessionId}`;
+      const hash = contentHash(c.text);
+      const at = Date.parse(c.at);
+      const previous = this.lastAccepted.get(conversation);
+      if (
+        previous &&
+        previous.hash === hash &&
+        previous.position !== c.position &&
+        Math.abs(at - previous.at) <= REPEAT_WINDOW_MS
+      ) {
+        skipped.add(i);
+        refs[i] = { sessionId: c.sessionId, position: previous.position };
+        return;
+      }
+      const record = { hash, at, position: c.position };
+      recorded.set(conversation, record);
+      this.lastAccepted.delete(conversation);
+      this.lastAccepted.set(conversation, record);
+      if (this.lastAccepted.size > MAX_REMEMBERED_CONVERSATIONS) {
+        const oldest = this.lastAccepted.keys().next().value;
+        if (oldest !== undefined) this.lastAccepted.delete(oldest);
+      }
+    });
+    return { skipped, recorded };
+  }
+
+  /** `accept`'s repeat rule: the latest user turn accepted per conversation, newest conversations last (bounded). */
+  private readonly lastAccepted = new Map<string, RepeatRecord>();
 
   /**
    * Appends items to a session's transcript and accepts `turns` for extraction, in one transaction when the
@@ -438,6 +554,80 @@ export class WritePipeline {
     this.raiseStrict(userId);
   }
 
+  /**
+   * Waits as {@link flush} does for the user of `scope`, then reports which beliefs the extraction of `turns`
+   * committed: from this engine's record of its own commits, and for turns another process extracted, from the
+   * evidence (session id + position) of the user's newest active and pending beliefs.
+   */
+  async settleTurns(
+    scope: Scope,
+    turns: readonly TurnRef[],
+    options: { readonly timeoutMs?: number | undefined } = {},
+  ): Promise<SettleResult> {
+    const s = normalizeScope(scope);
+    if (!Array.isArray(turns)) throw new InvalidInputError('turns', 'must be an array');
+    if (turns.length > 1000) throw new InvalidInputError('turns', 'at most 1000 turns');
+    const keys = turns.map((t, i) => {
+      if (!t || typeof t !== 'object')
+        throw new InvalidInputError(`turns[${i}]`, 'must be { sessionId, position }');
+      assertId(t.sessionId, `turns[${i}].sessionId`);
+      assertPosition(t.position, `turns[${i}].position`);
+      return turnKey(s.namespace ?? '', t.sessionId, t.position);
+    });
+    await this.flush(s, options);
+    const backlog = await this.core.store.backlog({ now: this.core.clock().toISOString(), userId: s.userId });
+    const st = this.state(s.userId);
+    const committed = new Set<string>();
+    const unknown = new Set<string>();
+    for (const key of keys) {
+      const ids = st.committed.get(key);
+      if (ids) for (const id of ids) committed.add(id);
+      else unknown.add(key);
+    }
+    if (unknown.size > 0) {
+      let cursor: string | null = null;
+      let read = 0;
+      do {
+        const page = await this.core.store.list(s, { statuses: ['active', 'pending'], limit: 200, cursor });
+        for (const b of page.items) {
+          if (b.evidence.some((e) => unknown.has(turnKey(s.namespace ?? '', e.sessionId, e.position))))
+            committed.add(b.id);
+        }
+        read += page.items.length;
+        cursor = page.nextCursor;
+      } while (cursor !== null && read < SETTLE_SCAN_LIMIT);
+    }
+    if (committed.size > 0) {
+      // Only what is still active or pending: a later turn may have superseded what these committed.
+      const live = await Promise.all([...committed].map((id) => this.core.store.get(s, id)));
+      for (const b of live) if (b && b.status !== 'active' && b.status !== 'pending') committed.delete(b.id);
+    }
+    return { committed: [...committed], pending: backlog.queued + backlog.claimed };
+  }
+
+  /** Records which beliefs a committed plan left active or pending from each turn of the claim. */
+  private noteCommitted(st: UserState, scope: Scope, claim: OutboxClaim, plan: ReconcilePlan): void {
+    const touched = new Set(plan.touched);
+    const evidenceOf = new Map<string, readonly Evidence[]>();
+    for (const b of plan.inserts) if (touched.has(b.id)) evidenceOf.set(b.id, b.evidence);
+    for (const u of plan.updates)
+      if (touched.has(u.id) && u.set.evidence) evidenceOf.set(u.id, u.set.evidence);
+    const byTurn = new Map<string, string[]>();
+    for (const e of claim.entries) byTurn.set(turnKey(scope.namespace ?? '', e.sessionId, e.position), []);
+    for (const [id, evidence] of evidenceOf) {
+      for (const e of evidence) byTurn.get(turnKey(scope.namespace ?? '', e.sessionId, e.position))?.push(id);
+    }
+    for (const [key, ids] of byTurn) {
+      st.committed.delete(key);
+      st.committed.set(key, ids);
+    }
+    while (st.committed.size > MAX_COMMITTED_TURNS) {
+      const oldest = st.committed.keys().next().value;
+      if (oldest === undefined) break;
+      st.committed.delete(oldest);
+    }
+  }
+
   private reportPending(st: UserState, pending: number, until: string, why: string): void {
     const message = `${pending} accepted turn${pending === 1 ? ' is' : 's are'} not extracted yet: ${why} until ${until}`;
     st.lastError = message;
@@ -687,6 +877,7 @@ export class WritePipeline {
         signal: anySignal(core.abort.signal, lost),
       });
       st.lastError = null;
+      this.noteCommitted(st, scope, claim, plan);
       core.stats.extractedTurns += claim.entries.length;
       core.emit({
         type: 'extracted',
@@ -807,6 +998,7 @@ export class WritePipeline {
         lastError: null,
         refusal: null,
         strictError: undefined,
+        committed: new Map(),
       };
       this.users.set(userId, st);
     }

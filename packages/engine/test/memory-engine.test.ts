@@ -5,7 +5,7 @@
  */
 import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { EngineConfigInput } from '../src/config.js';
+import { type EngineConfigInput, MAX_QUERY_CHARS } from '../src/config.js';
 import { MemoryEngine } from '../src/engine.js';
 import { CapabilityError, ClosedError, InvalidInputError, StoreError } from '../src/errors.js';
 import { MemoryAdmin } from '../src/memory-admin.js';
@@ -931,6 +931,140 @@ describe('get', () => {
     expect(await engine.get(scope, pet.id)).toBeNull();
     expect((await engine.history(scope)).find((b) => b.id === pet.id)?.status).toBe('forgotten');
     expect(await engine.get({ userId: 'someone-else' }, corrected.id)).toBeNull();
+    await engine.close();
+  });
+});
+
+describe('accept and settle', () => {
+  it('accept names the turns it took; settle waits for them and returns the beliefs they committed', async () => {
+    const store = createMemoryStore();
+    const { engine } = engineOn(store);
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    const accepted = await engine.accept([turn(1, 'favorite_color=teal; pet=cat')]);
+    expect(accepted).toEqual({ accepted: 1, duplicates: 0, turns: [{ sessionId: 's1', position: 1 }] });
+    const settled = await engine.settle(scope, accepted.turns);
+    expect(settled.pending).toBe(0);
+    const committed = await Promise.all(settled.committed.map((id) => engine.get(scope, id)));
+    // The beliefs drawn from the turn, and the turn itself kept as an episode; nothing from turn 0.
+    expect(
+      committed
+        .filter((b) => b?.kind !== 'episode')
+        .map((b) => b?.value)
+        .sort(),
+    ).toEqual(['cat', 'teal']);
+    expect(committed.filter((b) => b?.kind === 'episode').map((b) => b?.evidence[0]?.position)).toEqual([1]);
+
+    // The same turn again is a repeat: skipped, named as before, and settle reports what it committed.
+    const retry = await engine.accept([turn(1, 'favorite_color=teal; pet=cat')]);
+    expect(retry).toEqual({ accepted: 0, duplicates: 1, turns: [{ sessionId: 's1', position: 1 }] });
+    expect((await engine.settle(scope, retry.turns)).committed.toSorted()).toEqual(
+      [...settled.committed].sort(),
+    );
+
+    // Another engine on the store (another process) finds them by their evidence.
+    const other = engineOn(store).engine;
+    expect((await other.settle(scope, accepted.turns)).committed.toSorted()).toEqual(
+      [...settled.committed].sort(),
+    );
+    // Not through another user's scope.
+    expect((await other.settle({ userId: 'u2' }, accepted.turns)).committed).toEqual([]);
+    await other.close();
+    await engine.close();
+  });
+
+  it('settle reports a confirmed belief, and leaves out one a later turn superseded', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    const beliefsOf = async (turns: readonly { sessionId: string; position: number }[]) => {
+      const { committed } = await engine.settle(scope, turns);
+      const beliefs = await Promise.all(committed.map((id) => engine.get(scope, id)));
+      return beliefs.filter((b) => b !== null && b.kind !== 'episode').map((b) => b?.id);
+    };
+    const first = await beliefsOf([{ sessionId: 's1', position: 0 }]);
+    expect(first).toHaveLength(1);
+    const again = await engine.accept([turn(1, 'home_city=Lisbon')]);
+    expect(await beliefsOf(again.turns)).toEqual(first);
+    await engine.accept([turn(2, 'home_city=Porto')]);
+    expect(await beliefsOf(again.turns)).toEqual([]);
+    await engine.close();
+  });
+
+  it('refuses bad turns with a typed error', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await expect(engine.settle(scope, [{ sessionId: '', position: 0 }])).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
+    await expect(engine.settle(scope, [{ sessionId: 's1', position: -1 }])).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
+    await expect(engine.settle(scope, 'nope' as never)).rejects.toBeInstanceOf(InvalidInputError);
+    await engine.close();
+  });
+});
+
+describe('long queries', () => {
+  it('recall and context cut a query past MAX_QUERY_CHARS themselves: the same result as the clipped form', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([turn(0, 'home_city=Lisbon')]);
+    const long = `home city ${'and then some more words '.repeat(1000)}`;
+    expect(long.length).toBeGreaterThan(MAX_QUERY_CHARS * 5);
+    // Cut at the last word boundary within the limit.
+    const clipped = long.slice(0, long.lastIndexOf(' ', MAX_QUERY_CHARS)).trimEnd();
+    const hits = await engine.recall(scope, long);
+    expect(hits.map((h) => h.belief.value)).toEqual(['Lisbon']);
+    expect(hits).toEqual(await engine.recall(scope, clipped));
+    expect((await engine.context(scope, long)).text).toBe((await engine.context(scope, clipped)).text);
+    // One unbroken word longer than the limit, in four-byte characters, does not throw either.
+    await expect(engine.recall(scope, '😀'.repeat(MAX_QUERY_CHARS * 2))).resolves.toBeInstanceOf(Array);
+    await engine.close();
+  });
+});
+
+describe('accept with skipRepeats', () => {
+  it('skips a user turn repeating its conversation’s previous one at another position, naming the earlier turn', async () => {
+    const { engine, extractor } = engineOn(createMemoryStore());
+    const at = (minutes: number) => new Date(Date.parse(AT) + minutes * 60_000).toISOString();
+    const say = (position: number, text: string, minutes = 0) =>
+      engine.accept([{ ...turn(position, text), at: at(minutes) }], { skipRepeats: true });
+    expect(await say(10, 'home_city=Lisbon')).toMatchObject({ accepted: 1, duplicates: 0 });
+    // A retry under a new position: skipped, and named as the turn it repeats.
+    expect(await say(11, 'home_city=Lisbon', 1)).toEqual({
+      accepted: 0,
+      duplicates: 1,
+      turns: [{ sessionId: 's1', position: 10 }],
+    });
+    // Said again after something else, or long after: accepted.
+    expect(await say(12, 'home_city=Porto', 2)).toMatchObject({ accepted: 1 });
+    expect(await say(13, 'home_city=Lisbon', 3)).toMatchObject({ accepted: 1 });
+    expect(await say(14, 'home_city=Lisbon', 20)).toMatchObject({ accepted: 1 });
+    // Concurrent repeats are accepted once.
+    const both = await Promise.all([say(15, 'pet=cat', 21), say(16, 'pet=cat', 21)]);
+    expect(both.map((r) => r.accepted).sort()).toEqual([0, 1]);
+    // Without the option, nothing changes: a repeat at a new position is a new turn.
+    expect((await engine.accept([{ ...turn(17, 'pet=cat'), at: at(21) }])).accepted).toBe(1);
+    expect((await engine.recall(scope, 'home city')).map((h) => h.belief.value)).toEqual(['Lisbon']);
+    expect(extractor.calls).toBeGreaterThan(0);
+    await engine.close();
+  });
+
+  it('a repeat of a turn whose acceptance failed is accepted on retry', async () => {
+    const store = createMemoryStore();
+    let failNext = true;
+    const flaky = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'enqueue' && failNext) {
+          return async () => {
+            failNext = false;
+            throw new Error('disk full');
+          };
+        }
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const { engine } = engineOn(flaky);
+    await expect(engine.accept([turn(0, 'pet=dog')], { skipRepeats: true })).rejects.toThrow();
+    expect(await engine.accept([turn(1, 'pet=dog')], { skipRepeats: true })).toMatchObject({ accepted: 1 });
     await engine.close();
   });
 });

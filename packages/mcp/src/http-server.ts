@@ -26,7 +26,6 @@ import {
   refuse,
 } from './http-guard.js';
 import { bearerToken, namedUsers, type TokenGrant, TokenTable } from './http-tokens.js';
-import { StatementKeys } from './remember-keys.js';
 import { createMemoryServer } from './server.js';
 import { UserAccess, type UserAccessOptions } from './user-access.js';
 
@@ -121,7 +120,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     ].map((h) => h.toLowerCase()),
   );
 
-  const keys = new StatementKeys();
   const sessions = new Map<string, Session>();
   let closing = false;
 
@@ -236,7 +234,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const server = createMemoryServer({
       engine: options.engine,
       access: accessOf[grant] ?? access,
-      keys,
       log,
     });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({

@@ -1,12 +1,10 @@
-/** What every tool, resource and prompt of one server shares: the engine, the user policy and the key chooser. */
+/** What every tool, resource and prompt of one server shares: the engine and the user policy. */
 import type { MemoryEngine } from '@mem01/engine';
-import { StatementKeys } from './remember-keys.js';
 import type { ServedScope, UserAccess } from './user-access.js';
 
 export interface ServerContext {
   readonly engine: MemoryEngine;
   readonly access: UserAccess;
-  readonly keys: StatementKeys;
   /** Name of the extractor, for hints when nothing was extracted. */
   readonly extractorName: string;
   /** Where unexpected failures are logged (stderr for the bin; never the client). */
@@ -18,7 +16,6 @@ export interface ServerContext {
 export function createServerContext(options: {
   readonly engine: MemoryEngine;
   readonly access: UserAccess;
-  readonly keys?: StatementKeys | undefined;
   readonly log?: ((line: string) => void) | undefined;
 }): ServerContext {
   const { engine, access } = options;
@@ -26,7 +23,6 @@ export function createServerContext(options: {
   return {
     engine,
     access,
-    keys: options.keys ?? new StatementKeys(),
     extractorName: engine.extractor.name,
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     scope(userId) {

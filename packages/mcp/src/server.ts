@@ -1,7 +1,6 @@
 /** One MCP server (one client connection) over a shared engine: tools, resources and the prompt. */
 import { AUTHORITY_POLICY, type MemoryEngine } from '@mem01/engine';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { StatementKeys } from './remember-keys.js';
 import { registerResources } from './resources.js';
 import { createServerContext } from './server-context.js';
 import { registerTools } from './tools.js';
@@ -16,11 +15,6 @@ export interface MemoryServerOptions {
   readonly engine: MemoryEngine;
   /** Whose memory the server may touch: one user, or allowed users per call. */
   readonly access: UserAccess | UserAccessOptions;
-  /**
-   * Retry detection for statements. Share one between the servers of one process (HTTP sessions) so a retry on
-   * a second connection is recognised. Default: one per server.
-   */
-  readonly keys?: StatementKeys | undefined;
   /** Where unexpected failures are logged. Default stderr. Never the client. */
   readonly log?: ((line: string) => void) | undefined;
 }
@@ -36,7 +30,7 @@ export interface MemoryServerOptions {
  */
 export function createMemoryServer(options: MemoryServerOptions): McpServer {
   const access = options.access instanceof UserAccess ? options.access : new UserAccess(options.access);
-  const ctx = createServerContext({ engine: options.engine, access, keys: options.keys, log: options.log });
+  const ctx = createServerContext({ engine: options.engine, access, log: options.log });
   const server = new McpServer(
     { name: 'mem01', title: 'mem01 memory', version: MCP_SERVER_VERSION },
     {

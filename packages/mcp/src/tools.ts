@@ -16,8 +16,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { beliefSchema, beliefView, dataBlock, type ToolOutput, toolError, toolResult } from './format.js';
-import { conversationSessionId, statementSessionId, type TurnKey } from './remember-keys.js';
 import type { ServerContext } from './server-context.js';
+import { conversationSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';
 import type { ServedScope } from './user-access.js';
 
 /** Longest text a client may remember or correct with, in characters (the engine also caps UTF-8 bytes). */
@@ -155,29 +155,29 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         text,
         at: when.toISOString(),
       });
-      let key: TurnKey;
-      let duplicate: boolean;
-      if (args.conversationId !== undefined && args.position !== undefined) {
-        key = { sessionId: conversationSessionId(scope, args.conversationId), position: args.position };
-        duplicate = (await engine.accept([turn(key)])).accepted === 0;
-      } else {
-        // Checked before the key is chosen, so that a refused text never counts as the last statement.
-        engine.checkInput(turn({ sessionId: statementSessionId(scope, when), position: 0 }));
-        ({ key, duplicate } = await ctx.keys.run(
-          scope,
-          text,
-          when,
-          async (k) => (await engine.accept([turn(k)])).accepted === 1,
-        ));
-      }
+      // A turn of the client's conversation keeps its position (the same words at another one are a new turn); a
+      // statement's is a digest of its text and time. The outbox skips a key it holds; for statements, the engine's
+      // repeat rule also skips a retry without `at` that repeats the window's previous statement.
+      const key: TurnKey =
+        args.conversationId !== undefined && args.position !== undefined
+          ? { sessionId: conversationSessionId(scope, args.conversationId), position: args.position }
+          : { sessionId: statementSessionId(scope, when), position: statementPosition(text, when) };
+      const taken = await engine.accept([turn(key)], { skipRepeats: args.conversationId === undefined });
+      const duplicate = taken.accepted === 0;
+      // A skipped repeat names the turn it repeats: its position, and what its extraction committed.
+      const [ref = key] = taken.turns;
       let extracted: Belief[] | undefined;
       let pending = 0;
       if (args.wait) {
-        pending = await waitForExtraction(ctx, scope);
-        extracted = await extractedFrom(ctx, scope, key, text);
+        // The engine waits for the user's accepted turns (by whichever process holds them) and names the beliefs
+        // this turn's extraction committed; the turn itself, kept beside them as an episode, is not listed.
+        const settled = await engine.settle(scope, [ref]);
+        pending = settled.pending;
+        const beliefs = await Promise.all(settled.committed.map((id) => engine.get(scope, id)));
+        extracted = beliefs.filter((b): b is Belief => b !== null && b.kind !== 'episode');
       }
       const extractionError = engine.lastError(scope);
-      const where = `${key.sessionId} #${key.position}`;
+      const where = `${ref.sessionId} #${ref.position}`;
       const lines = [
         duplicate
           ? `Already remembered: this repeats text accepted before (${where}); nothing new was stored.`
@@ -199,8 +199,8 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
           ...served(scope),
           accepted: !duplicate,
           duplicate,
-          sessionId: key.sessionId,
-          position: key.position,
+          sessionId: ref.sessionId,
+          position: ref.position,
           waited: args.wait === true,
           pending,
           ...(extracted ? { extracted: extracted.map(beliefView) } : {}),
@@ -429,50 +429,6 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       };
     }),
   );
-}
-
-/** How long `remember` with `wait` waits for another process that holds this user's turns. */
-const WAIT_LIMIT_MS = 30_000;
-const WAIT_POLL_MS = 100;
-
-/**
- * Waits until the user's accepted turns are extracted, by this engine or by another process on the same store
- * (which may hold the user's claim: the engine's own barrier covers only its work). Stops at a recorded failure
- * (the turns wait for their retry) or after {@link WAIT_LIMIT_MS}. Returns how many turns are still waiting.
- */
-async function waitForExtraction(ctx: ServerContext, scope: ServedScope): Promise<number> {
-  const deadline = Date.now() + WAIT_LIMIT_MS;
-  for (;;) {
-    await ctx.engine.flush(scope);
-    const backlog = await ctx.engine.store.backlog({ now: new Date().toISOString(), userId: scope.userId });
-    const waiting = backlog.queued + backlog.claimed;
-    if (waiting === 0 || ctx.engine.lastError(scope) !== null || Date.now() >= deadline) return waiting;
-    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-  }
-}
-
-/**
- * The beliefs that hold evidence from the turn just remembered: new ones are among the newest, and confirmed
- * older ones are among those most related to the text.
- */
-async function extractedFrom(
-  ctx: ServerContext,
-  scope: ServedScope,
-  key: TurnKey,
-  text: string,
-): Promise<Belief[]> {
-  const [newest, related] = await Promise.all([
-    ctx.engine.list(scope, { statuses: ['active', 'pending'], limit: 50 }),
-    ctx.engine.recall(scope, text.slice(0, MAX_QUERY_CHARS), { limit: 20 }),
-  ]);
-  const byId = new Map<string, Belief>();
-  for (const b of [...newest.items, ...related.map((r) => r.belief)]) {
-    // The beliefs drawn from the text; the text itself is kept beside them as an episode.
-    if (b.kind === 'episode') continue;
-    if (b.evidence.some((e) => e.sessionId === key.sessionId && e.position === key.position))
-      byId.set(b.id, b);
-  }
-  return [...byId.values()];
 }
 
 function noBeliefHint(ctx: ServerContext): string {

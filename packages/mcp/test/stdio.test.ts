@@ -53,8 +53,9 @@ describe('mem01-mcp over stdio', () => {
   }, async () => {
     const conn = await connectStdio(['--user', 'retry-user'], childEnv(home.path));
     const c = conn.client;
-    // One `at` for every call: the retry window is the one holding it, whatever the clock does meanwhile.
+    // One `at` for the retries: the same text at the same time is the same statement, on any server.
     const at = new Date().toISOString();
+    const later = new Date(Date.parse(at) + 1000).toISOString();
     try {
       const lisbon = await ok<RememberOut>(c, 'remember', { text: 'I live in Lisbon.', at });
       const retry = await ok<RememberOut>(c, 'remember', { text: 'I live in Lisbon.', at });
@@ -63,8 +64,15 @@ describe('mem01-mcp over stdio', () => {
       const porto = await ok<RememberOut>(c, 'remember', { text: 'I live in Porto.', at });
       expect(porto.accepted).toBe(true);
       expect(porto.position).not.toBe(lisbon.position);
-      // Lisbon again after Porto is not a retry: it is accepted, and supersedes Porto.
-      const again = await ok<RememberOut>(c, 'remember', { text: 'I live in Lisbon.', at, wait: true });
+      // Sent again without `at`, a retry of the last statement is still skipped (the engine's repeat rule).
+      const resent = await ok<RememberOut>(c, 'remember', { text: 'I live in Porto.' });
+      expect(resent).toMatchObject({ accepted: false, duplicate: true, position: porto.position });
+      // Lisbon said again after Porto is not a retry: it is accepted, and supersedes Porto.
+      const again = await ok<RememberOut>(c, 'remember', {
+        text: 'I live in Lisbon.',
+        at: later,
+        wait: true,
+      });
       expect(again.accepted).toBe(true);
       expect(again.position).not.toBe(lisbon.position);
       const recalled = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });

@@ -27,7 +27,7 @@ import {
 import type { Agent, AgentOutputType, RunContext } from '@openai/agents';
 import { turnOf } from './items.js';
 import type { MemSession } from './mem-session.js';
-import { MAX_QUERY_CHARS, recallBlock } from './recall-block.js';
+import { recallBlock } from './recall-block.js';
 
 /**
  * Whose memory and which runtime. With `session`, its runtime (and, unless given, its user and namespace) is
@@ -161,7 +161,7 @@ export interface SearchMemoriesOptions extends MemoryHelperOptions {
 export async function searchMemories(options: SearchMemoriesOptions): Promise<ScoredBelief[]> {
   if (typeof options?.query !== 'string') throw new InvalidInputError('query', 'must be a string');
   const { runtime, scope } = await helperRuntime(options);
-  return runtime.engine.recall(scope, options.query.slice(0, MAX_QUERY_CHARS), {
+  return runtime.engine.recall(scope, options.query, {
     limit: options.limit,
     minScore: options.minScore,
   });

@@ -2,7 +2,7 @@
  * Memory tools for agents: add, search, list, update and delete the user's beliefs. Every failure comes back
  * to the model as a short string; nothing is thrown into the run.
  */
-import { type Belief, EXTRACTABLE_KINDS, MAX_QUERY_CHARS } from '@mem01/engine';
+import { type Belief, EXTRACTABLE_KINDS } from '@mem01/engine';
 import { canonicalKey, describeError, neutralise, normalizeScope } from '@mem01/engine/store-kit';
 import type { FunctionTool } from '@openai/agents';
 import { requireAgentsSdk } from './agents-sdk.js';
@@ -71,7 +71,7 @@ export async function createMemoryTools(
       execute: ({ query, limit, minScore }) =>
         safely(options, async () => {
           const { runtime, scope } = await helperRuntime(options);
-          const hits = await runtime.engine.recall(scope, query.slice(0, MAX_QUERY_CHARS), {
+          const hits = await runtime.engine.recall(scope, query, {
             limit: limit ?? 8,
             minScore: minScore ?? undefined,
           });

@@ -13,7 +13,7 @@ import type { MemoryRuntime as Runtime } from '@mem01/runtime';
 import type { CustomSpanData, Span } from '@openai/agents';
 import { optionalAgentsSdk } from './agents-sdk.js';
 
-/** Longest query sent to recall (the engine's); longer user messages are cut (the head carries the question). */
+/** Longest query recall uses (the engine's): the engine cuts a longer user message there (the head carries the question). */
 export { MAX_QUERY_CHARS };
 
 export interface RecalledBlock {
@@ -53,7 +53,7 @@ export async function recallBlock(
       const budgetBytes = options.budgetBytes ?? runtime.budgetBytes;
       const ctx =
         typeof query === 'string'
-          ? await runtime.engine.context(scope, query.slice(0, MAX_QUERY_CHARS), {
+          ? await runtime.engine.context(scope, query, {
               budgetBytes,
               workingMemory: options.workingMemory,
             })

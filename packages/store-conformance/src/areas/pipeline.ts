@@ -306,6 +306,33 @@ export function pipelineTests(ctx: SuiteContext): void {
     await e.close();
   });
 
+  ctx.test(
+    'pipeline: settle waits for the turns accept names and returns the beliefs they committed',
+    async () => {
+      const store = await ctx.open(DIMS);
+      const other = (await ctx.second()) ?? store;
+      const a = engine(store);
+      const b = engine(other);
+      const scope = { userId: unique('settle-') };
+      await a.accept([turnInput(scope, 's1', 0, 'home_city=Lisbon')]);
+      const accepted = await a.accept([turnInput(scope, 's1', 1, 'pet=dog; color=teal')]);
+      expect(accepted.turns).toEqual([{ sessionId: 's1', position: 1 }]);
+      const settled = await a.settle(scope, accepted.turns);
+      expect(settled.pending).toBe(0);
+      const values = async (ids: readonly string[]) =>
+        (await Promise.all(ids.map((id) => store.get(scope, id)))).map((x) => x?.value).sort();
+      expect(await values(settled.committed)).toEqual(['dog', 'teal']);
+      // A retry is skipped and named as before; another engine (another process) finds what it committed.
+      const retry = await b.accept([turnInput(scope, 's1', 1, 'pet=dog; color=teal')]);
+      expect(retry).toMatchObject({ accepted: 0, duplicates: 1, turns: accepted.turns });
+      expect(await values((await b.settle(scope, retry.turns)).committed)).toEqual(['dog', 'teal']);
+      // Never another user's beliefs.
+      expect((await b.settle({ userId: unique('settle-') }, accepted.turns)).committed).toEqual([]);
+      await a.close();
+      await b.close();
+    },
+  );
+
   ctx.test('pipeline: different users progress independently', async () => {
     const store = await ctx.open(DIMS);
     let release: () => void = () => {};
