@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extractionData, startFakeOpenAI } from '@mem01/openai/testing';
@@ -14,6 +13,7 @@ import { openSqliteStore } from '@mem01/store-sqlite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeSharedRuntimes, memSession, sharedRuntimeCount } from '../src/index.js';
 import { agentWith, echoModel, runner } from './harness.js';
+import { PG_URL, pgClient } from './stores.js';
 
 const dirs: string[] = [];
 function tempHome(): string {
@@ -131,17 +131,6 @@ describe('OPENAI_API_KEY set: @mem01/openai', () => {
     }
   });
 });
-
-const PG_URL = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
-
-type PgClient = { connect(): Promise<void>; query(sql: string): Promise<unknown>; end(): Promise<void> };
-/** pg through the Postgres store's own dependency: this package does not depend on the driver. */
-function pgClient(connectionString: string): PgClient {
-  const pg = createRequire(createRequire(import.meta.url).resolve('@mem01/store-postgres'))('pg') as {
-    Client: new (o: { connectionString: string }) => PgClient;
-  };
-  return new pg.Client({ connectionString });
-}
 
 describe('DATABASE_URL set: Postgres', () => {
   // The default schema (`mem01`) is what this test is about, so it gets a database of its own: other checkouts and

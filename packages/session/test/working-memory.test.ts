@@ -1,20 +1,8 @@
-/**
- * Working memory (`workingMemorySize`), through the real `Runner` with an offline model: what the user said in the
- * latest turns of the current conversation is in the model's history, so the block leaves it out and spends its bytes
- * on what the history lacks; the same facts said in another conversation are recalled. On the memory, SQLite and
- * PostgreSQL stores (the window is found by transcript positions, which every store assigns).
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ConfigError, type FullStore, InvalidInputError } from '@mem01/engine';
 import { KeyValueExtractor, WordHashEmbedder } from '@mem01/engine/testing';
 import { createMemoryStore } from '@mem01/store-memory';
-import { openPostgresStore } from '@mem01/store-postgres';
-import { openSqliteStore } from '@mem01/store-sqlite';
 import type { AgentInputItem } from '@openai/agents';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   closeSharedRuntimes,
   getMemoryContext,
@@ -23,50 +11,11 @@ import {
   searchMemories,
 } from '../src/index.js';
 import { agentWith, echoModel, runner } from './harness.js';
+import { quiet, testStores } from './stores.js';
 
-const quiet = { info: () => {}, warn: () => {} };
-const PG_URL = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
-
-const dirs: string[] = [];
-const pgSchemas: string[] = [];
 afterEach(() => closeSharedRuntimes());
-afterAll(async () => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  if (pgSchemas.length === 0) return;
-  // pg through the Postgres store's own dependency: this package does not depend on the driver.
-  const pg = createRequire(createRequire(import.meta.url).resolve('@mem01/store-postgres'))('pg') as {
-    Client: new (o: {
-      connectionString: string;
-    }) => { connect(): Promise<void>; query(sql: string): Promise<unknown>; end(): Promise<void> };
-  };
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    for (const schema of pgSchemas) await client.query(`drop schema if exists "${schema}" cascade`);
-  } finally {
-    await client.end();
-  }
-});
 
-const STORES: { readonly name: string; open(): Promise<FullStore> }[] = [
-  { name: 'memory', open: async () => createMemoryStore() },
-  {
-    name: 'SQLite',
-    open: async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'mem01session-wm-'));
-      dirs.push(dir);
-      return openSqliteStore({ path: join(dir, 'memory.db'), logger: quiet });
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    open: async () => {
-      const schema = `session_wm_${process.pid}_${pgSchemas.length}`;
-      pgSchemas.push(schema);
-      return openPostgresStore({ connectionString: PG_URL, schema, logger: quiet, maxConnections: 2 });
-    },
-  },
-];
+const STORES = testStores('wm');
 
 /** The memory block of a model call's input. */
 function blockOf(input: string | readonly AgentInputItem[] | undefined): string {
