@@ -23,6 +23,7 @@ export {
 export type { EmbedderChoice, EmbedderOption } from './providers.js';
 export {
   checkGivenRuntime,
+  DEFAULT_WORKING_MEMORY_SIZE,
   describeRuntime,
   type MemoryRuntime,
   type MemoryRuntimeOptions,
@@ -30,6 +31,7 @@ export {
   type RuntimeDescription,
   type RuntimeSpec,
   resolveRuntime,
+  resolveWorkingMemorySize,
   tuningFromEnv,
   type WorkingMemorySize,
   workingMemorySizeFromEnv,

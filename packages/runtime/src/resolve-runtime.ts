@@ -12,6 +12,7 @@ import {
   type EngineStore,
   type Extractor,
   type FullStore,
+  InvalidInputError,
   type Logger,
   MemoryEngine,
   type TranscriptStore,
@@ -192,6 +193,26 @@ export type WorkingMemorySize = number | 'all';
  * `MEM01_WORKING_MEMORY_SIZE`: `all`, or a count of user turns (0 or more); undefined when unset. A malformed value
  * is a `ConfigError` naming the variable.
  */
+/** Working memory by default: the model sees the whole conversation in its history, so recall leaves all of it out. */
+export const DEFAULT_WORKING_MEMORY_SIZE: WorkingMemorySize = 'all';
+
+/**
+ * The working memory a session uses: the option when given (`InvalidInputError` naming `workingMemorySize` unless it
+ * is `'all'` or a whole number), else `MEM01_WORKING_MEMORY_SIZE`, else {@link DEFAULT_WORKING_MEMORY_SIZE}.
+ */
+export function resolveWorkingMemorySize(
+  option: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): WorkingMemorySize {
+  if (option !== undefined) {
+    if (option === 'all' || (typeof option === 'number' && Number.isSafeInteger(option) && option >= 0)) {
+      return option;
+    }
+    throw new InvalidInputError('workingMemorySize', "must be 'all' or a whole number of turns (0 or more)");
+  }
+  return workingMemorySizeFromEnv(env) ?? DEFAULT_WORKING_MEMORY_SIZE;
+}
+
 export function workingMemorySizeFromEnv(
   env: Readonly<Record<string, string | undefined>>,
 ): WorkingMemorySize | undefined {

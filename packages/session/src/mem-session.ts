@@ -33,8 +33,8 @@ import {
   type RuntimeLease,
   type RuntimeSpec,
   resolveRuntime,
+  resolveWorkingMemorySize,
   type WorkingMemorySize,
-  workingMemorySizeFromEnv,
 } from '@mem01/runtime';
 // Types only: the session is structural, so loading it never loads the SDK (nor ties it to one SDK version).
 import type { AgentInputItem, Session } from '@openai/agents';
@@ -145,14 +145,7 @@ export class MemSession implements Session {
     if (options.onError !== undefined && typeof options.onError !== 'function') {
       throw new InvalidInputError('onError', 'must be a function');
     }
-    const size = options.workingMemorySize;
-    if (size !== undefined && size !== 'all' && !(Number.isSafeInteger(size) && size >= 0)) {
-      throw new InvalidInputError(
-        'workingMemorySize',
-        "must be 'all' or a whole number of turns (0 or more)",
-      );
-    }
-    this.workingMemorySize = size ?? workingMemorySizeFromEnv(options.env ?? process.env) ?? 'all';
+    this.workingMemorySize = resolveWorkingMemorySize(options.workingMemorySize, options.env ?? process.env);
     this.longTerm = options.longTerm ?? true;
     this.onError = options.onError;
     this.given = checkGivenRuntime(options);
