@@ -185,9 +185,9 @@ describe('usage', () => {
       },
     ]);
     await agent.flush(scope);
-    const active = (await agent.list(scope, { limit: 1000 })).items.filter(
-      (b) => b.kind !== 'episode',
-    ).length;
+    const beliefs = (await agent.list(scope, { limit: 1000 })).items.filter((b) => b.kind !== 'episode');
+    const active = beliefs.length;
+    const tokens = Math.ceil(beliefs.reduce((n, b) => n + Buffer.byteLength(b.statement), 0) / 4);
     await agent.close();
     await store.close();
     const env = {
@@ -195,6 +195,7 @@ describe('usage', () => {
       MEM01_LLM_CALLS_PER_USER: '40',
       MEM01_EMBEDDING_CALLS_PER_USER: '1',
       MEM01_MAX_ACTIVE_BELIEFS_PER_USER: '500',
+      MEM01_MAX_ACTIVE_TOKENS_PER_USER: '30000',
     };
     const r = await runBin(['--db', db, 'usage', '--user', USER], { env });
     expect(r.stderr).toBe(opened(db));
@@ -205,6 +206,7 @@ describe('usage', () => {
     // The offline embedder reports no usage: its one call for the commit counts as one, spending the limit of 1.
     expect(r.stdout).toMatch(/embedding calls\s+1\s+1\s+spent/);
     expect(r.stdout).toMatch(new RegExp(`active beliefs\\s+${active}\\s+500`));
+    expect(r.stdout).toMatch(new RegExp(`active tokens \\(estimated\\)\\s+${tokens}\\s+30000`));
     const usage = JSON.parse(
       (await runBin(['--db', db, '--json', 'usage', '--user', USER], { env })).stdout,
     ) as Record<string, unknown>;
@@ -218,6 +220,7 @@ describe('usage', () => {
       embeddingCalls: { used: 1, limit: 1 },
       embeddingTokens: { used: 0, limit: null },
       activeBeliefs: { used: active, limit: 500 },
+      activeTokens: { used: tokens, limit: 30_000 },
     });
     expect(Date.parse(usage.windowEnd as string) - Date.parse(usage.windowStart as string)).toBe(
       Number(period),

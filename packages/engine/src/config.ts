@@ -123,7 +123,17 @@ export interface EngineBudgets {
    * `budgetRetryMs`) and `remember` fails with `BudgetExceededError`, until beliefs are retired, forgotten or erased.
    */
   readonly maxActiveBeliefsPerUser: number | null;
+  /**
+   * Result capacity in tokens: the most tokens the statements of a user's active beliefs may hold together, across
+   * namespaces, episodes left out, estimated as their UTF-8 bytes divided by {@link BYTES_PER_TOKEN} (the engine
+   * carries no tokenizer; four bytes a token is the usual rate of English text for OpenAI's tokenizers). At the cap,
+   * extraction waits and `remember` fails as with `maxActiveBeliefsPerUser`.
+   */
+  readonly maxActiveTokensPerUser: number | null;
 }
+
+/** The estimate behind token capacities (`maxActiveTokensPerUser`): UTF-8 bytes per token. */
+export const BYTES_PER_TOKEN = 4;
 
 export type EngineConfigInput = Partial<Omit<EngineConfig, 'ranking' | 'budgets'>> & {
   readonly ranking?: Partial<RankingConfig> | undefined;
@@ -139,6 +149,7 @@ export const NO_BUDGETS: EngineBudgets = {
   embeddingCallsPerUser: null,
   embeddingTokensPerUser: null,
   maxActiveBeliefsPerUser: null,
+  maxActiveTokensPerUser: null,
 };
 
 export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
@@ -258,6 +269,7 @@ function resolveBudgets(input: Partial<EngineBudgets> | undefined): EngineBudget
     'embeddingCallsPerUser',
     'embeddingTokensPerUser',
     'maxActiveBeliefsPerUser',
+    'maxActiveTokensPerUser',
   ] as const) {
     const v = b[name];
     if (v !== null && (!Number.isSafeInteger(v) || v < 1))

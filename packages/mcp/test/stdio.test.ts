@@ -122,6 +122,9 @@ describe('mem01-mcp over stdio', () => {
       // The offline embedder reports no usage: the commit's one call counts as one.
       expect(after.embeddingCalls).toEqual({ used: 1, limit: 50 });
       expect(after.activeBeliefs).toEqual({ used: 1, limit: 100 });
+      // The estimated tokens of that belief's statement (UTF-8 bytes / 4), with no token cap set.
+      expect(after.activeTokens.limit).toBeNull();
+      expect(after.activeTokens.used).toBeGreaterThan(0);
       await expect(c.readResource({ uri: usageUri('bob') })).rejects.toThrow(
         /invalid_input: userId: this server serves one user only/,
       );

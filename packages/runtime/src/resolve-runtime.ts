@@ -237,6 +237,7 @@ const BUDGET_ENV: readonly (readonly [string, keyof EngineBudgets])[] = [
   ['MEM01_EMBEDDING_CALLS_PER_USER', 'embeddingCallsPerUser'],
   ['MEM01_EMBEDDING_TOKENS_PER_USER', 'embeddingTokensPerUser'],
   ['MEM01_MAX_ACTIVE_BELIEFS_PER_USER', 'maxActiveBeliefsPerUser'],
+  ['MEM01_MAX_ACTIVE_TOKENS_PER_USER', 'maxActiveTokensPerUser'],
   ['MEM01_BUDGET_PERIOD_MS', 'periodMs'],
 ];
 

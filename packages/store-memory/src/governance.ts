@@ -105,7 +105,11 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, userId, 
   let n = 0;
   for (const s of state.scopes.values()) {
     if (s.scope.userId !== o.userId) continue;
-    for (const id of s.active.values()) if (!excluded.has(state.rows.get(id)!.belief.kind)) n++;
+    for (const id of s.active.values()) {
+      const { belief } = state.rows.get(id)!;
+      if (excluded.has(belief.kind)) continue;
+      n += o.unit === 'bytes' ? kit.utf8Length(belief.statement) : 1;
+    }
   }
   return n;
 };

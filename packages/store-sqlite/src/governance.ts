@@ -166,8 +166,8 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, userId, opti
   return c.op('countActiveBeliefs', () =>
     Number(
       c.get(
-        `SELECT count(*) AS n FROM beliefs WHERE user_id = ? AND status = 'active'
-           AND kind NOT IN (SELECT value FROM json_each(?))`,
+        `SELECT ${o.unit === 'bytes' ? 'coalesce(sum(length(CAST(statement AS BLOB))), 0)' : 'count(*)'} AS n
+           FROM beliefs WHERE user_id = ? AND status = 'active' AND kind NOT IN (SELECT value FROM json_each(?))`,
         o.userId,
         JSON.stringify(o.excludeKinds),
       )?.n ?? 0,

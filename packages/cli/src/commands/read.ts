@@ -294,6 +294,7 @@ export async function usageCommand(ctx: CliContext, userId: string): Promise<voi
     ['embedding calls', u.embeddingCalls],
     ['embedding tokens', u.embeddingTokens],
     ['active beliefs', u.activeBeliefs],
+    ['active tokens (estimated)', u.activeTokens],
   ];
   const spent = (l: BudgetUsage['llmCalls']) => l.limit !== null && l.used >= l.limit;
   let text = `budgets of ${userId}, window ${u.windowStart} to ${u.windowEnd}\n\n`;
