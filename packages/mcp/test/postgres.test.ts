@@ -53,7 +53,7 @@ describe('mem01-mcp on PostgreSQL', () => {
     );
     try {
       const recalled = await ok<RecallOut>(second.client, 'recall', { query: 'Where do I live?' });
-      expect(recalled.block).toMatch(/The user lives in Lisbon\.|user said: I live in Lisbon\./);
+      expect(recalled.block).toMatch(/\] The user lives in Lisbon\.|\[user said [\d-]+\] I live in Lisbon\./);
       expect(second.stderr()).not.toContain(PASSWORD);
     } finally {
       await second.close();

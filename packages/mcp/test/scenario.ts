@@ -59,7 +59,7 @@ export async function rememberThenRecallAcrossConnections(
     const recalled = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
     expect(recalled.block.startsWith(MEMORY_BLOCK_OPEN)).toBe(true);
     // The belief drawn from it, or what the user said (kept as an episode): one of them, not both.
-    expect(recalled.block).toMatch(/The user lives in Lisbon\.|user said: I live in Lisbon\./);
+    expect(recalled.block).toMatch(/\] The user lives in Lisbon\.|\[user said [\d-]+\] I live in Lisbon\./);
     const top = recalled.items[0];
     expect(top).toMatchObject({ inBlock: true, version: 1 });
     expect(top?.score).toBeGreaterThan(0);

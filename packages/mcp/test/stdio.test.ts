@@ -76,7 +76,7 @@ describe('mem01-mcp over stdio', () => {
       expect(again.accepted).toBe(true);
       expect(again.position).not.toBe(lisbon.position);
       const recalled = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
-      expect(recalled.block).toMatch(/The user lives in Lisbon\.|user said: I live in Lisbon\./);
+      expect(recalled.block).toMatch(/\] The user lives in Lisbon\.|\[user said [\d-]+\] I live in Lisbon\./);
       // Porto is superseded, and the turn that said it is retired with it.
       expect(recalled.block).not.toContain('Porto');
       // A turn of the client's own conversation keeps its position: retried, it is skipped.

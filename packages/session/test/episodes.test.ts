@@ -45,17 +45,16 @@ describe('episodes by default', () => {
     const options = offline();
     await say(options, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
     const seen = await say(options, 'c2', 'Which cabin did we book?');
-    expect(seen).toMatch(/user said: .*cabin in Tromsø/);
-    expect(seen).toMatch(/\(\d{4}-\d{2}-\d{2}\) user said:/);
+    expect(seen).toMatch(/\[user said \d{4}-\d{2}-\d{2}\] .*cabin in Tromsø/);
   });
 
   it('with episodic: false (or MEM01_EPISODIC=off) recalls beliefs only, no episode', async () => {
     const off = offline({ episodic: false });
     await say(off, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
-    expect(await say(off, 'c2', 'Which cabin did we book?')).not.toContain('user said:');
+    expect(await say(off, 'c2', 'Which cabin did we book?')).not.toContain('[user said ');
     const viaEnv = offline({ env: { MEM01_EPISODIC: 'off' } });
     await say(viaEnv, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
-    expect(await say(viaEnv, 'c2', 'Which cabin did we book?')).not.toContain('user said:');
+    expect(await say(viaEnv, 'c2', 'Which cabin did we book?')).not.toContain('[user said ');
     expect(() => memSession('x', offline({ env: { MEM01_EPISODIC: 'maybe' } }))).toThrow(/MEM01_EPISODIC/);
   });
 

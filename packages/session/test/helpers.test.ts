@@ -133,8 +133,8 @@ describe('memoryInstructions', () => {
     expect(profile).toMatch(/Memory policy/);
     const query = await run('query', 'what is my diet');
     // query mode: the most relevant belief comes first (the profile would put the newest, Acme, first)
-    expect(query.split('\n').find((l) => l.startsWith('- '))).toMatch(/vegan/);
-    expect(profile.split('\n').find((l) => l.startsWith('- '))).toMatch(/Acme/);
+    expect(query.split('\n').find((l) => l.startsWith('['))).toMatch(/vegan/);
+    expect(profile.split('\n').find((l) => l.startsWith('['))).toMatch(/Acme/);
     const full = await run('full', 'what is my diet');
     expect(full).toMatch(/vegan/);
     expect(full).toMatch(/Acme/);
@@ -330,7 +330,7 @@ describe('host-selected context ids', () => {
     );
     expect(fixed).toMatch(/^Base\.\n\n<mem01-memory/);
     expect(fixed).toMatch(/Memory policy/);
-    const lines = fixed.split('\n').filter((l) => l.startsWith('- '));
+    const lines = fixed.split('\n').filter((l) => l.startsWith('['));
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/vegan/);
     expect(lines[1]).toMatch(/Acme/);
