@@ -80,7 +80,9 @@ describe('renderContextBlock', () => {
       kind: 'episode' as const,
       statement: turn,
       validFrom: '2023-05-08T13:56:00.000Z',
-      evidence: [{ sessionId: 's1', position: 1, role: 'user' as const, quote: turn, at: '2023-05-08T13:56:00.000Z' }],
+      evidence: [
+        { sessionId: 's1', position: 1, role: 'user' as const, quote: turn, at: '2023-05-08T13:56:00.000Z' },
+      ],
     };
     const line = renderBeliefLine(episode, { query: 'Where do I live?' });
     expect(line).toBe('[user said 2023-05-08] I moved to Lisbon in May.');
