@@ -31,6 +31,7 @@ export {
   DuplicateActiveBeliefError,
   ExtractionError,
   InvalidInputError,
+  InvalidRecordError,
   LeaseLostError,
   Mem01Error,
   type Mem01ErrorCode,

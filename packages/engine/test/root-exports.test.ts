@@ -116,6 +116,7 @@ describe('the root export of @mem01/engine', () => {
         'FullStore',
         'GrantCaptureOptions',
         'InvalidInputError',
+        'InvalidRecordError',
         'LeaseLostError',
         'ListOptions',
         'Logger',

@@ -31,6 +31,7 @@ export {
   DuplicateOperationError,
   describeError,
   InvalidInputError,
+  InvalidRecordError,
   LeaseLostError,
   Mem01Error,
   NotFoundError,
