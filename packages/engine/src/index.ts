@@ -31,7 +31,6 @@ export {
   DuplicateActiveBeliefError,
   ExtractionError,
   InvalidInputError,
-  InvalidRecordError,
   LeaseLostError,
   Mem01Error,
   type Mem01ErrorCode,

@@ -116,7 +116,6 @@ describe('the root export of @mem01/engine', () => {
         'FullStore',
         'GrantCaptureOptions',
         'InvalidInputError',
-        'InvalidRecordError',
         'LeaseLostError',
         'ListOptions',
         'Logger',
