@@ -134,19 +134,27 @@ export class MemoryAdmin {
   }
 
   /**
-   * Beliefs of a scope by status, newest first, after the user's accepted writes. What a capture grant that has ended
-   * (revoked or expired) captured is left out, in every status: `history` and `get` still show it.
+   * Beliefs of a scope by status (and, when asked, kind and evidence session), newest first, paged in the store, after
+   * the user's accepted writes. What a capture grant that has ended (revoked or expired) captured is left out, in every
+   * status, unless `includeEndedGrants` (for audit, as `history` and `get` show it).
    */
-  async list(scope: Scope, options?: ListOptions): Promise<Page<Belief>> {
+  async list(
+    scope: Scope,
+    options?: ListOptions & {
+      /** Keep what a capture grant that has ended captured (each with its `grantId`). Default false. */
+      readonly includeEndedGrants?: boolean | undefined;
+    },
+  ): Promise<Page<Belief>> {
     const s = this.open(scope);
     if (options !== undefined && (options === null || typeof options !== 'object'))
       throw new InvalidInputError('options', 'must be an object');
+    const { includeEndedGrants, ...listOptions } = options ?? {};
     await this.beforeUserOperation(s.userId);
-    const ended = [...(await endedGrants(this.core, s)).keys()];
-    if (ended.length === 0) return this.core.store.list(s, options);
+    const ended = includeEndedGrants ? [] : [...(await endedGrants(this.core, s)).keys()];
+    if (ended.length === 0) return this.core.store.list(s, listOptions);
     return this.core.store.list(s, {
-      ...options,
-      excludeGrants: [...(options?.excludeGrants ?? []), ...ended],
+      ...listOptions,
+      excludeGrants: [...(listOptions.excludeGrants ?? []), ...ended],
     });
   }
 

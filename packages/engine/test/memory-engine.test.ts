@@ -266,7 +266,9 @@ describe('importRecords', () => {
     expect(await admin.importRecords(scope, records)).toEqual({ inserted: 0, skipped: 3 });
     // A whole user's records, every namespace: with anyNamespace only.
     const work = await exported(src.admin, src.store, { ...scope, namespace: 'work' });
-    await expect(admin.importRecords(scope, [...records, ...work])).rejects.toBeInstanceOf(InvalidRecordError);
+    await expect(admin.importRecords(scope, [...records, ...work])).rejects.toBeInstanceOf(
+      InvalidRecordError,
+    );
     expect(await admin.importRecords(scope, [...records, ...work], { anyNamespace: true })).toEqual({
       inserted: 1,
       skipped: 3,
@@ -279,9 +281,24 @@ describe('importRecords', () => {
     const records = await exported(src.admin, src.store, scope);
     const [first, second, third] = records as [(typeof records)[0], (typeof records)[0], (typeof records)[0]];
     const cases: [unknown[], number, string, RegExp][] = [
-      [[first, { ...second, belief: { ...second.belief, status: 'zombie' } }, third], 1, 'belief.status', /zombie/],
-      [[first, second, { ...third, belief: { ...third.belief, colour: 'red' } }], 2, 'belief.colour', /known field/],
-      [[{ ...first, belief: { ...first.belief, scope: { userId: 'u2' } } }], 0, 'belief.scope.userId', /"u2"/],
+      [
+        [first, { ...second, belief: { ...second.belief, status: 'zombie' } }, third],
+        1,
+        'belief.status',
+        /zombie/,
+      ],
+      [
+        [first, second, { ...third, belief: { ...third.belief, colour: 'red' } }],
+        2,
+        'belief.colour',
+        /known field/,
+      ],
+      [
+        [{ ...first, belief: { ...first.belief, scope: { userId: 'u2' } } }],
+        0,
+        'belief.scope.userId',
+        /"u2"/,
+      ],
       [[first, second, first], 2, 'belief.id', /repeats the id of record 0/],
       [[first, { ...second, embedding: new Float32Array([Number.NaN]) }], 1, 'embedding', /finite/],
       [
@@ -293,14 +310,24 @@ describe('importRecords', () => {
     ];
     const active = records.find((r) => r.belief.status === 'active');
     if (!active) throw new Error('no active record');
-    cases.push([[active, { ...active, belief: { ...active.belief, id: `${active.belief.id}x` } }], 1, 'belief', /same subject/]);
+    cases.push([
+      [active, { ...active, belief: { ...active.belief, id: `${active.belief.id}x` } }],
+      1,
+      'belief',
+      /same subject/,
+    ]);
     const store = createMemoryStore();
     const admin = new MemoryAdmin({ store, embedder: new WordHashEmbedder(16) });
     for (const [batch, index, field, reason] of cases) {
       const err = await admin.importRecords(scope, batch as never).catch((e: unknown) => e);
       expect(err, field).toBeInstanceOf(InvalidRecordError);
       expect(err).toBeInstanceOf(InvalidInputError);
-      expect(err).toMatchObject({ code: 'invalid_input', index, recordField: field, field: `records[${index}].${field}` });
+      expect(err).toMatchObject({
+        code: 'invalid_input',
+        index,
+        recordField: field,
+        field: `records[${index}].${field}`,
+      });
       expect((err as InvalidRecordError).reason).toMatch(reason);
     }
     expect(await admin.history(scope)).toEqual([]);

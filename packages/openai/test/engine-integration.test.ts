@@ -88,10 +88,23 @@ describe('inside MemoryEngine', () => {
     await engine.close();
   });
 
-  it('a spent budget leaves the turn queued, with the reason as lastError', async () => {
-    const { engine, store } = engineWith({ budgets: { llmCallsPerUser: 1 } });
+  it('the engine counts the extractor’s reported usage in the store; a spent budget leaves the turn queued', async () => {
+    const store = createMemoryStore();
+    const common = { apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, env: {} };
+    const engine = new MemoryEngine({
+      store,
+      extractor: createOpenAIExtractor(common),
+      embedder: createOpenAIEmbedder({ ...common, dimensions: 64 }),
+      config: { budgets: { llmCallsPerUser: 1 } },
+    });
     await engine.accept([input(0, 'user', 'I live in Seattle.')]);
     await engine.flush(scope);
+    const [first] = fake.requestsFor('responses');
+    expect(await engine.usage(scope)).toMatchObject({
+      llmCalls: { used: 1, limit: 1 },
+      inputTokens: { used: first!.inputTokens, limit: null },
+    });
+    expect((await engine.usage(scope)).outputTokens.used).toBeGreaterThan(0);
     await engine.accept([input(1, 'user', 'I live in Denver.')]);
     await engine.flush(scope);
     expect(fake.requestsFor('responses')).toHaveLength(1);

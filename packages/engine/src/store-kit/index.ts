@@ -44,6 +44,7 @@ export {
   UnsupportedRuntimeError,
   VersionConflictError,
 } from '../errors.js';
+export { groundQuote, MAX_SPAN_CHARS } from '../grounding.js';
 export type * from '../ports.js';
 export type { RankingConfig } from '../recall.js';
 export {
