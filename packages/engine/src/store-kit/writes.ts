@@ -124,33 +124,37 @@ export interface ImportTarget {
   readonly namespace: string | null;
 }
 
-/** The fields a belief record of an import may hold (everything a read returns); any other is refused. */
-export const BELIEF_RECORD_FIELDS = [
-  'id',
-  'scope',
-  'kind',
-  'subject',
-  'attribute',
-  'value',
-  'statement',
-  'confidence',
-  'status',
-  'supersedes',
-  'supersededBy',
-  'version',
-  'validFrom',
-  'validTo',
-  'storedAt',
-  'updatedAt',
-  'invalidatedAt',
-  'evidence',
-  'source',
-  'metadata',
-  'origin',
-  'accessCount',
-  'lastAccessedAt',
-  'grantId',
-] as const satisfies readonly (keyof Belief)[];
+/**
+ * The fields a belief record of an import may hold (everything a read returns); any other is refused. A record over
+ * `keyof Belief`, so a field added to the belief is known here at once.
+ */
+const BELIEF_RECORD_FIELD: Readonly<Record<keyof Belief, true>> = {
+  id: true,
+  scope: true,
+  kind: true,
+  subject: true,
+  attribute: true,
+  value: true,
+  statement: true,
+  confidence: true,
+  status: true,
+  supersedes: true,
+  supersededBy: true,
+  version: true,
+  validFrom: true,
+  validTo: true,
+  storedAt: true,
+  updatedAt: true,
+  invalidatedAt: true,
+  evidence: true,
+  source: true,
+  metadata: true,
+  origin: true,
+  accessCount: true,
+  lastAccessedAt: true,
+  grantId: true,
+};
+const BELIEF_RECORD_FIELDS = Object.keys(BELIEF_RECORD_FIELD);
 
 const EVIDENCE_FIELDS = ['sessionId', 'position', 'role', 'quote', 'at', 'ref'] as const;
 
