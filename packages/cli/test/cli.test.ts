@@ -500,9 +500,32 @@ describe('export and import', () => {
     const r = await runBin(['--db', dst, 'import', bad]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
-      /^error \[invalid_export\]: line 5: belief\.status "zzz\w+" is unknown; nothing was imported\n$/,
+      /^error \[invalid_export\]: line 5: belief\.status: unknown status "zzz\w+"; nothing was imported\n$/,
     );
     expect((await cli(dst, 'users')).code).toBe(1); // the file was never created
+
+    // The engine's import checks name the line too: a field it does not know, a belief of another user, an id twice.
+    const cases: [string[], RegExp][] = [
+      [
+        lines.map((l, i) => (i === 3 ? l.replace('"status":', '"colour":"red","status":') : l)),
+        /line 4: belief\.colour: is not a known field/,
+      ],
+      [
+        lines.map((l, i) => (i === 2 ? l.replace(`"userId":"${USER}"`, '"userId":"someone-else"') : l)),
+        /line 3: belief\.scope\.userId: "someone-else" is not the import's user/,
+      ],
+      [
+        [lines[0]!, ...lines.slice(1, -1), lines[1]!],
+        new RegExp(`line ${lines.length}: belief\\.id: repeats the id of record 0`),
+      ],
+    ];
+    for (const [content, message] of cases) {
+      writeFileSync(bad, `${content.join('\n')}\n`);
+      const r0 = await runInProcess(['--db', dst, 'import', bad]);
+      expect(r0.code).toBe(1);
+      expect(r0.stderr).toMatch(message);
+    }
+    expect((await cli(dst, 'users')).code).toBe(1);
 
     // A later bad line (not JSON) after many good ones: still nothing half-imported.
     const half = [...lines];

@@ -55,6 +55,25 @@ export class InvalidInputError extends Mem01Error {
   }
 }
 
+/**
+ * One record of a batch (an import) is invalid: `index` (from 0) names it and `recordField` the field within it
+ * (`belief.status`). Nothing of the batch was written. Code `invalid_input`, as every {@link InvalidInputError}.
+ */
+export class InvalidRecordError extends InvalidInputError {
+  /** Position of the bad record in the batch, from 0. */
+  readonly index: number;
+  /** The offending field within the record, e.g. `belief.status`. */
+  readonly recordField: string;
+  /** What is wrong with it, without the field name. */
+  readonly reason: string;
+  constructor(index: number, recordField: string, reason: string, options?: { cause?: unknown }) {
+    super(`records[${index}].${recordField}`, reason, options);
+    this.index = index;
+    this.recordField = recordField;
+    this.reason = reason;
+  }
+}
+
 export class NotFoundError extends Mem01Error {
   constructor(what: string, options?: { cause?: unknown }) {
     super('not_found', `${what} not found`, options);

@@ -16,6 +16,7 @@ import { CapabilityError, InvalidInputError } from './errors.js';
 import * as lifecycle from './lifecycle.js';
 import { assertKey } from './operations.js';
 import type {
+  BeliefInsert,
   CaptureGrant,
   ClearAllReceipt,
   ClearAllStore,
@@ -34,6 +35,7 @@ import {
 } from './recall-service.js';
 import type { ContextBlock } from './render.js';
 import { validateMetadata } from './store-kit/validate.js';
+import { validateImportRecords } from './store-kit/writes.js';
 import type { Belief, BeliefMetadata, Page, Scope, ScoredBelief } from './types.js';
 import { assertId, assertText, normalizeScope } from './util.js';
 
@@ -132,19 +134,27 @@ export class MemoryAdmin {
   }
 
   /**
-   * Beliefs of a scope by status, newest first, after the user's accepted writes. What a capture grant that has ended
-   * (revoked or expired) captured is left out, in every status: `history` and `get` still show it.
+   * Beliefs of a scope by status (and, when asked, kind and evidence session), newest first, paged in the store, after
+   * the user's accepted writes. What a capture grant that has ended (revoked or expired) captured is left out, in every
+   * status, unless `includeEndedGrants` (for audit, as `history` and `get` show it).
    */
-  async list(scope: Scope, options?: ListOptions): Promise<Page<Belief>> {
+  async list(
+    scope: Scope,
+    options?: ListOptions & {
+      /** Keep what a capture grant that has ended captured (each with its `grantId`). Default false. */
+      readonly includeEndedGrants?: boolean | undefined;
+    },
+  ): Promise<Page<Belief>> {
     const s = this.open(scope);
     if (options !== undefined && (options === null || typeof options !== 'object'))
       throw new InvalidInputError('options', 'must be an object');
+    const { includeEndedGrants, ...listOptions } = options ?? {};
     await this.beforeUserOperation(s.userId);
-    const ended = [...(await endedGrants(this.core, s)).keys()];
-    if (ended.length === 0) return this.core.store.list(s, options);
+    const ended = includeEndedGrants ? [] : [...(await endedGrants(this.core, s)).keys()];
+    if (ended.length === 0) return this.core.store.list(s, listOptions);
     return this.core.store.list(s, {
-      ...options,
-      excludeGrants: [...(options?.excludeGrants ?? []), ...ended],
+      ...listOptions,
+      excludeGrants: [...(listOptions.excludeGrants ?? []), ...ended],
     });
   }
 
@@ -295,6 +305,35 @@ export class MemoryAdmin {
     await this.beforeUserOperation(s.userId);
     await checkCapacity(this.core, s.userId);
     return lifecycle.remember(this.core, s, op, source, checked, grantId);
+  }
+
+  // ---------------------------------------------------------------- import
+
+  /**
+   * Restores exported belief records (an export file, another store) into one scope, verbatim: ids, versions,
+   * lifecycle, evidence and embeddings. Every record is checked before anything is written (the store kit's
+   * `validateImportRecords`: whole beliefs, no unknown field, of `scope`, or with `anyNamespace` of any namespace of
+   * its user, no id twice, no two active on one key); the first bad one throws `InvalidRecordError` naming its index,
+   * and nothing is written. Records whose id is stored already are skipped, so a repeated import is a no-op. Waits for
+   * the user's accepted writes first; all-or-nothing in the store (an active record on the key of a stored active
+   * belief: `DuplicateActiveBeliefError`; an embedding of another length: `DimensionMismatchError`).
+   */
+  async importRecords(
+    scope: Scope,
+    records: readonly BeliefInsert[],
+    options: {
+      /** Accept records of any namespace of the scope's user (a whole user's export). Default false. */
+      readonly anyNamespace?: boolean | undefined;
+    } = {},
+  ): Promise<{ inserted: number; skipped: number }> {
+    const s = this.open(scope);
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
+    const target = { userId: s.userId, namespace: options.anyNamespace ? null : s.namespace };
+    const valid = validateImportRecords(records, target, this.core.config.maxTextBytes);
+    await this.beforeUserOperation(s.userId);
+    this.core.assertOpen();
+    return this.core.store.importBeliefs(valid);
   }
 
   // ---------------------------------------------------------------- capture grants

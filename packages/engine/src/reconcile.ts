@@ -4,6 +4,7 @@
  */
 import { assertConfidence, canonicalKey, canonicalValue, createBelief, isBeliefKind } from './belief.js';
 import { ExtractionError, InvalidInputError } from './errors.js';
+import { groundQuote } from './grounding.js';
 import type {
   BeliefPatch,
   BeliefUpdate,
@@ -267,14 +268,6 @@ function validateEvidence(raw: unknown): OperationEvidence[] {
   });
 }
 
-const squash = (s: string): string => s.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
-
-/** True when `quote` occurs in `text`, ignoring case and runs of whitespace. */
-export function isGrounded(quote: string, text: string): boolean {
-  const q = squash(quote);
-  return q.length > 0 && squash(text).includes(q);
-}
-
 /**
  * Applies operations, in order, to the current state and returns what to commit.
  *
@@ -354,7 +347,7 @@ export function reconcile(
     for (const e of ev) {
       const turn = turnsById.get(e.turnId);
       if (options.requireGrounding) {
-        if (turn?.role !== 'user' || !isGrounded(e.quote, turn.text)) continue;
+        if (turn?.role !== 'user' || groundQuote(turn.text, e.quote) === null) continue;
       }
       if (!turn) continue;
       out.push({

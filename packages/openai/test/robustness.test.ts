@@ -204,11 +204,8 @@ describe('cancellation', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
-  it('makes no request when already aborted, and refunds the token budget', async () => {
-    const ex = extractor({ budgets: { inputTokensPerUser: 100_000, llmCallsPerUser: 5 } });
-    await expect(run(ex, AbortSignal.abort())).rejects.toThrow(OpenAIAbortedError);
+  it('makes no request when already aborted', async () => {
+    await expect(run(extractor(), AbortSignal.abort())).rejects.toThrow(OpenAIAbortedError);
     expect(fake.requests).toHaveLength(0);
-    expect(ex.budgetUsed('u1')['input token']).toBe(0);
-    expect(ex.budgetUsed('u1')['LLM call']).toBe(0);
   });
 });

@@ -107,12 +107,19 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (c, scope, keys) => {
 
 export const list: Method<'list'> = (c, scope, options = {}) => {
   const s = kit.normalizeScope(scope);
-  const { statuses, limit, before, excludeGrants } = kit.validateListOptions(options);
+  const { statuses, limit, before, excludeGrants, kinds, sessionId } = kit.validateListOptions(options);
   return c.op('list', () => {
     const filter = scopeFilter({ ...s, statuses, excludeGrants }, 'b');
+    const kindSql = kinds ? ` AND b.kind IN (${kinds.map(() => '?').join(', ')})` : '';
+    const sessionSql =
+      sessionId === null
+        ? ''
+        : " AND EXISTS (SELECT 1 FROM json_each(b.evidence) e WHERE json_extract(e.value, '$.sessionId') = ?)";
     const rows = c.all(
-      `SELECT * FROM beliefs b WHERE ${filter.sql} AND (? IS NULL OR b.id < ?) ORDER BY b.id DESC LIMIT ?`,
+      `SELECT * FROM beliefs b WHERE ${filter.sql}${kindSql}${sessionSql} AND (? IS NULL OR b.id < ?) ORDER BY b.id DESC LIMIT ?`,
       ...filter.params,
+      ...(kinds ?? []),
+      ...(sessionId === null ? [] : [sessionId]),
       before,
       before,
       limit + 1,

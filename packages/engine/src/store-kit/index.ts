@@ -31,6 +31,7 @@ export {
   DuplicateOperationError,
   describeError,
   InvalidInputError,
+  InvalidRecordError,
   LeaseLostError,
   Mem01Error,
   NotFoundError,
@@ -43,6 +44,7 @@ export {
   UnsupportedRuntimeError,
   VersionConflictError,
 } from '../errors.js';
+export { groundQuote, MAX_SPAN_CHARS } from '../grounding.js';
 export type * from '../ports.js';
 export type { RankingConfig } from '../recall.js';
 export {
