@@ -48,8 +48,9 @@ interface PublicPackage {
 }
 
 const work = mkdtempSync(join(tmpdir(), 'mem01-packaging-'));
-const packages: PublicPackage[] = readdirSync(join(ROOT, 'packages'))
-  .map((d) => join('packages', d))
+// The libraries in packages/, and the apps published for users to run (the demo, `npx mem01-demo`).
+const packages: PublicPackage[] = ['packages', 'apps']
+  .flatMap((top) => readdirSync(join(ROOT, top)).map((d) => join(top, d)))
   .filter((dir) => existsSync(join(ROOT, dir, 'package.json')))
   .map((dir) => ({ dir, json: readJson(join(ROOT, dir, 'package.json')) }))
   .filter(({ json }) => json.private !== true)
@@ -97,6 +98,7 @@ describe('every public package, packed', () => {
       '@mem01/runtime',
       'mem01session',
       '@mem01/cli',
+      'mem01-demo',
     ]) {
       assert.ok(names.includes(expected), `${expected} among ${names.join(', ')}`);
     }
@@ -410,6 +412,33 @@ describe("the root README's memSession, installed as the README says", () => {
     const r = spawn(process.execPath, ['-e', "require('mem01session')"], { cwd: project, env: userEnv() });
     assert.notEqual(r.status, 0);
     assert.ok(r.stderr.includes('mem01session is ESM-only'), r.stderr);
+  });
+});
+
+describe('the demo, installed from its package (`npx mem01-demo`)', () => {
+  let project: string;
+
+  before(() => {
+    project = newProject('demo', ['mem01-demo']);
+  });
+
+  it('runs offline as the README says, with its own fixture, and prints the results as JSON', () => {
+    // `npx mem01-demo` in a project that has it installed runs the installed bin, as after a release with `npx -y`.
+    const r = spawn('npx', ['--no-install', 'mem01-demo', '--json'], {
+      cwd: project,
+      env: userEnv({ OPENAI_API_KEY: '', DATABASE_URL: '' }),
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as {
+      scaling: { fixture: string; strategies: Record<string, unknown> };
+      story: { recalled: string[] }[];
+    };
+    assert.match(out.scaling.fixture, /conversations\.json$/);
+    assert.ok(Object.keys(out.scaling.strategies).length >= 3, r.stdout.slice(0, 400));
+    assert.ok(
+      out.story.some((step) => step.recalled.some((s) => /San Francisco|SF/.test(s))),
+      JSON.stringify(out.story).slice(0, 800),
+    );
   });
 });
 
