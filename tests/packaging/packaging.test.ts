@@ -731,7 +731,7 @@ function assertRecalled(result: Conversations): void {
   assert.equal(memory(second).length, 1, 'one memory block in the second call');
   assert.match(
     memory(second)[0]!,
-    /^\[([a-z]+|user said) \d{4}-\d{2}-\d{2}\] (The user lives in|I live in) Lisbon\.$/m,
+    /^\[([a-z]+|user said) \d{4}-\d{2}-\d{2}\] (The user lives in|(The user said: )?I live in) Lisbon\.$/m,
   );
   // A new conversation: the first one's turns are not in its history, so only memory can have told the model.
   assert.deepEqual(user(second), ['Where do I live?']);
