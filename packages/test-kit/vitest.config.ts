@@ -1,3 +1,0 @@
-import shared from '../../vitest.shared.js';
-
-export default shared;
