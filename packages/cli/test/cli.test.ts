@@ -3,7 +3,6 @@
  * the command layer in-process with captured output.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Belief, MemoryAdmin, MemoryEngine } from '@mem01/engine';
@@ -11,7 +10,7 @@ import { KeyValueExtractor } from '@mem01/engine/testing';
 import { createLocalEmbedder } from '@mem01/local';
 import { openPostgresStore } from '@mem01/store-postgres';
 import { openSqliteStore, SQLITE_SCHEMA_VERSION as V } from '@mem01/store-sqlite';
-import pg from 'pg';
+import { dropPgSchema, nodeBinary, quiet, TEST_PG_URL, uniquePgName, withPgClient } from '@mem01/test-kit';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, copyDb, runBin, runInProcess, seedFixture, seedStore, tempDir, USER, XSS } from './helpers.js';
 
@@ -125,7 +124,7 @@ describe('reading', () => {
 
   it('doctor: schema version, capabilities with the vector mode, backlog and stale leases', async () => {
     const db = fresh();
-    const store = openSqliteStore({ path: db, logger: { info() {}, warn() {} } });
+    const store = openSqliteStore({ path: db, logger: quiet });
     await store.enqueue([
       {
         scope: { userId: USER },
@@ -159,7 +158,7 @@ describe('usage', () => {
     const db = fresh();
     // An agent with budgets extracts one turn of the user: its extractor reports one call and its tokens.
     const period = '31622400000';
-    const store = openSqliteStore({ path: db, logger: { info() {}, warn() {} } });
+    const store = openSqliteStore({ path: db, logger: quiet });
     const kv = new KeyValueExtractor();
     const agent = new MemoryEngine({
       store,
@@ -398,7 +397,7 @@ describe('changing', () => {
 describe('export and import', () => {
   it('what an ended capture grant captured is left out of beliefs and export; history still shows it', async () => {
     const db = fresh();
-    const store = openSqliteStore({ path: db, logger: { info() {}, warn() {} } });
+    const store = openSqliteStore({ path: db, logger: quiet });
     const admin = new MemoryAdmin({ store });
     const scope = { userId: USER };
     const grant = await admin.grantCapture(scope, { intent: 'Remember your trips', policyId: 'trips-v1' });
@@ -464,7 +463,7 @@ describe('export and import', () => {
     // The embeddings came along: vector scores are the same in both files.
     // The embeddings travel with the beliefs, bit for bit.
     const embeddings = async (db: string) => {
-      const store = openSqliteStore({ path: db, logger: { info() {}, warn() {} } });
+      const store = openSqliteStore({ path: db, logger: quiet });
       try {
         const ids = (await store.history({ userId: USER })).map((b) => b.id);
         return [...(await store.getEmbeddings({ userId: USER }, ids)).entries()]
@@ -474,7 +473,7 @@ describe('export and import', () => {
         await store.close();
       }
     };
-    const dstStore = openSqliteStore({ path: dst, logger: { info() {}, warn() {} } });
+    const dstStore = openSqliteStore({ path: dst, logger: quiet });
     expect((await dstStore.info()).dimensions).toBe(384);
     await dstStore.close();
     const [a, b] = [await embeddings(src), await embeddings(dst)];
@@ -570,7 +569,7 @@ describe('on a terminal, and serving', () => {
 
   it('mem01 inspect (the real bin) prints a 127.0.0.1 URL with a token, and requires it', async () => {
     const db = fresh();
-    const child = spawn(process.execPath, [BIN, '--db', db, 'inspect'], {
+    const child = spawn(nodeBinary(), [BIN, '--db', db, 'inspect'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
@@ -654,12 +653,11 @@ describe('the agent’s environment', () => {
 
 describe('on PostgreSQL', () => {
   it('reads the same commands from a real Postgres and exports into SQLite losslessly', async () => {
-    const url = process.env.MEM01_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const url = TEST_PG_URL;
     // A schema of its own: other checkouts' runs share the server, and a fixed name would let one run's erase
     // delete what another run just seeded.
-    const schema = `mem01_cli_${randomBytes(4).toString('hex')}`;
+    const schema = uniquePgName('cli');
     const pgArgs = ['--db', url, '--pg-schema', schema];
-    const quiet = { info() {}, warn() {} };
     const store = await openPostgresStore({ connectionString: url, schema, dimensions: 384, logger: quiet });
     try {
       await seedStore(store);
@@ -692,20 +690,14 @@ describe('on PostgreSQL', () => {
     } finally {
       const erase = await runInProcess([...pgArgs, 'erase', '--user', USER, '--yes']);
       expect(erase.code).toBe(0);
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(`drop schema if exists "${schema}" cascade`);
-      } finally {
-        await client.end();
-      }
+      await dropPgSchema(schema);
     }
   });
 });
 
 describe('read-only commands create nothing', () => {
   it('a mistyped --pg-schema is reported, and no schema is created', async () => {
-    const url = process.env.MEM01_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const url = TEST_PG_URL;
     const typo = `mem01_typo_${Date.now().toString(36)}`;
     for (const args of [
       ['users'],
@@ -717,16 +709,10 @@ describe('read-only commands create nothing', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`no mem01 schema "${typo}"`));
     }
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const found = await client.query('select 1 from information_schema.schemata where schema_name = $1', [
-        typo,
-      ]);
-      expect(found.rowCount).toBe(0);
-    } finally {
-      await client.end();
-    }
+    const found = await withPgClient((c) =>
+      c.query('select 1 from information_schema.schemata where schema_name = $1', [typo]),
+    );
+    expect(found.rowCount).toBe(0);
   });
 });
 

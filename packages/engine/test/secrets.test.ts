@@ -4,6 +4,7 @@
  * and store failures in strict and failure-open modes) are in `secrets-engine.test.ts`.
  */
 import { inspect } from 'node:util';
+import { embedded } from '@mem01/test-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../src/errors.js';
@@ -15,7 +16,6 @@ import {
   sanitizeError,
 } from '../src/store-kit/index.js';
 import { CREDENTIAL_FORMS, leakedSecret } from '../src/testing/index.js';
-import { embedded } from './credential-cases.js';
 
 describe('sanitize masks every credential form', () => {
   for (const form of CREDENTIAL_FORMS) {

@@ -1,28 +1,26 @@
 /**
- * The six memory tools. Inputs are strict zod schemas (an unknown field is an error, never silently dropped);
- * each result has structured content and a text rendering; every failure is a tool error result.
+ * The six memory tools as the protocol shows them: names, descriptions, strict zod input schemas (an unknown field is
+ * an error, never silently dropped), output schemas and annotations. Each result has structured content and a text
+ * rendering; every failure is a tool error result. What each tool does is in `tool-handlers.ts`.
  */
-import {
-  AUTHORITY_POLICY,
-  type Belief,
-  type BeliefStatus,
-  InvalidInputError,
-  MAX_QUERY_CHARS,
-  NotFoundError,
-  type RecallTier,
-} from '@mem01/engine';
-import { assertText, BELIEF_STATUSES, MAX_POSITION, neutralise } from '@mem01/engine/store-kit';
+import { AUTHORITY_POLICY, MAX_QUERY_CHARS, type RecallTier } from '@mem01/engine';
+import { BELIEF_STATUSES, MAX_POSITION } from '@mem01/engine/store-kit';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { beliefSchema, beliefView, dataBlock, type ToolOutput, toolError, toolResult } from './format.js';
+import { beliefSchema, type ToolOutput, toolError, toolResult } from './format.js';
 import type { ServerContext } from './server-context.js';
-import { conversationSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';
-import type { ServedScope } from './user-access.js';
+import {
+  correctMemory,
+  forgetMemory,
+  listMemories,
+  memoryHistory,
+  recall,
+  remember,
+} from './tool-handlers.js';
 
 /** Longest text a client may remember or correct with, in characters (the engine also caps UTF-8 bytes). */
 export const MAX_TEXT_CHARS = 16_000;
-/** Longest recall query, in characters. */
 /** The longest query recall takes (the engine's). */
 export { MAX_QUERY_CHARS };
 
@@ -69,11 +67,8 @@ function run<A>(ctx: ServerContext, fn: (args: A) => Promise<ToolOutput>) {
   };
 }
 
-const served = (scope: ServedScope) => ({ userId: scope.userId, namespace: scope.namespace });
-
 /** Registers `remember`, `recall`, `list_memories`, `memory_history`, `correct_memory` and `forget_memory`. */
 export function registerTools(server: McpServer, ctx: ServerContext): void {
-  const { engine } = ctx;
   const userId = userIdField(ctx);
 
   server.registerTool(
@@ -134,81 +129,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         openWorldHint: false,
       },
     },
-    run(ctx, async (args) => {
-      const scope = ctx.scope(args.userId);
-      if ((args.conversationId === undefined) !== (args.position === undefined)) {
-        throw new InvalidInputError(
-          'conversationId',
-          'and position go together: give both for a turn of your conversation, or neither for a statement',
-        );
-      }
-      const text = args.text.trim();
-      // A statement is at most a belief's size (the engine accepts longer turns, split into episodes, but a
-      // statement to remember that long is a mistake worth a clear error).
-      assertText(text, 'text', engine.config.maxTextBytes);
-      const when = args.at === undefined ? new Date() : new Date(args.at);
-      const turn = (key: TurnKey) => ({
-        scope,
-        sessionId: key.sessionId,
-        position: key.position,
-        role: 'user' as const,
-        text,
-        at: when.toISOString(),
-      });
-      // A turn of the client's conversation keeps its position (the same words at another one are a new turn); a
-      // statement's is a digest of its text and time. The outbox skips a key it holds; for statements, the engine's
-      // repeat rule also skips a retry without `at` that repeats the window's previous statement.
-      const key: TurnKey =
-        args.conversationId !== undefined && args.position !== undefined
-          ? { sessionId: conversationSessionId(scope, args.conversationId), position: args.position }
-          : { sessionId: statementSessionId(scope, when), position: statementPosition(text, when) };
-      const taken = await engine.accept([turn(key)], { skipRepeats: args.conversationId === undefined });
-      const duplicate = taken.accepted === 0;
-      // A skipped repeat names the turn it repeats: its position, and what its extraction committed.
-      const [ref = key] = taken.turns;
-      let extracted: Belief[] | undefined;
-      let pending = 0;
-      if (args.wait) {
-        // The engine waits for the user's accepted turns (by whichever process holds them) and names the beliefs
-        // this turn's extraction committed; the turn itself, kept beside them as an episode, is not listed.
-        const settled = await engine.settle(scope, [ref]);
-        pending = settled.pending;
-        const beliefs = await Promise.all(settled.committed.map((id) => engine.get(scope, id)));
-        extracted = beliefs.filter((b): b is Belief => b !== null && b.kind !== 'episode');
-      }
-      const extractionError = engine.lastError(scope);
-      const where = `${ref.sessionId} #${ref.position}`;
-      const lines = [
-        duplicate
-          ? `Already remembered: this repeats text accepted before (${where}); nothing new was stored.`
-          : `Remembered: durably accepted as ${where}.${args.wait ? '' : ' Extraction runs in the background.'}`,
-      ];
-      if (pending > 0) {
-        lines.push(`${pending} accepted turn(s) of this user are still waiting for extraction.`);
-      }
-      if (extracted !== undefined) {
-        lines.push(
-          extracted.length > 0
-            ? `Extraction finished; beliefs from this text:\n${dataBlock(extracted)}`
-            : `Extraction finished; no belief was extracted from this text.${noBeliefHint(ctx)}`,
-        );
-      }
-      if (extractionError) lines.push(`Extraction reported a failure (it is retried): ${extractionError}`);
-      return {
-        structured: {
-          ...served(scope),
-          accepted: !duplicate,
-          duplicate,
-          sessionId: ref.sessionId,
-          position: ref.position,
-          waited: args.wait === true,
-          pending,
-          ...(extracted ? { extracted: extracted.map(beliefView) } : {}),
-          extractionError,
-        },
-        text: lines.join('\n'),
-      };
-    }),
+    run(ctx, (args) => remember(ctx, args)),
   );
 
   server.registerTool(
@@ -257,55 +178,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       },
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    run(ctx, async (args) => {
-      const scope = ctx.scope(args.userId);
-      const result = await engine.context(scope, args.query, {
-        ...(args.limit === undefined ? {} : { limit: args.limit }),
-        ...(args.minScore === undefined ? {} : { minScore: args.minScore }),
-        explain: args.explain === true,
-      });
-      const inBlock = new Set(result.beliefs.map((b) => b.id));
-      const items = result.recalled.map((r) => ({
-        id: r.belief.id,
-        kind: r.belief.kind,
-        status: r.belief.status,
-        statement: neutralise(r.belief.statement),
-        version: r.belief.version,
-        storedAt: r.belief.storedAt,
-        score: r.score,
-        tier: r.tier,
-        inBlock: inBlock.has(r.belief.id),
-        ...(args.explain && r.signals ? { signals: { ...r.signals } } : {}),
-      }));
-      const lines = [result.text];
-      const scoreOf = new Map(result.recalled.map((r) => [r.belief.id, r]));
-      if (result.beliefs.length > 0) {
-        lines.push('Ids of the notes in the block, in order (id, version, score):');
-        result.beliefs.forEach((b, i) => {
-          const r = scoreOf.get(b.id);
-          const signals =
-            args.explain && r?.signals
-              ? ` (lexical ${fmt(r.signals.lexical)}, vector ${fmt(r.signals.vector)}, recency ${fmt(r.signals.recency)}, confidence ${fmt(r.signals.confidence)}, kind ${fmt(r.signals.kind)})`
-              : '';
-          lines.push(`${i + 1}. ${b.id} v${b.version} score ${fmt(r?.score ?? null)}${signals}`);
-        });
-      }
-      if (result.omitted > 0) {
-        lines.push(
-          `${result.omitted} more recalled item(s) did not fit the block; see the structured items.`,
-        );
-      }
-      return {
-        structured: {
-          ...served(scope),
-          block: result.text,
-          bytes: result.bytes,
-          omitted: result.omitted,
-          items,
-        },
-        text: lines.join('\n'),
-      };
-    }),
+    run(ctx, (args) => recall(ctx, args)),
   );
 
   server.registerTool(
@@ -331,25 +204,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       },
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    run(ctx, async (args) => {
-      const scope = ctx.scope(args.userId);
-      const status = args.status ?? 'active';
-      const statuses: readonly BeliefStatus[] = status === 'all' ? BELIEF_STATUSES : [status];
-      const page = await engine.list(scope, {
-        statuses,
-        limit: args.limit ?? 20,
-        ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
-      });
-      return {
-        structured: {
-          ...served(scope),
-          status,
-          items: page.items.map(beliefView),
-          nextCursor: page.nextCursor,
-        },
-        text: `${dataBlock(page.items)}${page.nextCursor ? `\nMore: call again with cursor "${page.nextCursor}".` : ''}`,
-      };
-    }),
+    run(ctx, (args) => listMemories(ctx, args)),
   );
 
   server.registerTool(
@@ -362,15 +217,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       outputSchema: { ...scopeFields, id: z.string(), chain: z.array(beliefSchema) },
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    run(ctx, async (args) => {
-      const scope = ctx.scope(args.userId);
-      const chain = await engine.history(scope, { id: args.id });
-      if (chain.length === 0) throw new NotFoundError(`belief ${args.id}`);
-      return {
-        structured: { ...served(scope), id: args.id, chain: chain.map(beliefView) },
-        text: `Versions, oldest first:\n${dataBlock(chain)}`,
-      };
-    }),
+    run(ctx, (args) => memoryHistory(ctx, args)),
   );
 
   server.registerTool(
@@ -393,16 +240,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         openWorldHint: false,
       },
     },
-    run(ctx, async (args) => {
-      const scope = ctx.scope(args.userId);
-      const belief = await engine.correct(scope, args.id, args.text, {
-        expectedVersion: args.expectedVersion,
-      });
-      return {
-        structured: { ...served(scope), replaced: args.id, belief: beliefView(belief) },
-        text: `Corrected: ${args.id} is superseded by ${belief.id} (kept in its history).\n${dataBlock([belief])}`,
-      };
-    }),
+    run(ctx, (args) => correctMemory(ctx, args)),
   );
 
   server.registerTool(
@@ -415,28 +253,6 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       outputSchema: { ...scopeFields, id: z.string(), status: z.string(), version: z.number().int() },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
-    run(ctx, async (args) => {
-      const scope = ctx.scope(args.userId);
-      const tombstone = await engine.forget(scope, args.id, { expectedVersion: args.expectedVersion });
-      return {
-        structured: {
-          ...served(scope),
-          id: tombstone.id,
-          status: tombstone.status,
-          version: tombstone.version,
-        },
-        text: `Forgotten: ${tombstone.id}. Its content was removed; a content-free tombstone remains (v${tombstone.version}).`,
-      };
-    }),
+    run(ctx, (args) => forgetMemory(ctx, args)),
   );
-}
-
-function noBeliefHint(ctx: ServerContext): string {
-  return ctx.extractorName.includes('local')
-    ? ' The offline extractor understands first-person English ("I live in Lisbon", "My favorite color is teal"); set OPENAI_API_KEY on the server for model-based extraction.'
-    : '';
-}
-
-function fmt(n: number | null): string {
-  return n === null ? '–' : n.toFixed(3);
 }

@@ -3,6 +3,7 @@
  * real `Runner` with an offline `ScriptedModel` that calls `recall` and then answers from what came back.
  */
 import { MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
+import { nodeBinary } from '@mem01/test-kit';
 import { Agent, MCPServerStdio, Runner } from '@openai/agents';
 import { assistantMessage, functionCall, modelResponder, ScriptedModel } from '@openai/agents/testing';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +29,7 @@ describe('the Agents SDK over MCPServerStdio', () => {
 
     const server = new MCPServerStdio({
       name: 'mem01',
-      command: process.execPath,
+      command: nodeBinary(),
       args: [BIN, '--user', USER],
       env: childEnv(home.path),
       cacheToolsList: true,

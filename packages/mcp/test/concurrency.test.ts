@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import { quiet } from '@mem01/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Connected, childEnv, connectStdio, ok, type RememberOut, tempDir } from './helpers.js';
 
@@ -80,7 +81,7 @@ describe('two servers on one SQLite file', () => {
     expect(doneA?.pending).toBe(0);
     expect(doneB?.pending).toBe(0);
 
-    const store = openSqliteStore({ path: join(home.path, 'shared.db'), logger: { info() {}, warn() {} } });
+    const store = openSqliteStore({ path: join(home.path, 'shared.db'), logger: quiet });
     try {
       // The beliefs (each statement's turn is kept beside it as an episode).
       const active = (

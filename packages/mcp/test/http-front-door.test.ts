@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { nodeBinary } from '@mem01/test-kit';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { profileUri } from '../src/resources.js';
@@ -477,7 +478,7 @@ describe('mem01-mcp --http --multi-user with a server token beside per-user toke
 
 describe('mem01-mcp --token-file: bad files are refused at start, naming the line, never the token', () => {
   const runBin = (args: string[], home: string) =>
-    spawnSync(process.execPath, [BIN, ...args], { env: childEnv(home), encoding: 'utf8', timeout: 60_000 });
+    spawnSync(nodeBinary(), [BIN, ...args], { env: childEnv(home), encoding: 'utf8', timeout: 60_000 });
 
   it('refuses a line without users, a short token and a token that cannot serve the single user', () => {
     const dir = tempDir();

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { type Belief, MemoryEngine, type Scope } from '@mem01/engine';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { openSqliteStore, type SqliteStore } from '@mem01/store-sqlite';
+import { quiet } from '@mem01/test-kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import fc from 'fast-check';
@@ -60,7 +61,7 @@ async function snapshot(): Promise<Map<string, unknown>> {
 
 beforeAll(async () => {
   home = tempDir();
-  store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: { info() {}, warn() {} } });
+  store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: quiet });
   engine = new MemoryEngine({ store, extractor: createLocalExtractor(), embedder: createLocalEmbedder() });
   for (const [i, scope] of OTHERS.entries()) {
     const b = await engine.remember(scope, {

