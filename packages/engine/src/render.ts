@@ -44,7 +44,7 @@ export interface ContextBlock {
 }
 
 // Characters that could close, open or imitate the block, or break a line, are replaced by look-alikes.
-const NEUTRALISE: Array<[RegExp, string]> = [
+const NEUTRALIZE: Array<[RegExp, string]> = [
   [/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' '],
   [/[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]/g, ''],
   [/</g, '‹'],
@@ -53,12 +53,15 @@ const NEUTRALISE: Array<[RegExp, string]> = [
 ];
 
 /** Belief text made safe to place inside the block: one line, no tag characters, no block markers. */
-export function neutralise(text: string): string {
+export function neutralize(text: string): string {
   let out = text.normalize('NFKC');
-  for (const [re, to] of NEUTRALISE) out = out.replace(re, to);
+  for (const [re, to] of NEUTRALIZE) out = out.replace(re, to);
   // NFKC can turn full-width look-alikes into '<' or '>' again; the replacements above ran after it.
   return out.replace(/\s+/g, ' ').trim();
 }
+
+/** @deprecated The British spelling of {@link neutralize}, kept for code written against it; use `neutralize`. */
+export const neutralise: (text: string) => string = neutralize;
 
 /** The day (UTC) of an ISO-8601 timestamp. */
 const day = (iso: string): string => iso.slice(0, 10);
@@ -80,13 +83,13 @@ export function renderBeliefLine(belief: Belief, options: RenderOptions = {}): s
   if (belief.kind === 'episode') {
     const speaker = belief.evidence[0]?.role ?? 'user';
     const text = snippet(
-      neutralise(belief.statement),
+      neutralize(belief.statement),
       options.query ?? '',
       options.snippetBytes ?? EPISODE_SNIPPET_BYTES,
     );
     return `- (${day(belief.validFrom ?? belief.storedAt)}) ${speaker} said: ${text}`;
   }
-  return `- (${day(belief.storedAt)})${pending} ${neutralise(belief.statement)}`;
+  return `- (${day(belief.storedAt)})${pending} ${neutralize(belief.statement)}`;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   NotFoundError,
   type RecallTier,
 } from '@mem01/engine';
-import { assertText, BELIEF_STATUSES, MAX_POSITION, neutralise } from '@mem01/engine/store-kit';
+import { assertText, BELIEF_STATUSES, MAX_POSITION, neutralize } from '@mem01/engine/store-kit';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -269,7 +269,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         id: r.belief.id,
         kind: r.belief.kind,
         status: r.belief.status,
-        statement: neutralise(r.belief.statement),
+        statement: neutralize(r.belief.statement),
         version: r.belief.version,
         storedAt: r.belief.storedAt,
         score: r.score,

@@ -3,7 +3,7 @@
  * one is an MCP error (a tool error result, or a protocol error for resources and prompts), and the same server
  * process keeps serving after each.
  */
-import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralise } from '@mem01/engine/store-kit';
+import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralize } from '@mem01/engine/store-kit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,7 +160,7 @@ describe('bad input', () => {
     await expect(c.readResource({ uri: 'mem01://users/bob/profile' })).rejects.toThrow(/not allowed/);
   });
 
-  it('hostile strings are data: stored and recalled inside one neutralised block', {
+  it('hostile strings are data: stored and recalled inside one neutralized block', {
     timeout: 60_000,
   }, async () => {
     const c = single.client;
@@ -188,8 +188,8 @@ describe('bad input', () => {
       expect(block.split(MEMORY_BLOCK_CLOSE).length - 1).toBe(1);
       const body = block.slice(MEMORY_BLOCK_OPEN.length, -MEMORY_BLOCK_CLOSE.length);
       expect(body).not.toMatch(/[<>\u202e\u200b]/);
-      // The hostile belief itself was recalled, as neutralised data.
-      if (HOSTILE.includes(query)) expect(body).toContain(neutralise(query));
+      // The hostile belief itself was recalled, as neutralized data.
+      if (HOSTILE.includes(query)) expect(body).toContain(neutralize(query));
       const text = textOf(r);
       expect(text.split('<').length - 1).toBe(2); // only the block's own two markers
     }

@@ -3,7 +3,7 @@
  * to the model as a short string; nothing is thrown into the run.
  */
 import { type Belief, EXTRACTABLE_KINDS } from '@mem01/engine';
-import { canonicalKey, describeError, neutralise, normalizeScope } from '@mem01/engine/store-kit';
+import { canonicalKey, describeError, neutralize, normalizeScope } from '@mem01/engine/store-kit';
 import type { FunctionTool } from '@openai/agents';
 import { requireAgentsSdk } from './agents-sdk.js';
 import { helperRuntime, type MemoryHelperOptions, reportError } from './helpers.js';
@@ -17,7 +17,7 @@ export interface MemoryToolsOptions extends MemoryHelperOptions {
 const KINDS = EXTRACTABLE_KINDS;
 
 function line(b: Belief): string {
-  return `${b.id} [${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}] ${neutralise(b.statement)}`;
+  return `${b.id} [${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}] ${neutralize(b.statement)}`;
 }
 
 async function safely(options: MemoryToolsOptions, fn: () => Promise<string>): Promise<string> {
