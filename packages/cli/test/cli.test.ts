@@ -751,7 +751,7 @@ describe('migrate, usage and errors', () => {
     });
     expect(r.code).toBe(1);
     // Warnings while it retries briefly, then one error line.
-    expect(r.stderr).toMatch(/^error \[store_error\]/m);
+    expect(r.stderr).toMatch(/^error \[store\]/m);
     expect(r.stdout + r.stderr).not.toContain('hunter2-secret');
   });
 });

@@ -89,7 +89,7 @@ describe('errors', () => {
     const e = new StoreError('write failed', { cause });
     expect(e).toBeInstanceOf(Mem01Error);
     expect(e.name).toBe('StoreError');
-    expect(e.code).toBe('store_error');
+    expect(e.code).toBe('store');
     expect(e.cause).toBe(cause);
   });
   it('never carry secrets', () => {

@@ -104,7 +104,7 @@ describe('createMemoryTools', () => {
     ]);
     const result = await runner().run(new Agent({ name: 'a', instructions: 'x', model, tools }), 'list');
     expect(result.finalOutput).toBe('ok');
-    expect(outputs(model)[0]).toMatch(/memory error: StoreError \[store_error\]: injected failure in list/);
+    expect(outputs(model)[0]).toMatch(/memory error: StoreError \[store\]: injected failure in list/);
     await expect(createMemoryTools({ ...runtimeOptions(), userId: '' })).rejects.toThrow(/userId/);
   });
 });
