@@ -93,7 +93,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 /**
  * The variables that choose the models (read by `openMemoryRuntime` and `@mem01/openai`). Nothing else of the
  * caller's environment reaches the runtime: `MEM01_*` tuning (`MEM01_BUDGET_BYTES`, `MEM01_RECALL_LIMIT`,
- * `MEM01_MIN_CONFIDENCE`, `MEM01_EPISODIC`) would make the headline something other than the default a user gets,
+ * `MEM01_PENDING_BELOW` or its deprecated name `MEM01_MIN_CONFIDENCE`, `MEM01_EPISODIC`) would make the headline something other than the default a user gets,
  * and the store is the eval's own (no `DATABASE_URL`, `MEM01_HOME`). A tuning is measured with `--engine-config`.
  */
 export const PROVIDER_VARIABLES: Readonly<Record<Provider, readonly string[]>> = {
@@ -105,6 +105,7 @@ export const PROVIDER_VARIABLES: Readonly<Record<Provider, readonly string[]>> =
 export const IGNORED_TUNING_VARIABLES = [
   'MEM01_BUDGET_BYTES',
   'MEM01_RECALL_LIMIT',
+  'MEM01_PENDING_BELOW',
   'MEM01_MIN_CONFIDENCE',
   'MEM01_EPISODIC',
 ] as const;

@@ -580,7 +580,7 @@ describe('on a terminal, and serving', () => {
 describe('the agent’s environment', () => {
   it('MEM01_* tuning sets the block recall renders; doctor shows the settings and models', async () => {
     const db = fresh();
-    const env = { MEM01_BUDGET_BYTES: '300', MEM01_RECALL_LIMIT: '3', MEM01_MIN_CONFIDENCE: '0.8' };
+    const env = { MEM01_BUDGET_BYTES: '300', MEM01_RECALL_LIMIT: '3', MEM01_PENDING_BELOW: '0.8' };
     const r = await runInProcess(['--db', db, '--json', 'recall', '--user', USER, 'where do I live?'], {
       env,
     });

@@ -144,6 +144,22 @@ export interface RuntimeSpec {
 const DEFAULT_BUDGET_BYTES = DEFAULT_CONFIG.budgetBytes;
 
 /**
+ * A variable that has a new name and a deprecated one: the value and the name it was read from, or undefined when
+ * neither is set. Both set to different values is a `ConfigError` naming both, rather than one silently winning.
+ */
+function renamedVar(env: Env, name: string, deprecated: string): { name: string; raw: string } | undefined {
+  const value = nonEmpty(env[name]);
+  const old = nonEmpty(env[deprecated]);
+  if (value !== undefined && old !== undefined && value.trim() !== old.trim()) {
+    throw new ConfigError(
+      `${name} and ${deprecated} (its deprecated name) are both set, to different values; set ${name} only`,
+    );
+  }
+  if (value !== undefined) return { name, raw: value };
+  return old === undefined ? undefined : { name: deprecated, raw: old };
+}
+
+/**
  * The engine settings the environment may set (one table in the README). A malformed value is a `ConfigError`
  * naming the variable, never silently ignored.
  */
@@ -161,12 +177,12 @@ export function tuningFromEnv(env: Env): EngineConfigInput {
   if (budgetBytes !== undefined) out.budgetBytes = budgetBytes;
   const recallLimit = int('MEM01_RECALL_LIMIT');
   if (recallLimit !== undefined) out.recallLimit = recallLimit;
-  const confidence = nonEmpty(env.MEM01_MIN_CONFIDENCE);
-  if (confidence !== undefined) {
-    const n = Number(confidence.trim());
+  const pendingBelow = renamedVar(env, 'MEM01_PENDING_BELOW', 'MEM01_MIN_CONFIDENCE');
+  if (pendingBelow !== undefined) {
+    const n = Number(pendingBelow.raw.trim());
     if (!(n >= 0 && n <= 1)) {
       throw new ConfigError(
-        `MEM01_MIN_CONFIDENCE must be a number from 0 to 1, got ${JSON.stringify(confidence)}`,
+        `${pendingBelow.name} must be a number from 0 to 1, got ${JSON.stringify(pendingBelow.raw)}`,
       );
     }
     out.pendingBelow = n;

@@ -18,6 +18,7 @@ import {
   openMemoryRuntime,
   resolveRuntime,
   sharedRuntimeCount,
+  tuningFromEnv,
 } from '../src/index.js';
 
 const dirs: string[] = [];
@@ -44,7 +45,7 @@ const quiet = { info: () => {}, warn: () => {} };
 const TUNING = {
   MEM01_BUDGET_BYTES: '640',
   MEM01_RECALL_LIMIT: '5',
-  MEM01_MIN_CONFIDENCE: '0.7',
+  MEM01_PENDING_BELOW: '0.7',
   MEM01_EPISODIC: 'off',
 };
 
@@ -150,6 +151,23 @@ describe('openMemoryRuntime', () => {
       'embedder "openai" needs OPENAI_API_KEY',
     );
     expect(() => resolveRuntime({ env: {}, embedder: 'remote' as 'local' })).toThrow(ConfigError);
+  });
+
+  it('MEM01_PENDING_BELOW sets pendingBelow; MEM01_MIN_CONFIDENCE, its deprecated name, still does', () => {
+    expect(tuningFromEnv({ MEM01_PENDING_BELOW: '0.7' })).toEqual({ pendingBelow: 0.7 });
+    expect(tuningFromEnv({ MEM01_MIN_CONFIDENCE: '0.6' })).toEqual({ pendingBelow: 0.6 });
+    expect(tuningFromEnv({ MEM01_PENDING_BELOW: '0.7', MEM01_MIN_CONFIDENCE: '0.7' })).toEqual({
+      pendingBelow: 0.7,
+    });
+    expect(() => tuningFromEnv({ MEM01_PENDING_BELOW: '0.7', MEM01_MIN_CONFIDENCE: '0.6' })).toThrow(
+      'MEM01_PENDING_BELOW and MEM01_MIN_CONFIDENCE (its deprecated name) are both set, to different values',
+    );
+    expect(() => tuningFromEnv({ MEM01_PENDING_BELOW: 'high' })).toThrow(
+      'MEM01_PENDING_BELOW must be a number from 0 to 1, got "high"',
+    );
+    expect(() => tuningFromEnv({ MEM01_MIN_CONFIDENCE: '2' })).toThrow(
+      'MEM01_MIN_CONFIDENCE must be a number from 0 to 1, got "2"',
+    );
   });
 
   it('runtimes of different keys or models are not shared; the key never enters the fingerprint', () => {

@@ -134,10 +134,10 @@ describe('engine settings reach the engine', () => {
     expect(() => memSession('c', offline({ engine: { leaseMs: -1 } }))).toThrow(/leaseMs/);
   });
 
-  it('the environment tunes the engine (MEM01_BUDGET_BYTES, MEM01_RECALL_LIMIT, MEM01_MIN_CONFIDENCE)', async () => {
+  it('the environment tunes the engine (MEM01_BUDGET_BYTES, MEM01_RECALL_LIMIT, MEM01_PENDING_BELOW)', async () => {
     const session = memSession(
       'c',
-      offline({ env: { MEM01_BUDGET_BYTES: '600', MEM01_RECALL_LIMIT: '4', MEM01_MIN_CONFIDENCE: '0.7' } }),
+      offline({ env: { MEM01_BUDGET_BYTES: '600', MEM01_RECALL_LIMIT: '4', MEM01_PENDING_BELOW: '0.7' } }),
     );
     const runtime = await session.runtime();
     expect(runtime.engine.config).toMatchObject({ budgetBytes: 600, recallLimit: 4, pendingBelow: 0.7 });

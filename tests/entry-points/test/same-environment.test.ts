@@ -31,7 +31,7 @@ const QUERY = 'Which city do I live in?';
 const TUNING = {
   MEM01_BUDGET_BYTES: '600',
   MEM01_RECALL_LIMIT: '4',
-  MEM01_MIN_CONFIDENCE: '0.75',
+  MEM01_PENDING_BELOW: '0.75',
   MEM01_EPISODIC: 'off',
 };
 const SETTINGS = { budgetBytes: 600, recallLimit: 4, pendingBelow: 0.75, episodic: false };
