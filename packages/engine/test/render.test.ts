@@ -3,7 +3,7 @@ import { InvalidInputError } from '../src/errors.js';
 import {
   MEMORY_BLOCK_CLOSE,
   MEMORY_BLOCK_OPEN,
-  MIN_BUDGET_BYTES,
+  MIN_BLOCK_BYTES,
   neutralise,
   neutralize,
   renderContextBlock,
@@ -50,7 +50,7 @@ describe('renderContextBlock', () => {
   });
 
   it('the wrapper and header cost fewer than 110 bytes of the budget', () => {
-    expect(MIN_BUDGET_BYTES).toBeLessThan(140);
+    expect(MIN_BLOCK_BYTES).toBeLessThan(140);
     expect(utf8Length(`${MEMORY_BLOCK_OPEN}\n`) + utf8Length(MEMORY_BLOCK_CLOSE)).toBeLessThan(50);
     const one = renderContextBlock([withStatement('x')]);
     expect(one.bytes - utf8Length('- (2026-01-01) x\n')).toBeLessThan(110);
@@ -59,14 +59,14 @@ describe('renderContextBlock', () => {
   it('says so when nothing was recalled', () => {
     const block = renderContextBlock([]);
     expect(block.text).toContain('no relevant notes');
-    expect(block.bytes).toBe(MIN_BUDGET_BYTES);
+    expect(block.bytes).toBe(MIN_BLOCK_BYTES);
   });
 
   it('counts UTF-8 bytes exactly and never exceeds the budget', () => {
     const many = Array.from({ length: 50 }, (_, i) =>
       withStatement(`Fact ${i}: 日本語のテキスト 🎉 ${'é'.repeat(i)}`),
     );
-    for (const budget of [MIN_BUDGET_BYTES, 300, 800, 2000]) {
+    for (const budget of [MIN_BLOCK_BYTES, 300, 800, 2000]) {
       const block = renderContextBlock(many, budget);
       expect(block.bytes).toBe(utf8Length(block.text));
       expect(block.bytes).toBeLessThanOrEqual(budget);
@@ -84,7 +84,7 @@ describe('renderContextBlock', () => {
   });
 
   it('rejects a budget too small for an empty block', () => {
-    expect(() => renderContextBlock([], MIN_BUDGET_BYTES - 1)).toThrow(InvalidInputError);
+    expect(() => renderContextBlock([], MIN_BLOCK_BYTES - 1)).toThrow(InvalidInputError);
   });
 
   const attacks = [

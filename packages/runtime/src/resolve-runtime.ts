@@ -65,7 +65,9 @@ export interface MemoryRuntimeOptions extends StoreSelection {
   readonly embedder?: EmbedderOption;
   /** Raise memory failures instead of degrading to no memory. Default false (failure-open). */
   readonly strict?: boolean | undefined;
-  /** Size of the injected memory block in UTF-8 bytes. Default `MEM01_BUDGET_BYTES`, else 800. */
+  /** Size of the injected memory block in UTF-8 bytes. Default `MEM01_BLOCK_BYTES`, else 800. */
+  readonly blockBytes?: number | undefined;
+  /** @deprecated The earlier name of `blockBytes`; use `blockBytes`. */
   readonly budgetBytes?: number | undefined;
   /**
    * Recall what the user said (dated episodes) beside the beliefs drawn from it. Default `MEM01_EPISODIC`, else
@@ -75,7 +77,7 @@ export interface MemoryRuntimeOptions extends StoreSelection {
   /**
    * Engine settings (`@mem01/engine`'s `EngineConfigInput`): the outbox lease (`leaseMs`, how long a crashed
    * process holds a user's turns), `flushTimeoutMs`, the pending threshold, recall limits, ranking. `strict`,
-   * `budgetBytes` and `episodic` above take precedence over the same fields here, and these over the environment.
+   * `blockBytes` and `episodic` above take precedence over the same fields here, and these over the environment.
    */
   readonly engine?: EngineConfigInput | undefined;
   /**
@@ -111,6 +113,9 @@ export interface RuntimeDescription {
   /** The embedder's vector length, or null without an embedder. */
   readonly dimensions: number | null;
   readonly strict: boolean;
+  /** The block's size in UTF-8 bytes. */
+  readonly blockBytes: number;
+  /** @deprecated The earlier name of `blockBytes` (the same value); use `blockBytes`. */
   readonly budgetBytes: number;
 }
 
@@ -123,6 +128,9 @@ export interface MemoryRuntime {
   readonly engine: MemoryEngine;
   readonly store: EngineStore;
   readonly transcript: TranscriptStore;
+  /** The block's size in UTF-8 bytes (the engine's `config.blockBytes`). */
+  readonly blockBytes: number;
+  /** @deprecated The earlier name of `blockBytes` (the same value); use `blockBytes`. */
   readonly budgetBytes: number;
   readonly logger: Logger | undefined;
   readonly description: RuntimeDescription;
@@ -141,7 +149,7 @@ export interface RuntimeSpec {
   open(): Promise<MemoryRuntime>;
 }
 
-const DEFAULT_BUDGET_BYTES = DEFAULT_CONFIG.budgetBytes;
+const DEFAULT_BLOCK_BYTES = DEFAULT_CONFIG.blockBytes;
 
 /**
  * A variable that has a new name and a deprecated one: the value and the name it was read from, or undefined when
@@ -160,6 +168,23 @@ function renamedVar(env: Env, name: string, deprecated: string): { name: string;
 }
 
 /**
+ * An option that has a deprecated name (`budgetBytes` of `blockBytes`): its value, from either name; both given with
+ * different values is a `ConfigError` naming both. `label` is how the option is named in that error.
+ */
+function renamedOption(
+  from: { readonly blockBytes?: number | undefined; readonly budgetBytes?: number | undefined },
+  label: string,
+): number | undefined {
+  const { blockBytes, budgetBytes } = from;
+  if (blockBytes !== undefined && budgetBytes !== undefined && blockBytes !== budgetBytes) {
+    throw new ConfigError(
+      `${label} and ${label.replace('blockBytes', 'budgetBytes')} (its deprecated name) differ: set ${label} only`,
+    );
+  }
+  return blockBytes ?? budgetBytes;
+}
+
+/**
  * The engine settings the environment may set (one table in the README). A malformed value is a `ConfigError`
  * naming the variable, never silently ignored.
  */
@@ -173,8 +198,8 @@ export function tuningFromEnv(env: Env): EngineConfigInput {
       throw new ConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
     return n;
   };
-  const budgetBytes = int('MEM01_BUDGET_BYTES');
-  if (budgetBytes !== undefined) out.budgetBytes = budgetBytes;
+  const blockBytes = renamedVar(env, 'MEM01_BLOCK_BYTES', 'MEM01_BUDGET_BYTES');
+  if (blockBytes !== undefined) out.blockBytes = int(blockBytes.name);
   const recallLimit = int('MEM01_RECALL_LIMIT');
   if (recallLimit !== undefined) out.recallLimit = recallLimit;
   const pendingBelow = renamedVar(env, 'MEM01_PENDING_BELOW', 'MEM01_MIN_CONFIDENCE');
@@ -310,6 +335,7 @@ export function checkGivenRuntime(options: MemoryRuntimeOptions): MemoryRuntime 
       'extractor',
       'embedder',
       'strict',
+      'blockBytes',
       'budgetBytes',
       'episodic',
       'engine',
@@ -331,7 +357,7 @@ export interface ResolvedSettings {
   /** The database to open, or null when a store is passed in. */
   readonly target: StoreTarget | null;
   readonly strict: boolean;
-  readonly budgetBytes: number;
+  readonly blockBytes: number;
   /** The engine settings, checked, environment and options merged. */
   readonly engineConfig: EngineConfigInput;
 }
@@ -349,6 +375,7 @@ export function resolveSettings(
     | 'pgSchema'
     | 'embedder'
     | 'strict'
+    | 'blockBytes'
     | 'budgetBytes'
     | 'episodic'
     | 'engine'
@@ -370,11 +397,14 @@ export function resolveSettings(
     throw new ConfigError('strict and engine.strict disagree: set one of them');
   }
   const strict = options.strict ?? options.engine?.strict ?? false;
-  const budgetBytes =
-    options.budgetBytes ?? options.engine?.budgetBytes ?? fromEnv.budgetBytes ?? DEFAULT_BUDGET_BYTES;
+  const blockBytes =
+    renamedOption(options, 'blockBytes') ??
+    renamedOption(options.engine ?? {}, 'engine.blockBytes') ??
+    fromEnv.blockBytes ??
+    DEFAULT_BLOCK_BYTES;
   if (typeof strict !== 'boolean') throw new ConfigError('strict must be a boolean');
-  if (!Number.isInteger(budgetBytes) || budgetBytes < 1) {
-    throw new ConfigError('budgetBytes must be a positive integer');
+  if (!Number.isInteger(blockBytes) || blockBytes < 1) {
+    throw new ConfigError('blockBytes must be a positive integer');
   }
   if (options.episodic !== undefined && typeof options.episodic !== 'boolean') {
     throw new ConfigError('episodic must be a boolean');
@@ -384,7 +414,8 @@ export function resolveSettings(
     ...fromEnv,
     ...options.engine,
     strict,
-    budgetBytes,
+    blockBytes,
+    budgetBytes: blockBytes,
     ...(options.episodic === undefined ? {} : { episodic: options.episodic }),
     ...(fromEnv.budgets || options.engine?.budgets || options.budgets
       ? { budgets: { ...fromEnv.budgets, ...options.engine?.budgets, ...options.budgets } }
@@ -403,13 +434,13 @@ export function resolveSettings(
   const providers = providerSettings(env);
   embedderKind(options.embedder, providers); // `'openai'` without a key fails here
   const target = options.store === undefined ? resolveStoreTarget(options, env) : null;
-  return { env, providers, target, strict, budgetBytes, engineConfig };
+  return { env, providers, target, strict, blockBytes, engineConfig };
 }
 
 /** Resolves options and environment into a runtime spec. Synchronous and I/O-free; opening happens later. */
 export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec {
   const settings = resolveSettings(options);
-  const { providers, target, strict, budgetBytes, engineConfig } = settings;
+  const { providers, target, strict, blockBytes, engineConfig } = settings;
   if (options.store !== undefined && !isEngineStore(options.store)) {
     throw new ConfigError('store must implement the mem01 EngineStore port (commit, enqueue, claim, ...)');
   }
@@ -443,7 +474,7 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
       logger: options.logger ? `object:${objectId(options.logger)}` : 'default',
       resume: options.resume !== false,
       strict,
-      budgetBytes,
+      blockBytes,
       engine: stableJson(engineConfig),
     }),
   );
@@ -505,7 +536,8 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
           engine,
           store,
           transcript,
-          budgetBytes,
+          blockBytes,
+          budgetBytes: blockBytes,
           logger: options.logger,
           description: {
             store: storeName,
@@ -514,7 +546,8 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
             embedder: embedded.name,
             dimensions: embedded.embedder?.dimensions ?? null,
             strict: engine.config.strict,
-            budgetBytes,
+            blockBytes,
+            budgetBytes: blockBytes,
           },
           close() {
             closing ??= (async () => {

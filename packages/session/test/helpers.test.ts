@@ -150,9 +150,14 @@ describe('getMemoryContext, searchMemories, saveTurn', () => {
     const saved = await saveTurn({ ...opts, sessionId: 'h-conv', user: 'pet=parrot', assistant: 'Nice!' });
     expect(saved).toEqual({ sessionId: 'h-conv', positions: [0, 1], accepted: 2 });
     expect(await opts.store.getItems({ userId: 'h1' }, 'h-conv')).toHaveLength(2);
-    const ctx = await getMemoryContext({ ...opts, query: 'what pet do I have', budgetBytes: 400 });
+    const ctx = await getMemoryContext({ ...opts, query: 'what pet do I have', blockBytes: 400 });
     expect(ctx.text).toMatch(/parrot/);
     expect(ctx.bytes).toBeLessThanOrEqual(400);
+    // `budgetBytes`, the deprecated name of `blockBytes`, gives the same block; both, differing, are refused.
+    expect(await getMemoryContext({ ...opts, query: 'what pet do I have', budgetBytes: 400 })).toEqual(ctx);
+    await expect(
+      getMemoryContext({ ...opts, query: 'what pet do I have', blockBytes: 400, budgetBytes: 500 }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
     expect(opts.extractor.texts).toContain('pet=parrot');
     const hits = await searchMemories({ ...opts, query: 'parrot', limit: 1 });
     expect(hits).toHaveLength(1);
