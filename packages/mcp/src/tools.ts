@@ -17,7 +17,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { beliefSchema, beliefView, dataBlock, type ToolOutput, toolError, toolResult } from './format.js';
 import type { ServerContext } from './server-context.js';
-import { conversationSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';
+import { clientSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';
 import type { ServedScope } from './user-access.js';
 
 /** Longest text a client may remember or correct with, in characters (the engine also caps UTF-8 bytes). */
@@ -84,7 +84,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         "Stores something the user said or a fact about the user in mem01's long-term memory.",
         'mem01 extracts durable beliefs from it (a new value supersedes the old one; history is kept).',
         'Pass the user\'s own words ("I moved to Lisbon") or a short statement; for a turn of your conversation,',
-        'also pass conversationId and position so a retried turn is not stored twice.',
+        'also pass sessionId and position so a retried turn is not stored twice.',
         'Returns once the text is durably accepted; wait=true also waits for extraction and lists what was extracted.',
       ].join(' '),
       inputSchema: z.strictObject({
@@ -93,19 +93,25 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
           .min(1)
           .max(MAX_TEXT_CHARS)
           .describe('The user’s words, or a statement about the user'),
+        sessionId: z
+          .string()
+          .min(1)
+          .max(128)
+          .optional()
+          .describe('Your id for the conversation (session) this user turn belongs to (with position)'),
         conversationId: z
           .string()
           .min(1)
           .max(128)
           .optional()
-          .describe('Your id for the conversation this user turn belongs to (with position)'),
+          .describe('Deprecated: the earlier name of sessionId'),
         position: z
           .number()
           .int()
           .min(0)
           .max(MAX_POSITION)
           .optional()
-          .describe('The index of this turn in that conversation (with conversationId)'),
+          .describe('The index of this turn in that conversation (with sessionId)'),
         at: z.iso
           .datetime({ offset: true })
           .optional()
@@ -117,7 +123,9 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
         ...scopeFields,
         accepted: z.boolean().describe('false when this was a retry of text already accepted'),
         duplicate: z.boolean(),
-        sessionId: z.string(),
+        sessionId: z
+          .string()
+          .describe('The session id the turn is stored under (yours, prefixed with a tag of the user)'),
         position: z.number().int(),
         waited: z.boolean(),
         pending: z
@@ -136,9 +144,20 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
     },
     run(ctx, async (args) => {
       const scope = ctx.scope(args.userId);
-      if ((args.conversationId === undefined) !== (args.position === undefined)) {
+      if (
+        args.sessionId !== undefined &&
+        args.conversationId !== undefined &&
+        args.sessionId !== args.conversationId
+      ) {
         throw new InvalidInputError(
-          'conversationId',
+          'sessionId',
+          'and conversationId (its deprecated name) differ: give sessionId',
+        );
+      }
+      const sessionId = args.sessionId ?? args.conversationId;
+      if ((sessionId === undefined) !== (args.position === undefined)) {
+        throw new InvalidInputError(
+          'sessionId',
           'and position go together: give both for a turn of your conversation, or neither for a statement',
         );
       }
@@ -159,10 +178,10 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
       // statement's is a digest of its text and time. The outbox skips a key it holds; for statements, the engine's
       // repeat rule also skips a retry without `at` that repeats the window's previous statement.
       const key: TurnKey =
-        args.conversationId !== undefined && args.position !== undefined
-          ? { sessionId: conversationSessionId(scope, args.conversationId), position: args.position }
+        sessionId !== undefined && args.position !== undefined
+          ? { sessionId: clientSessionId(scope, sessionId), position: args.position }
           : { sessionId: statementSessionId(scope, when), position: statementPosition(text, when) };
-      const taken = await engine.accept([turn(key)], { skipRepeats: args.conversationId === undefined });
+      const taken = await engine.accept([turn(key)], { skipRepeats: sessionId === undefined });
       const duplicate = taken.accepted === 0;
       // A skipped repeat names the turn it repeats: its position, and what its extraction committed.
       const [ref = key] = taken.turns;

@@ -69,8 +69,14 @@ describe('bad input', () => {
       { text: 'I live in Lisbon.', at: 'yesterday' },
       /Input validation error.*at/,
     );
-    await refused(c, 'remember', { text: 'I live in Lisbon.', position: 2 }, /invalid_input: conversationId/);
-    await refused(c, 'remember', { text: 'x', conversationId: 'c', position: 2 ** 31 }, /Input validation/);
+    await refused(c, 'remember', { text: 'I live in Lisbon.', position: 2 }, /invalid_input: sessionId/);
+    await refused(c, 'remember', { text: 'x', sessionId: 'c', position: 2 ** 31 }, /Input validation/);
+    await refused(
+      c,
+      'remember',
+      { text: 'x', sessionId: 'c', conversationId: 'd', position: 2 },
+      /invalid_input: sessionId: and conversationId \(its deprecated name\) differ/,
+    );
     await refused(c, 'recall', { query: ['a'] }, /Input validation error.*query/);
     await refused(c, 'recall', { query: 'x', limit: 0 }, /Input validation error.*limit/);
     await refused(c, 'recall', { query: 'x', minScore: 1.5 }, /Input validation error.*minScore/);

@@ -80,11 +80,18 @@ describe('mem01-mcp over stdio', () => {
       // Porto is superseded, and the turn that said it is retired with it.
       expect(recalled.block).not.toContain('Porto');
       // A turn of the client's own conversation keeps its position: retried, it is skipped.
-      const turn = { text: 'My dog is called Biscuit.', conversationId: 'chat-7', position: 3 };
+      const turn = { text: 'My dog is called Biscuit.', sessionId: 'chat-7', position: 3 };
       const first = await ok<RememberOut>(c, 'remember', turn);
       expect(first).toMatchObject({ accepted: true, position: 3 });
       expect(first.sessionId).toMatch(/^mcp:[0-9a-f]{24}:c:chat-7$/);
       expect(await ok<RememberOut>(c, 'remember', turn)).toMatchObject({ accepted: false, duplicate: true });
+      // conversationId, the deprecated name of sessionId, names the same conversation: the same turn again.
+      const { sessionId: _, ...old } = turn;
+      expect(await ok<RememberOut>(c, 'remember', { ...old, conversationId: 'chat-7' })).toMatchObject({
+        accepted: false,
+        duplicate: true,
+        sessionId: first.sessionId,
+      });
       const yes = await ok<RememberOut>(c, 'remember', { ...turn, position: 4, wait: true });
       expect(yes.accepted).toBe(true);
     } finally {
