@@ -97,6 +97,10 @@ describe('createMemoryTools', () => {
     const { store, faults } = withFaults(createMemoryStore());
     const tools = await createMemoryTools({ ...runtimeOptions(), store, userId: 'ro', readOnly: true });
     expect(tools.map((t) => t.name)).toEqual(['search_memory', 'search_memories', 'list_memories']);
+    // The earlier name is described as deprecated, as the MCP server describes its earlier names.
+    expect(tools.find((t) => t.name === 'search_memories')?.description).toBe(
+      'Deprecated: the earlier name of search_memory, with the same input and output. Call search_memory.',
+    );
     faults.fail('list');
     const model = new ScriptedModel([
       [functionCall('list_memories', { limit: null }, { callId: 'l1' })],
