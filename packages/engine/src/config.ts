@@ -3,6 +3,7 @@ import { InvalidInputError } from './errors.js';
 import type { Embedder } from './ports.js';
 import { DEFAULT_RANKING, LEXICAL_EMBEDDER_WEIGHTS, type RankingConfig, SEMANTIC_WEIGHTS } from './recall.js';
 import { DEFAULT_BLOCK_BYTES, MIN_BLOCK_BYTES } from './render.js';
+import { givenBlockBytes } from './util.js';
 
 export interface EngineConfig {
   /** Raise pipeline failures at the next enqueue or read barrier of the same user. Default false (failure-open). */
@@ -174,17 +175,7 @@ export const MAX_QUERY_CHARS = 4000;
 /** Merges `input` over the defaults and checks every field. The embedder supplies the similarity floor. */
 export function resolveConfig(input: EngineConfigInput | undefined, embedder: Embedder | null): EngineConfig {
   const given = dropUndefined(input ?? {});
-  if (
-    given.blockBytes !== undefined &&
-    given.budgetBytes !== undefined &&
-    given.blockBytes !== given.budgetBytes
-  ) {
-    throw new InvalidInputError(
-      'config.blockBytes',
-      'and budgetBytes (its deprecated name) differ: set blockBytes only',
-    );
-  }
-  const blockBytes = given.blockBytes ?? given.budgetBytes ?? DEFAULT_CONFIG.blockBytes;
+  const blockBytes = givenBlockBytes(given, 'config.blockBytes') ?? DEFAULT_CONFIG.blockBytes;
   const merged = { ...DEFAULT_CONFIG, ...given, blockBytes, budgetBytes: blockBytes };
   const ranking: RankingConfig = {
     ...DEFAULT_RANKING,

@@ -19,7 +19,7 @@ import { type ContextBlock, renderContextBlock } from './render.js';
 import { assertPosition } from './store-input.js';
 import { clip, contentWords, echoesQuery, stem, topicStems } from './text.js';
 import type { Belief, BeliefKind, Evidence, Scope, ScoredBelief } from './types.js';
-import { assertId, assertText, sameScope } from './util.js';
+import { assertId, assertText, givenBlockBytes, sameScope } from './util.js';
 
 export interface RecallOptions {
   /** At most this many beliefs. Default `config.recallLimit`. */
@@ -290,14 +290,7 @@ export interface BlockSizeOption {
 
 /** The block size a call asks for (`blockBytes`, or its deprecated name), else the configured one. */
 function blockBytesOf(core: EngineCore, size: BlockSizeOption): number {
-  const { blockBytes, budgetBytes } = size;
-  if (blockBytes !== undefined && budgetBytes !== undefined && blockBytes !== budgetBytes) {
-    throw new InvalidInputError(
-      'blockBytes',
-      'and budgetBytes (its deprecated name) differ: set blockBytes only',
-    );
-  }
-  return blockBytes ?? budgetBytes ?? core.config.blockBytes;
+  return givenBlockBytes(size, 'blockBytes') ?? core.config.blockBytes;
 }
 
 /** Recalled beliefs rendered as the bounded context block. */
