@@ -605,7 +605,7 @@ describe('on a terminal, and serving', () => {
 describe('the agent’s environment', () => {
   it('MEM01_* tuning sets the block recall renders; doctor shows the settings and models', async () => {
     const db = fresh();
-    const env = { MEM01_BUDGET_BYTES: '300', MEM01_RECALL_LIMIT: '3', MEM01_MIN_CONFIDENCE: '0.8' };
+    const env = { MEM01_BLOCK_BYTES: '300', MEM01_RECALL_LIMIT: '3', MEM01_PENDING_BELOW: '0.8' };
     const r = await runInProcess(['--db', db, '--json', 'recall', '--user', USER, 'where do I live?'], {
       env,
     });
@@ -618,8 +618,38 @@ describe('the agent’s environment', () => {
       store: `sqlite ${db}`,
       extractor: 'local-rules',
       embedder: { name: 'local:mem01-local-hash-v1-384', dimensions: 384 },
-      settings: { budgetBytes: 300, recallLimit: 3, pendingBelow: 0.8 },
+      settings: { blockBytes: 300, budgetBytes: 300, recallLimit: 3, pendingBelow: 0.8 },
     });
+    // recall --block-bytes sizes one block; --budget, its deprecated name, still does.
+    for (const flag of ['--block-bytes', '--budget']) {
+      const sized = await runInProcess([
+        '--db',
+        db,
+        '--json',
+        'recall',
+        '--user',
+        USER,
+        'where do I live?',
+        flag,
+        '200',
+      ]);
+      expect(sized.code, flag).toBe(0);
+      expect((JSON.parse(sized.stdout) as { block: { bytes: number } }).block.bytes).toBeLessThanOrEqual(200);
+    }
+    const both = await runInProcess([
+      '--db',
+      db,
+      'recall',
+      '--user',
+      USER,
+      'x',
+      '--block-bytes',
+      '200',
+      '--budget',
+      '300',
+    ]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--block-bytes and --budget \(its deprecated name\) differ/);
     const bad = await runInProcess(['--db', db, 'users'], { env: { MEM01_RECALL_LIMIT: 'many' } });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe('error [config]: MEM01_RECALL_LIMIT must be a positive integer, got "many"\n');
@@ -763,7 +793,7 @@ describe('migrate, usage and errors', () => {
     });
     expect(r.code).toBe(1);
     // Warnings while it retries briefly, then one error line.
-    expect(r.stderr).toMatch(/^error \[store_error\]/m);
+    expect(r.stderr).toMatch(/^error \[store\]/m);
     expect(r.stdout + r.stderr).not.toContain('hunter2-secret');
   });
 });

@@ -25,6 +25,7 @@ import type {
   ListOptions,
 } from './ports.js';
 import {
+  type BlockSizeOption,
   checkRecall,
   clipQuery,
   contextOf,
@@ -96,26 +97,27 @@ export class MemoryAdmin {
    * Recall rendered as the bounded context block; or, given `{ ids }`, the block of the beliefs the host chose, in the
    * order given: ids unknown or of another scope are skipped as `not_found`, beliefs not active (pending, retired,
    * forgotten) as `not_active`, repeated ids as `duplicate` (each listed in `skipped`). Whole beliefs only, up to
-   * `budgetBytes` (default `config.budgetBytes`); those left out for space are counted in `omitted`.
+   * `blockBytes` (default `config.blockBytes`; `budgetBytes` is its deprecated name); those left out for space are
+   * counted in `omitted`.
    */
   context(
     scope: Scope,
     query: string,
-    options?: RecallOptions & { readonly budgetBytes?: number | undefined },
+    options?: RecallOptions & BlockSizeOption,
   ): Promise<ContextBlock & { readonly recalled: readonly ScoredBelief[] }>;
   context(
     scope: Scope,
-    selection: { readonly ids: readonly string[]; readonly budgetBytes?: number | undefined },
+    selection: { readonly ids: readonly string[] } & BlockSizeOption,
   ): Promise<SelectedContext>;
   async context(
     scope: Scope,
-    queryOrSelection: string | { readonly ids: readonly string[]; readonly budgetBytes?: number | undefined },
-    options: RecallOptions & { readonly budgetBytes?: number | undefined } = {},
+    queryOrSelection: string | ({ readonly ids: readonly string[] } & BlockSizeOption),
+    options: RecallOptions & BlockSizeOption = {},
   ): Promise<(ContextBlock & { readonly recalled: readonly ScoredBelief[] }) | SelectedContext> {
     if (typeof queryOrSelection === 'string') {
       const query = clipQuery(queryOrSelection, this.core.config.maxTextBytes);
       const recalled = await this.recall(scope, query, options);
-      return contextOf(this.core, recalled, query, options.budgetBytes);
+      return contextOf(this.core, recalled, query, options);
     }
     const s = this.open(scope);
     if (
@@ -124,13 +126,13 @@ export class MemoryAdmin {
       !Array.isArray(queryOrSelection.ids)
     )
       throw new InvalidInputError('selection', 'must be a query string or { ids: string[] }');
-    const { ids, budgetBytes } = queryOrSelection;
+    const { ids } = queryOrSelection;
     if (ids.length > 1000) throw new InvalidInputError('ids', 'at most 1000 ids');
     ids.forEach((id, i) => {
       assertId(id, `ids[${i}]`);
     });
     await this.beforeUserOperation(s.userId);
-    return selectedContext(this.core, s, ids, budgetBytes);
+    return selectedContext(this.core, s, ids, queryOrSelection);
   }
 
   /**

@@ -315,11 +315,11 @@ export function reconcile(
     const b = id === undefined ? undefined : current(id);
     return b?.status === 'active' ? b : undefined;
   };
-  /** Whether a belief is still authorised: captured under no grant, or under one that has not ended. */
-  const authorised = (b: Belief): boolean => b.grantId === undefined || !state.endedGrants?.has(b.grantId);
-  /** Whether `op`'s value confirms `live`: the same value, on a belief still authorised. */
+  /** Whether a belief is still authorized: captured under no grant, or under one that has not ended. */
+  const authorized = (b: Belief): boolean => b.grantId === undefined || !state.endedGrants?.has(b.grantId);
+  /** Whether `op`'s value confirms `live`: the same value, on a belief still authorized. */
   const confirms = (live: Belief, value: string): boolean =>
-    authorised(live) && canonicalValue(live.value) === canonicalValue(value);
+    authorized(live) && canonicalValue(live.value) === canonicalValue(value);
   const put = (b: Belief): void => {
     if (!inserted.has(b.id) && !originalVersion.has(b.id)) {
       const orig = stored.get(b.id);
@@ -535,7 +535,7 @@ export function reconcile(
       if (liveActive && confirms(liveActive, op.value)) {
         confirm(liveActive, evidence, op.confidence);
         addedBy.set(opIndex, liveActive.id);
-      } else if (repeated && authorised(repeated)) {
+      } else if (repeated && authorized(repeated)) {
         confirm(repeated, evidence, op.confidence);
         addedBy.set(opIndex, repeated.id);
       } else {
@@ -578,7 +578,7 @@ export function reconcile(
     }
     switch (op.op) {
       case 'confirm':
-        if (!authorised(target)) dropped.push({ operation: op, reason: 'not_active' });
+        if (!authorized(target)) dropped.push({ operation: op, reason: 'not_active' });
         else confirm(target, evidence, op.confidence ?? 0.6);
         break;
       case 'supersede':

@@ -628,8 +628,15 @@ describe('a question asked again', () => {
     expect(values).not.toContain('Where do I live now? Remind me.');
     // A question that asks more than the query is not the query again: it stays recallable.
     expect(values).toContain('Which dentist should I book, one close to where I live?');
-    const block = await engine.context(scope, 'Where do I live?', { budgetBytes: 800 });
+    const block = await engine.context(scope, 'Where do I live?', { blockBytes: 800 });
     expect(block.text).toContain('Denver');
+    // `budgetBytes`, the deprecated name of `blockBytes`, sizes the block the same way.
+    const small = await engine.context(scope, 'Where do I live?', { blockBytes: 200 });
+    expect(small.bytes).toBeLessThanOrEqual(200);
+    expect(await engine.context(scope, 'Where do I live?', { budgetBytes: 200 })).toEqual(small);
+    await expect(
+      engine.context(scope, 'Where do I live?', { blockBytes: 200, budgetBytes: 300 }),
+    ).rejects.toThrow(InvalidInputError);
     expect(block.text).not.toContain('Where do I live?');
     // The earlier question stays in memory and is recalled for what it holds that the query does not.
     expect((await engine.recall(scope, 'dentist')).map((h) => h.belief.value)).toContain(

@@ -48,6 +48,7 @@ const STORE_KIT_VALUES = [
   'canonicalKey',
   'describeError',
   'neutralise',
+  'neutralize',
   'normalizeScope',
   'resolveConfig',
   'sanitize',

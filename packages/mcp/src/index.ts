@@ -29,6 +29,7 @@ export {
 } from './runtime.js';
 export { createMemoryServer, MCP_SERVER_VERSION, type MemoryServerOptions } from './server.js';
 export {
+  clientSessionId,
   conversationSessionId,
   SESSION_PREFIX,
   STATEMENT_WINDOW_MS,

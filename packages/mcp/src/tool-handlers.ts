@@ -4,10 +4,10 @@
  * tool errors.
  */
 import { type Belief, type BeliefStatus, InvalidInputError, NotFoundError } from '@mem01/engine';
-import { assertText, BELIEF_STATUSES, neutralise } from '@mem01/engine/store-kit';
+import { assertText, BELIEF_STATUSES, neutralize } from '@mem01/engine/store-kit';
 import { beliefView, dataBlock, type ToolOutput } from './format.js';
 import type { ServerContext } from './server-context.js';
-import { conversationSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';
+import { clientSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';
 import type { ServedScope } from './user-access.js';
 
 const served = (scope: ServedScope) => ({ userId: scope.userId, namespace: scope.namespace });
@@ -15,6 +15,8 @@ const served = (scope: ServedScope) => ({ userId: scope.userId, namespace: scope
 /** The arguments of `remember`, as its input schema checked them. */
 export interface RememberArgs {
   readonly text: string;
+  readonly sessionId?: string | undefined;
+  /** @deprecated The earlier name of `sessionId`. */
   readonly conversationId?: string | undefined;
   readonly position?: number | undefined;
   readonly at?: string | undefined;
@@ -29,9 +31,13 @@ export interface RememberArgs {
 export async function remember(ctx: ServerContext, args: RememberArgs): Promise<ToolOutput> {
   const { engine } = ctx;
   const scope = ctx.scope(args.userId);
-  if ((args.conversationId === undefined) !== (args.position === undefined)) {
+  if (args.sessionId !== undefined && args.conversationId !== undefined && args.sessionId !== args.conversationId) {
+    throw new InvalidInputError('sessionId', 'and conversationId (its deprecated name) differ: give sessionId');
+  }
+  const sessionId = args.sessionId ?? args.conversationId;
+  if ((sessionId === undefined) !== (args.position === undefined)) {
     throw new InvalidInputError(
-      'conversationId',
+      'sessionId',
       'and position go together: give both for a turn of your conversation, or neither for a statement',
     );
   }
@@ -52,10 +58,10 @@ export async function remember(ctx: ServerContext, args: RememberArgs): Promise<
   // statement's is a digest of its text and time. The outbox skips a key it holds; for statements, the engine's
   // repeat rule also skips a retry without `at` that repeats the window's previous statement.
   const key: TurnKey =
-    args.conversationId !== undefined && args.position !== undefined
-      ? { sessionId: conversationSessionId(scope, args.conversationId), position: args.position }
+    sessionId !== undefined && args.position !== undefined
+      ? { sessionId: clientSessionId(scope, sessionId), position: args.position }
       : { sessionId: statementSessionId(scope, when), position: statementPosition(text, when) };
-  const taken = await engine.accept([turn(key)], { skipRepeats: args.conversationId === undefined });
+  const taken = await engine.accept([turn(key)], { skipRepeats: sessionId === undefined });
   const duplicate = taken.accepted === 0;
   // A skipped repeat names the turn it repeats: its position, and what its extraction committed.
   const [ref = key] = taken.turns;
@@ -126,7 +132,7 @@ export async function recall(ctx: ServerContext, args: RecallArgs): Promise<Tool
     id: r.belief.id,
     kind: r.belief.kind,
     status: r.belief.status,
-    statement: neutralise(r.belief.statement),
+    statement: neutralize(r.belief.statement),
     version: r.belief.version,
     storedAt: r.belief.storedAt,
     score: r.score,

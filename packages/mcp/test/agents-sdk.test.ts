@@ -18,7 +18,7 @@ describe('the Agents SDK over MCPServerStdio', () => {
   }, async () => {
     const earlier = await connectStdio(['--user', USER], childEnv(home.path));
     try {
-      const r = await ok<RememberOut>(earlier.client, 'remember', {
+      const r = await ok<RememberOut>(earlier.client, 'add_memory', {
         text: 'My favorite color is teal.',
         wait: true,
       });
@@ -42,7 +42,11 @@ describe('the Agents SDK over MCPServerStdio', () => {
         modelResponder((call) => {
           offered = call.request.tools.map((t) => String((t as { name?: unknown }).name));
           return [
-            functionCall('recall', { query: 'What is my favorite color?' }, { callId: 'call-recall-1' }),
+            functionCall(
+              'search_memory',
+              { query: 'What is my favorite color?' },
+              { callId: 'call-recall-1' },
+            ),
           ];
         }),
         modelResponder((call) => {
@@ -62,12 +66,12 @@ describe('the Agents SDK over MCPServerStdio', () => {
       const result = await new Runner({ tracingDisabled: true }).run(agent, 'What is my favorite color?');
       expect(offered).toEqual(
         expect.arrayContaining([
-          'remember',
-          'recall',
+          'add_memory',
+          'search_memory',
           'list_memories',
           'memory_history',
-          'correct_memory',
-          'forget_memory',
+          'update_memory',
+          'delete_memory',
         ]),
       );
       expect(result.finalOutput).toBe('Your favorite color is teal.');

@@ -306,10 +306,10 @@ describe('mem01-mcp --http --multi-user with per-user tokens', () => {
     const alice = await connectHttp(server.url, ALICE);
     try {
       expect(
-        (await ok<{ userId: string }>(alice.client, 'recall', { query: '', userId: 'alice' })).userId,
+        (await ok<{ userId: string }>(alice.client, 'search_memory', { query: '', userId: 'alice' })).userId,
       ).toBe('alice');
       await expect(
-        alice.client.callTool({ name: 'recall', arguments: { query: '', userId: 'bob' } }),
+        alice.client.callTool({ name: 'search_memory', arguments: { query: '', userId: 'bob' } }),
       ).rejects.toMatchObject({ code: 403 });
       await expect(alice.client.readResource({ uri: profileUri('team-x') })).rejects.toMatchObject({
         code: 403,
@@ -327,16 +327,16 @@ describe('mem01-mcp --http --multi-user with per-user tokens', () => {
     const team = await connectHttp(server.url, TEAM);
     try {
       expect(
-        (await ok<{ userId: string }>(team.client, 'recall', { query: '', userId: 'team-x' })).userId,
+        (await ok<{ userId: string }>(team.client, 'search_memory', { query: '', userId: 'team-x' })).userId,
       ).toBe('team-x');
-      expect((await ok<{ userId: string }>(team.client, 'recall', { query: '', userId: 'bob' })).userId).toBe(
-        'bob',
-      );
+      expect(
+        (await ok<{ userId: string }>(team.client, 'search_memory', { query: '', userId: 'bob' })).userId,
+      ).toBe('bob');
       await expect(
-        team.client.callTool({ name: 'recall', arguments: { query: '', userId: 'alice' } }),
+        team.client.callTool({ name: 'search_memory', arguments: { query: '', userId: 'alice' } }),
       ).rejects.toMatchObject({ code: 403 });
       // No default user here: a call naming none is a tool error, as on any multi-user server without --user.
-      const r = await call(team.client, 'recall', { query: '' });
+      const r = await call(team.client, 'search_memory', { query: '' });
       expect(r.isError).toBe(true);
       expect(textOf(r)).toMatch(/userId.*required/);
     } finally {
@@ -355,7 +355,7 @@ describe('mem01-mcp --http --multi-user with per-user tokens', () => {
         jsonrpc: '2.0',
         id: 2,
         method: 'tools/call',
-        params: { name: 'recall', arguments: { query: '', userId: 'bob' } },
+        params: { name: 'search_memory', arguments: { query: '', userId: 'bob' } },
       }),
     });
     expect(reply.status).toBe(403);

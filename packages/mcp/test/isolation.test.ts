@@ -136,10 +136,12 @@ type Op =
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc
     .record({ text: textArb, userId: userArb, wait: fc.boolean() })
-    .map((a): Op => ({ kind: 'tool', name: 'remember', args: { ...a, text: a.text || 'I live in Faro.' } })),
+    .map(
+      (a): Op => ({ kind: 'tool', name: 'add_memory', args: { ...a, text: a.text || 'I live in Faro.' } }),
+    ),
   fc
     .record({ query: textArb, userId: userArb, explain: fc.boolean() })
-    .map((a): Op => ({ kind: 'tool', name: 'recall', args: a })),
+    .map((a): Op => ({ kind: 'tool', name: 'search_memory', args: a })),
   fc
     .record({ status: fc.constantFrom('active', 'all', 'superseded', 'forgotten'), userId: userArb })
     .map((a): Op => ({ kind: 'tool', name: 'list_memories', args: a })),
@@ -149,13 +151,13 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ id: idArb, text: textArb, expectedVersion: versionArb, userId: userArb }).map(
     (a): Op => ({
       kind: 'tool',
-      name: 'correct_memory',
+      name: 'update_memory',
       args: { ...a, text: a.text || 'The user lives in Faro.' },
     }),
   ),
   fc
     .record({ id: idArb, expectedVersion: versionArb, userId: userArb })
-    .map((a): Op => ({ kind: 'tool', name: 'forget_memory', args: a })),
+    .map((a): Op => ({ kind: 'tool', name: 'delete_memory', args: a })),
   fc
     .record({ userId: fc.constantFrom(SERVED.userId, ...OTHERS.map((s) => s.userId)) })
     .map((a): Op => ({ kind: 'profile', ...a })),

@@ -33,7 +33,7 @@ describe('mem01-mcp on PostgreSQL', () => {
       childEnv(home.path),
     );
     try {
-      const r = await ok<RememberOut>(first.client, 'remember', { text: 'I live in Lisbon.', wait: true });
+      const r = await ok<RememberOut>(first.client, 'add_memory', { text: 'I live in Lisbon.', wait: true });
       expect(r.extracted?.map((b) => b.statement)).toEqual(['The user lives in Lisbon.']);
       expect(first.stderr()).toContain(`from postgres postgres://postgres:***@`);
       expect(first.stderr()).not.toContain(PASSWORD);
@@ -45,7 +45,7 @@ describe('mem01-mcp on PostgreSQL', () => {
       childEnv(home.path, { DATABASE_URL: url }),
     );
     try {
-      const recalled = await ok<RecallOut>(second.client, 'recall', { query: 'Where do I live?' });
+      const recalled = await ok<RecallOut>(second.client, 'search_memory', { query: 'Where do I live?' });
       expect(recalled.block).toMatch(/\] The user lives in Lisbon\.|\[user said [\d-]+\] I live in Lisbon\./);
       expect(second.stderr()).not.toContain(PASSWORD);
     } finally {

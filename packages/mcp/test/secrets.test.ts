@@ -47,8 +47,8 @@ describe('the MCP server returns and logs no secret, in any form', () => {
         await client.connect(clientSide);
 
         const results = [
-          await client.callTool({ name: 'remember', arguments: { text: 'I live in Lisbon.', wait: true } }),
-          await client.callTool({ name: 'recall', arguments: { query: 'where do I live' } }),
+          await client.callTool({ name: 'add_memory', arguments: { text: 'I live in Lisbon.', wait: true } }),
+          await client.callTool({ name: 'search_memory', arguments: { query: 'where do I live' } }),
           await client.callTool({ name: 'list_memories', arguments: {} }),
         ];
         await client.close();

@@ -102,7 +102,7 @@ describe('retries over HTTP', () => {
     fake.script('responses', ...Array.from({ length: 3 }, () => ({ type: 'status' as const, status: 500 })));
     const err = await run().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProviderError);
-    expect(err).toMatchObject({ status: 500, attempts: 3, code: 'provider_error' });
+    expect(err).toMatchObject({ status: 500, attempts: 3, code: 'provider' });
     expect((err as Error).message).toMatch(/HTTP 500.*after 3 attempts/);
     expect(fake.requests).toHaveLength(3);
   });

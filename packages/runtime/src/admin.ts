@@ -86,7 +86,8 @@ export async function openMemoryAdmin(options: MemoryAdminOptions = {}): Promise
       embedder: embedded.name,
       dimensions: embedded.embedder?.dimensions ?? null,
       strict: admin.config.strict,
-      budgetBytes: settings.budgetBytes,
+      blockBytes: settings.blockBytes,
+      budgetBytes: settings.blockBytes,
     },
     close() {
       closing ??= (async () => {

@@ -40,7 +40,40 @@ export function providerSettings(env: Env): ProviderSettings {
   };
 }
 
-const DEFAULT_BUDGET_BYTES = DEFAULT_CONFIG.budgetBytes;
+const DEFAULT_BLOCK_BYTES = DEFAULT_CONFIG.blockBytes;
+
+/**
+ * A variable that has a new name and a deprecated one: the value and the name it was read from, or undefined when
+ * neither is set. Both set to different values is a `ConfigError` naming both, rather than one silently winning.
+ */
+function renamedVar(env: Env, name: string, deprecated: string): { name: string; raw: string } | undefined {
+  const value = nonEmpty(env[name]);
+  const old = nonEmpty(env[deprecated]);
+  if (value !== undefined && old !== undefined && value.trim() !== old.trim()) {
+    throw new ConfigError(
+      `${name} and ${deprecated} (its deprecated name) are both set, to different values; set ${name} only`,
+    );
+  }
+  if (value !== undefined) return { name, raw: value };
+  return old === undefined ? undefined : { name: deprecated, raw: old };
+}
+
+/**
+ * An option that has a deprecated name (`budgetBytes` of `blockBytes`): its value, from either name; both given with
+ * different values is a `ConfigError` naming both. `label` is how the option is named in that error.
+ */
+function renamedOption(
+  from: { readonly blockBytes?: number | undefined; readonly budgetBytes?: number | undefined },
+  label: string,
+): number | undefined {
+  const { blockBytes, budgetBytes } = from;
+  if (blockBytes !== undefined && budgetBytes !== undefined && blockBytes !== budgetBytes) {
+    throw new ConfigError(
+      `${label} and ${label.replace('blockBytes', 'budgetBytes')} (its deprecated name) differ: set ${label} only`,
+    );
+  }
+  return blockBytes ?? budgetBytes;
+}
 
 /**
  * The engine settings the environment may set (one table in the README). A malformed value is a `ConfigError`
@@ -56,16 +89,16 @@ export function tuningFromEnv(env: Env): EngineConfigInput {
       throw new ConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
     return n;
   };
-  const budgetBytes = int('MEM01_BUDGET_BYTES');
-  if (budgetBytes !== undefined) out.budgetBytes = budgetBytes;
+  const blockBytes = renamedVar(env, 'MEM01_BLOCK_BYTES', 'MEM01_BUDGET_BYTES');
+  if (blockBytes !== undefined) out.blockBytes = int(blockBytes.name);
   const recallLimit = int('MEM01_RECALL_LIMIT');
   if (recallLimit !== undefined) out.recallLimit = recallLimit;
-  const confidence = nonEmpty(env.MEM01_MIN_CONFIDENCE);
-  if (confidence !== undefined) {
-    const n = Number(confidence.trim());
+  const pendingBelow = renamedVar(env, 'MEM01_PENDING_BELOW', 'MEM01_MIN_CONFIDENCE');
+  if (pendingBelow !== undefined) {
+    const n = Number(pendingBelow.raw.trim());
     if (!(n >= 0 && n <= 1)) {
       throw new ConfigError(
-        `MEM01_MIN_CONFIDENCE must be a number from 0 to 1, got ${JSON.stringify(confidence)}`,
+        `${pendingBelow.name} must be a number from 0 to 1, got ${JSON.stringify(pendingBelow.raw)}`,
       );
     }
     out.pendingBelow = n;
@@ -166,6 +199,7 @@ export type SettingOptions = Pick<
   | 'pgSchema'
   | 'embedder'
   | 'strict'
+  | 'blockBytes'
   | 'budgetBytes'
   | 'episodic'
   | 'engine'
@@ -180,7 +214,7 @@ export interface ResolvedSettings {
   /** The database to open, or null when a store is passed in. */
   readonly target: StoreTarget | null;
   readonly strict: boolean;
-  readonly budgetBytes: number;
+  readonly blockBytes: number;
   /** The engine settings, checked, environment and options merged. */
   readonly engineConfig: EngineConfigInput;
 }
@@ -206,11 +240,14 @@ export function resolveSettings(
     throw new ConfigError('strict and engine.strict disagree: set one of them');
   }
   const strict = options.strict ?? options.engine?.strict ?? false;
-  const budgetBytes =
-    options.budgetBytes ?? options.engine?.budgetBytes ?? fromEnv.budgetBytes ?? DEFAULT_BUDGET_BYTES;
+  const blockBytes =
+    renamedOption(options, 'blockBytes') ??
+    renamedOption(options.engine ?? {}, 'engine.blockBytes') ??
+    fromEnv.blockBytes ??
+    DEFAULT_BLOCK_BYTES;
   if (typeof strict !== 'boolean') throw new ConfigError('strict must be a boolean');
-  if (!Number.isInteger(budgetBytes) || budgetBytes < 1) {
-    throw new ConfigError('budgetBytes must be a positive integer');
+  if (!Number.isInteger(blockBytes) || blockBytes < 1) {
+    throw new ConfigError('blockBytes must be a positive integer');
   }
   if (options.episodic !== undefined && typeof options.episodic !== 'boolean') {
     throw new ConfigError('episodic must be a boolean');
@@ -220,7 +257,8 @@ export function resolveSettings(
     ...fromEnv,
     ...options.engine,
     strict,
-    budgetBytes,
+    blockBytes,
+    budgetBytes: blockBytes,
     ...(options.episodic === undefined ? {} : { episodic: options.episodic }),
     ...(fromEnv.budgets || options.engine?.budgets || options.budgets
       ? { budgets: { ...fromEnv.budgets, ...options.engine?.budgets, ...options.budgets } }
@@ -239,7 +277,7 @@ export function resolveSettings(
   const providers = providerSettings(env);
   embedderKind(options.embedder, providers); // `'openai'` without a key fails here
   const target = options.store === undefined ? resolveStoreTarget(options, env) : null;
-  return { env, providers, target, strict, budgetBytes, engineConfig };
+  return { env, providers, target, strict, blockBytes, engineConfig };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

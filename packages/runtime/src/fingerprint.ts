@@ -9,7 +9,7 @@ import type { MemoryRuntimeOptions } from './resolve-runtime.js';
 
 /** The key of a runtime opened with `options` and their resolved `settings`. */
 export function runtimeKey(options: MemoryRuntimeOptions, settings: ResolvedSettings): string {
-  const { providers, target, strict, budgetBytes, engineConfig } = settings;
+  const { providers, target, strict, blockBytes, engineConfig } = settings;
   const credential = credentialKey(providers);
   const embedder = options.embedder;
   return fingerprint(
@@ -30,7 +30,7 @@ export function runtimeKey(options: MemoryRuntimeOptions, settings: ResolvedSett
       logger: options.logger ? `object:${objectId(options.logger)}` : 'default',
       resume: options.resume !== false,
       strict,
-      budgetBytes,
+      blockBytes,
       engine: stableJson(engineConfig),
     }),
   );

@@ -24,7 +24,7 @@ export async function openRuntime(
   options: MemoryRuntimeOptions,
   settings: ResolvedSettings,
 ): Promise<MemoryRuntime> {
-  const { providers, target, budgetBytes, engineConfig } = settings;
+  const { providers, target, blockBytes, engineConfig } = settings;
   const owned: Array<() => Promise<void>> = [];
   const closeOwned = async () => {
     for (const close of owned.reverse()) await close().catch(() => undefined);
@@ -77,7 +77,8 @@ export async function openRuntime(
       engine,
       store,
       transcript,
-      budgetBytes,
+      blockBytes,
+      budgetBytes: blockBytes,
       logger: options.logger,
       description: {
         store: storeName,
@@ -86,7 +87,8 @@ export async function openRuntime(
         embedder: embedded.name,
         dimensions: embedded.embedder?.dimensions ?? null,
         strict: engine.config.strict,
-        budgetBytes,
+        blockBytes,
+        budgetBytes: blockBytes,
       },
       close() {
         closing ??= (async () => {

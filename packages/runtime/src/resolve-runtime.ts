@@ -46,7 +46,9 @@ export interface MemoryRuntimeOptions extends StoreSelection {
   readonly embedder?: EmbedderOption;
   /** Raise memory failures instead of degrading to no memory. Default false (failure-open). */
   readonly strict?: boolean | undefined;
-  /** Size of the injected memory block in UTF-8 bytes. Default `MEM01_BUDGET_BYTES`, else 800. */
+  /** Size of the injected memory block in UTF-8 bytes. Default `MEM01_BLOCK_BYTES`, else 800. */
+  readonly blockBytes?: number | undefined;
+  /** @deprecated The earlier name of `blockBytes`; use `blockBytes`. */
   readonly budgetBytes?: number | undefined;
   /**
    * Recall what the user said (dated episodes) beside the beliefs drawn from it. Default `MEM01_EPISODIC`, else
@@ -56,7 +58,7 @@ export interface MemoryRuntimeOptions extends StoreSelection {
   /**
    * Engine settings (`@mem01/engine`'s `EngineConfigInput`): the outbox lease (`leaseMs`, how long a crashed
    * process holds a user's turns), `flushTimeoutMs`, the pending threshold, recall limits, ranking. `strict`,
-   * `budgetBytes` and `episodic` above take precedence over the same fields here, and these over the environment.
+   * `blockBytes` and `episodic` above take precedence over the same fields here, and these over the environment.
    */
   readonly engine?: EngineConfigInput | undefined;
   /**
@@ -92,6 +94,9 @@ export interface RuntimeDescription {
   /** The embedder's vector length, or null without an embedder. */
   readonly dimensions: number | null;
   readonly strict: boolean;
+  /** The block's size in UTF-8 bytes. */
+  readonly blockBytes: number;
+  /** @deprecated The earlier name of `blockBytes` (the same value); use `blockBytes`. */
   readonly budgetBytes: number;
 }
 
@@ -104,6 +109,9 @@ export interface MemoryRuntime {
   readonly engine: MemoryEngine;
   readonly store: EngineStore;
   readonly transcript: TranscriptStore;
+  /** The block's size in UTF-8 bytes (the engine's `config.blockBytes`). */
+  readonly blockBytes: number;
+  /** @deprecated The earlier name of `blockBytes` (the same value); use `blockBytes`. */
   readonly budgetBytes: number;
   readonly logger: Logger | undefined;
   readonly description: RuntimeDescription;
@@ -156,6 +164,7 @@ export function checkGivenRuntime(options: MemoryRuntimeOptions): MemoryRuntime 
       'extractor',
       'embedder',
       'strict',
+      'blockBytes',
       'budgetBytes',
       'episodic',
       'engine',

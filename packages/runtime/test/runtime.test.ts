@@ -16,6 +16,7 @@ import {
   openMemoryRuntime,
   resolveRuntime,
   sharedRuntimeCount,
+  tuningFromEnv,
 } from '../src/index.js';
 
 const dirs: TempDir[] = [];
@@ -33,9 +34,9 @@ afterAll(async () => {
 });
 
 const TUNING = {
-  MEM01_BUDGET_BYTES: '640',
+  MEM01_BLOCK_BYTES: '640',
   MEM01_RECALL_LIMIT: '5',
-  MEM01_MIN_CONFIDENCE: '0.7',
+  MEM01_PENDING_BELOW: '0.7',
   MEM01_EPISODIC: 'off',
 };
 
@@ -51,10 +52,12 @@ describe('openMemoryRuntime', () => {
         embedder: 'local:mem01-local-hash-v1-384',
         dimensions: 384,
         strict: false,
+        blockBytes: 640,
         budgetBytes: 640,
       });
+      expect(runtime.blockBytes).toBe(640);
       expect(runtime.engine.config).toMatchObject({
-        budgetBytes: 640,
+        blockBytes: 640,
         recallLimit: 5,
         pendingBelow: 0.7,
         episodic: false,
@@ -134,13 +137,75 @@ describe('openMemoryRuntime', () => {
       'store is given, so db must not be: they choose a database to open',
     );
     expect(() => resolveRuntime({ env: { DATABASE_URL: 'mysql://h/d' } })).toThrow(ConfigError);
-    expect(() => resolveRuntime({ env: { MEM01_BUDGET_BYTES: 'lots' } })).toThrow(
-      'MEM01_BUDGET_BYTES must be a positive integer, got "lots"',
+    expect(() => resolveRuntime({ env: { MEM01_BLOCK_BYTES: 'lots' } })).toThrow(
+      'MEM01_BLOCK_BYTES must be a positive integer, got "lots"',
     );
     expect(() => resolveRuntime({ env: {}, embedder: 'openai' })).toThrow(
       'embedder "openai" needs OPENAI_API_KEY',
     );
     expect(() => resolveRuntime({ env: {}, embedder: 'remote' as 'local' })).toThrow(ConfigError);
+  });
+
+  it('blockBytes sizes the block (MEM01_BLOCK_BYTES); budgetBytes and MEM01_BUDGET_BYTES, the deprecated names, still do', () => {
+    expect(tuningFromEnv({ MEM01_BLOCK_BYTES: '640' })).toEqual({ blockBytes: 640 });
+    expect(tuningFromEnv({ MEM01_BUDGET_BYTES: '600' })).toEqual({ blockBytes: 600 });
+    expect(() => tuningFromEnv({ MEM01_BLOCK_BYTES: '640', MEM01_BUDGET_BYTES: '600' })).toThrow(
+      'MEM01_BLOCK_BYTES and MEM01_BUDGET_BYTES (its deprecated name) are both set, to different values',
+    );
+    expect(() => tuningFromEnv({ MEM01_BUDGET_BYTES: 'lots' })).toThrow(
+      'MEM01_BUDGET_BYTES must be a positive integer, got "lots"',
+    );
+    const env = { MEM01_HOME: '/tmp/mem01-block-bytes' };
+    expect(() => resolveRuntime({ env, blockBytes: 500, budgetBytes: 600 })).toThrow(
+      'blockBytes and budgetBytes (its deprecated name) differ: set blockBytes only',
+    );
+    expect(() => resolveRuntime({ env, engine: { blockBytes: 500, budgetBytes: 600 } })).toThrow(
+      'engine.blockBytes and engine.budgetBytes (its deprecated name) differ',
+    );
+  });
+
+  it('the block size under either name, from options or the environment (the option wins)', async () => {
+    const cases: Array<[Parameters<typeof openMemoryRuntime>[0], number]> = [
+      [{ blockBytes: 500 }, 500],
+      [{ budgetBytes: 500 }, 500],
+      [{ engine: { budgetBytes: 450 } }, 450],
+      [{ env: { MEM01_BUDGET_BYTES: '700' } }, 700],
+      [{ env: { MEM01_BLOCK_BYTES: '700' }, budgetBytes: 500 }, 500],
+    ];
+    for (const [options, expected] of cases) {
+      const runtime = await openMemoryRuntime({
+        env: {},
+        ...options,
+        store: createMemoryStore(),
+        resume: false,
+        logger: quiet,
+      });
+      try {
+        expect(runtime.blockBytes).toBe(expected);
+        expect(runtime.budgetBytes).toBe(expected);
+        expect(runtime.engine.config.blockBytes).toBe(expected);
+        expect(runtime.description.blockBytes).toBe(expected);
+      } finally {
+        await runtime.close();
+      }
+    }
+  });
+
+  it('MEM01_PENDING_BELOW sets pendingBelow; MEM01_MIN_CONFIDENCE, its deprecated name, still does', () => {
+    expect(tuningFromEnv({ MEM01_PENDING_BELOW: '0.7' })).toEqual({ pendingBelow: 0.7 });
+    expect(tuningFromEnv({ MEM01_MIN_CONFIDENCE: '0.6' })).toEqual({ pendingBelow: 0.6 });
+    expect(tuningFromEnv({ MEM01_PENDING_BELOW: '0.7', MEM01_MIN_CONFIDENCE: '0.7' })).toEqual({
+      pendingBelow: 0.7,
+    });
+    expect(() => tuningFromEnv({ MEM01_PENDING_BELOW: '0.7', MEM01_MIN_CONFIDENCE: '0.6' })).toThrow(
+      'MEM01_PENDING_BELOW and MEM01_MIN_CONFIDENCE (its deprecated name) are both set, to different values',
+    );
+    expect(() => tuningFromEnv({ MEM01_PENDING_BELOW: 'high' })).toThrow(
+      'MEM01_PENDING_BELOW must be a number from 0 to 1, got "high"',
+    );
+    expect(() => tuningFromEnv({ MEM01_MIN_CONFIDENCE: '2' })).toThrow(
+      'MEM01_MIN_CONFIDENCE must be a number from 0 to 1, got "2"',
+    );
   });
 
   it('runtimes of different keys or models are not shared; the key never enters the fingerprint', () => {

@@ -27,12 +27,12 @@ afterAll(async () => {
 const SCOPE = { userId: 'same-env-user' };
 const QUERY = 'Which city do I live in?';
 const TUNING = {
-  MEM01_BUDGET_BYTES: '600',
+  MEM01_BLOCK_BYTES: '600',
   MEM01_RECALL_LIMIT: '4',
-  MEM01_MIN_CONFIDENCE: '0.75',
+  MEM01_PENDING_BELOW: '0.75',
   MEM01_EPISODIC: 'off',
 };
-const SETTINGS = { budgetBytes: 600, recallLimit: 4, pendingBelow: 0.75, episodic: false };
+const SETTINGS = { blockBytes: 600, recallLimit: 4, pendingBelow: 0.75, episodic: false };
 
 /** What an entry point opened, in the terms every one of them can report. */
 interface Opened {
@@ -45,7 +45,7 @@ interface Opened {
 }
 
 const settingsOf = (config: typeof SETTINGS): typeof SETTINGS => ({
-  budgetBytes: config.budgetBytes,
+  blockBytes: config.blockBytes,
   recallLimit: config.recallLimit,
   pendingBelow: config.pendingBelow,
   episodic: config.episodic,
@@ -154,10 +154,10 @@ describe('one environment, every entry point', () => {
         extractor: report.extractor,
         embedder: report.embedder?.name ?? null,
         dimensions: report.embedder?.dimensions ?? null,
-        settings: report.settings,
+        settings: settingsOf(report.settings),
         block: (JSON.parse(recall.stdout) as { block: { text: string } }).block.text,
       };
-      const line = `mem01: ${describeRuntime({ ...viaSession, store: 'sqlite', strict: false, budgetBytes: 600 })}\n`;
+      const line = `mem01: ${describeRuntime({ ...viaSession, store: 'sqlite', strict: false, blockBytes: 600, budgetBytes: 600 })}\n`;
       expect(doctor.stderr).toBe(line);
       expect(recall.stderr).toBe(line);
 

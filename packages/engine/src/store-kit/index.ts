@@ -14,7 +14,7 @@
  *   `ExtractionOperation`), `canonicalKey`, `normalizeScope`, provider `Usage`, and the belief value sets
  *   (`BELIEF_SOURCES`, `BELIEF_STATUSES`);
  * - for bindings (sessions, tools, servers, CLIs): `resolveConfig`, the context block's delimiters
- *   (`MEMORY_BLOCK_OPEN`, `MEMORY_BLOCK_CLOSE`) and `neutralise`, error reporting (`describeError`, `sanitize`,
+ *   (`MEMORY_BLOCK_OPEN`, `MEMORY_BLOCK_CLOSE`) and `neutralize`, error reporting (`describeError`, `sanitize`,
  *   `sanitizeError` and their one table of credential shapes, `SECRET_PATTERNS`), and `RecallSignals`.
  * @packageDocumentation
  */
@@ -60,7 +60,7 @@ export {
   planForgetAsync,
   redactTranscriptItem,
 } from '../redact.js';
-export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralise } from '../render.js';
+export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralise, neutralize } from '../render.js';
 export type {
   AuditEvent,
   Belief,

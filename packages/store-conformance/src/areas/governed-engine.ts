@@ -290,8 +290,8 @@ export function governedEngineTests(ctx: SuiteContext): void {
       ]);
       expect(block.text.indexOf('Beta statement')).toBeLessThan(block.text.indexOf('Alpha statement'));
       expect(block.text).not.toContain('Foreign secret');
-      expect(block.bytes).toBeLessThanOrEqual(e.config.budgetBytes);
-      const small = await e.context(scope, { ids: [a.id, b.id], budgetBytes: 200 });
+      expect(block.bytes).toBeLessThanOrEqual(e.config.blockBytes);
+      const small = await e.context(scope, { ids: [a.id, b.id], blockBytes: 200 });
       expect(small.bytes).toBeLessThanOrEqual(200);
       await e.close();
     },
