@@ -74,9 +74,22 @@ describe('error codes follow their classes', () => {
     expect(new DuplicateActiveBeliefError('s', 'a').code).toBe('duplicate_active_belief');
   });
 
+  it('a refinement of a class keeps its code: InvalidRecordError is an invalid_input naming the record', () => {
+    const e = new storeKit.InvalidRecordError(2, 'belief.status', 'unknown status "x"');
+    expect(e).toBeInstanceOf(InvalidInputError);
+    expect(e.code).toBe('invalid_input');
+    expect(e.field).toBe('records[2].belief.status');
+  });
+
   it('every error class the engine exports (root and store kit) is covered above', () => {
+    // A direct subclass of Mem01Error has a code of its own; a refinement of one (tested above) keeps its parent's.
     const exported = Object.entries({ ...engine, ...storeKit })
-      .filter(([, v]) => typeof v === 'function' && v.prototype instanceof Mem01Error)
+      .filter(
+        ([, v]) =>
+          typeof v === 'function' &&
+          v.prototype instanceof Mem01Error &&
+          Object.getPrototypeOf(v.prototype) === Mem01Error.prototype,
+      )
       .map(([name]) => name)
       .sort();
     expect(exported).toEqual(INSTANCES.map((e) => e.name).sort());

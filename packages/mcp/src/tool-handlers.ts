@@ -31,8 +31,15 @@ export interface RememberArgs {
 export async function remember(ctx: ServerContext, args: RememberArgs): Promise<ToolOutput> {
   const { engine } = ctx;
   const scope = ctx.scope(args.userId);
-  if (args.sessionId !== undefined && args.conversationId !== undefined && args.sessionId !== args.conversationId) {
-    throw new InvalidInputError('sessionId', 'and conversationId (its deprecated name) differ: give sessionId');
+  if (
+    args.sessionId !== undefined &&
+    args.conversationId !== undefined &&
+    args.sessionId !== args.conversationId
+  ) {
+    throw new InvalidInputError(
+      'sessionId',
+      'and conversationId (its deprecated name) differ: give sessionId',
+    );
   }
   const sessionId = args.sessionId ?? args.conversationId;
   if ((sessionId === undefined) !== (args.position === undefined)) {

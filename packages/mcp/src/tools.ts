@@ -90,7 +90,7 @@ function withDeprecatedNames(server: McpServer): McpServer['registerTool'] {
     const registered = server.registerTool(name, config as never, cb as never);
     for (const [old, now] of Object.entries(DEPRECATED_TOOL_NAMES)) {
       if (now !== name) continue;
-      registerTool(
+      server.registerTool(
         old,
         {
           ...config,
