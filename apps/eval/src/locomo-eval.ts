@@ -12,7 +12,7 @@ import type {
   OutboxInput,
   Scope,
 } from '@mem01/engine';
-import type { Conversation, DataReport, LocomoData, Session, Turn } from './locomo-data.js';
+import type { Conversation, DataReport, LocomoData, Question, Session, Turn } from './locomo-data.js';
 import {
   type Aggregate,
   aggregate,
@@ -296,6 +296,19 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   let playedDelivered = 0;
   let playedItems = 0;
   const prefix = options.userPrefix ?? 'locomo';
+  // A question's scores: its recalled list at each k, and the block the model would see.
+  const scoreOf = (
+    q: Question,
+    hits: readonly { readonly belief: Belief }[],
+    inBlock: readonly Belief[],
+  ): QuestionScore =>
+    scoreQuestion(
+      hits.map((h) => provenance(h.belief)),
+      q.evidence,
+      ks,
+      q.category,
+      inBlock.map(provenance),
+    );
   const wallStart = performance.now();
   const cpuStart = process.cpuUsage();
   try {
@@ -330,13 +343,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         blockItems += block.beliefs.length;
         blockEpisodes += block.beliefs.filter((b) => b.kind === 'episode').length;
         types.push(q.questionType);
-        const score = scoreQuestion(
-          hits.map((h) => provenance(h.belief)),
-          q.evidence,
-          ks,
-          q.category,
-          block.beliefs.map(provenance),
-        );
+        const score = scoreOf(q, hits, block.beliefs);
         scores.push(score);
         blockSizes.push(block.bytes);
         delivered += evidenceDelivered(score, q.evidence);
@@ -369,13 +376,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
           playedBytes += block.bytes;
           playedSizes.push(block.bytes);
           playedItems += block.beliefs.length;
-          const score = scoreQuestion(
-            hits.map((h) => provenance(h.belief)),
-            q.evidence,
-            ks,
-            q.category,
-            block.beliefs.map(provenance),
-          );
+          const score = scoreOf(q, hits, block.beliefs);
           played.push(score);
           playedDelivered += evidenceDelivered(score, q.evidence);
         }
