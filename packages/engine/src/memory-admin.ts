@@ -33,7 +33,7 @@ import {
   selectedContext,
 } from './recall-service.js';
 import type { ContextBlock } from './render.js';
-import { validateMetadata } from './store-kit/validate.js';
+import { validateMetadata } from './store-input.js';
 import type { Belief, BeliefMetadata, Page, Scope, ScoredBelief } from './types.js';
 import { assertId, assertText, normalizeScope } from './util.js';
 
