@@ -11,7 +11,6 @@ import {
   cloneBelief,
   keyOf,
   lowerBound,
-  MAX_TEXT_BYTES,
   type MemoryState,
   type Method,
   type Row,
@@ -19,8 +18,7 @@ import {
 } from './state.js';
 import { redactTranscripts } from './transcript.js';
 
-export const commit: Method<'commit'> = (state, request) => {
-  const valid = kit.validateCommit(request, MAX_TEXT_BYTES);
+export const commit: Method<'commit'> = (state, valid) => {
   const sk = scopeKey(valid.scope);
   // Updates apply first (as a database applies them before inserting), each against the running state.
   const next = new Map<string, Belief>();
@@ -64,16 +62,15 @@ export const commit: Method<'commit'> = (state, request) => {
 };
 
 export const get: Method<'get'> = (state, scope, id) => {
-  const sk = scopeKey(kit.normalizeScope(scope));
-  kit.assertId(id, 'id');
+  const sk = scopeKey(scope);
   const row = state.rows.get(id);
   return row && row.scope.key === sk ? cloneBelief(row.belief) : null;
 };
 
 export const getEmbeddings: Method<'getEmbeddings'> = (state, scope, ids) => {
-  const sk = scopeKey(kit.normalizeScope(scope));
+  const sk = scopeKey(scope);
   const out = new Map<string, Float32Array>();
-  for (const id of kit.validateIds(ids)) {
+  for (const id of ids) {
     const row = state.rows.get(id);
     if (!row || row.scope.key !== sk) continue;
     const v = row.scope.vectors?.get(row) ?? null;
@@ -83,11 +80,10 @@ export const getEmbeddings: Method<'getEmbeddings'> = (state, scope, ids) => {
 };
 
 export const getActiveByKeys: Method<'getActiveByKeys'> = (state, scope, keys) => {
-  const s = state.scope(kit.normalizeScope(scope));
-  const valid = kit.validateKeys(keys);
+  const s = state.scope(scope);
   if (!s) return [];
   const ids = new Set<string>();
-  for (const k of valid) {
+  for (const k of keys) {
     const id = s.active.get(keyOf(k.subject, k.attribute));
     if (id !== undefined) ids.add(id);
   }
@@ -97,9 +93,8 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (state, scope, keys) =
     .map((id) => cloneBelief(state.rows.get(id)!.belief));
 };
 
-export const list: Method<'list'> = (state, scope, options = {}) => {
-  const s = state.scope(kit.normalizeScope(scope));
-  const { statuses, limit, before, excludeGrants } = kit.validateListOptions(options);
+export const list: Method<'list'> = (state, scope, { statuses, limit, before, excludeGrants }) => {
+  const s = state.scope(scope);
   if (!s) return { items: [], nextCursor: null };
   const wanted = new Set(statuses);
   const excluded = new Set(excludeGrants);
@@ -114,9 +109,8 @@ export const list: Method<'list'> = (state, scope, options = {}) => {
   return kit.listPage(fetched.map(cloneBelief), limit);
 };
 
-export const history: Method<'history'> = (state, scope, options = {}) => {
-  const s = state.scope(kit.normalizeScope(scope));
-  const start = kit.validateHistoryOptions(options);
+export const history: Method<'history'> = (state, scope, start) => {
+  const s = state.scope(scope);
   if (!s) return [];
   let found: Belief[];
   if (start === null) {
@@ -146,8 +140,7 @@ export const history: Method<'history'> = (state, scope, options = {}) => {
   return found.sort(kit.historyOrder).map(cloneBelief);
 };
 
-export const importBeliefs: Method<'importBeliefs'> = (state, records) => {
-  const valid = kit.validateImport(records, MAX_TEXT_BYTES);
+export const importBeliefs: Method<'importBeliefs'> = (state, valid, given) => {
   const fresh = valid.filter((r) => !state.rows.has(r.belief.id));
   state.checkDimensions(fresh);
   const byScope = new Map<string, Belief[]>();
@@ -158,7 +151,7 @@ export const importBeliefs: Method<'importBeliefs'> = (state, records) => {
   for (const [sk, beliefs] of byScope) checkActiveUnique(state, sk, [], beliefs);
   for (const r of fresh)
     state.insertRow(state.scopeState(kit.normalizeScope(r.belief.scope)), r.belief, r.embedding);
-  return { inserted: fresh.length, skipped: records.length - fresh.length };
+  return { inserted: fresh.length, skipped: given - fresh.length };
 };
 
 /**
@@ -166,10 +159,8 @@ export const importBeliefs: Method<'importBeliefs'> = (state, records) => {
  * `planForget` names; the turns of the plan lose their text in the outbox and the transcript (with the belief's value
  * and statement in the user's other transcript items). Everything is checked before anything changes.
  */
-export const forget: Method<'forget'> = (state, scope, id, options) => {
-  const sk = scopeKey(kit.normalizeScope(scope));
-  kit.assertId(id, 'id');
-  const { at, expectedVersion, operation } = kit.validateForgetOptions(options);
+export const forget: Method<'forget'> = (state, scope, id, { at, expectedVersion, operation }) => {
+  const sk = scopeKey(scope);
   const row = state.rows.get(id);
   if (!row || row.scope.key !== sk) throw new kit.NotFoundError(`belief ${id}`);
   const b = row.belief;

@@ -6,8 +6,7 @@ import type { CaptureGrant, OperationRecord } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { type MemoryState, type Method, scopeKey } from './state.js';
 
-export const getOperation: Method<'getOperation'> = (state, scope, key) => {
-  const q = kit.validateOperationQuery(scope, key);
+export const getOperation: Method<'getOperation'> = (state, q) => {
   const record = state.operations.get(scopeKey(q.scope))?.get(q.key);
   return record ? { ...record, beliefIds: [...record.beliefIds] } : null;
 };
@@ -39,8 +38,7 @@ export function recordOperation(
 
 const copyGrant = (g: CaptureGrant): CaptureGrant => ({ ...g, scope: { ...g.scope } });
 
-export const recordGrant: Method<'recordGrant'> = (state, grant) => {
-  const g = kit.validateGrant(grant);
+export const recordGrant: Method<'recordGrant'> = (state, g) => {
   if (state.grants.has(g.id)) throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
   const key = g.key;
   if (key !== undefined && grantsOfScope(state, g.scope).some((x) => x.key === key))
@@ -53,20 +51,16 @@ function grantsOfScope(state: MemoryState, scope: kit.CanonicalScope): CaptureGr
 }
 
 export const listGrants: Method<'listGrants'> = (state, scope) => {
-  return grantsOfScope(state, kit.normalizeScope(scope)).map(copyGrant);
+  return grantsOfScope(state, scope).map(copyGrant);
 };
 
-export const activeGrant: Method<'activeGrant'> = (state, scope, now) => {
-  const s = kit.normalizeScope(scope);
-  const at = kit.canonicalTimestamp(now, 'now');
+export const activeGrant: Method<'activeGrant'> = (state, s, at) => {
   const valid = grantsOfScope(state, s).filter((g) => kit.grantValidAt(g, at));
   const latest = valid[valid.length - 1];
   return latest ? copyGrant(latest) : null;
 };
 
-export const revokeGrants: Method<'revokeGrants'> = (state, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { at, id } = kit.validateRevokeOptions(options);
+export const revokeGrants: Method<'revokeGrants'> = (state, s, { at, id }) => {
   let n = 0;
   for (const g of grantsOfScope(state, s)) {
     if (g.revokedAt !== null || (id !== null && g.id !== id)) continue;
@@ -76,8 +70,7 @@ export const revokeGrants: Method<'revokeGrants'> = (state, scope, options) => {
   return n;
 };
 
-export const chargeBudget: Method<'chargeBudget'> = (state, request) => {
-  const r = kit.validateBudgetRequest(request);
+export const chargeBudget: Method<'chargeBudget'> = (state, r) => {
   let current = state.budgets.get(r.userId);
   if (current && current.windowStart < r.windowStart) current = undefined;
   const used = current?.windowStart === r.windowStart ? current.used : new Map<string, number>();
@@ -91,16 +84,14 @@ export const chargeBudget: Method<'chargeBudget'> = (state, request) => {
   return result;
 };
 
-export const readBudget: Method<'readBudget'> = (state, request) => {
-  const r = kit.validateBudgetRead(request);
+export const readBudget: Method<'readBudget'> = (state, r) => {
   const current = state.budgets.get(r.userId);
   if (current?.windowStart !== r.windowStart) return {};
   // A zero charge (a check) keeps an entry here; the contract leaves counters at zero out.
   return Object.fromEntries([...current.used].filter(([, n]) => n > 0));
 };
 
-export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, userId, options) => {
-  const o = kit.validateCountOptions(userId, options);
+export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, o) => {
   const excluded = new Set(o.excludeKinds);
   let n = 0;
   for (const s of state.scopes.values()) {
@@ -110,8 +101,7 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, userId, 
   return n;
 };
 
-export const recordAccess: Method<'recordAccess'> = (state, scope, hits, at) => {
-  const a = kit.validateAccess(scope, hits, at);
+export const recordAccess: Method<'recordAccess'> = (state, a) => {
   const sk = scopeKey(a.scope);
   for (const { id, count } of a.hits) {
     const row = state.rows.get(id);

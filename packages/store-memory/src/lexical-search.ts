@@ -4,19 +4,14 @@
  */
 
 import type { LexicalHit } from '@mem01/engine/store-kit';
-import * as kit from '@mem01/engine/store-kit';
 import { cloneBelief, type Method } from './state.js';
 import { TopK } from './top-k.js';
 
-export const searchLexical: Method<'searchLexical'> = (state, scope, query, options) => {
-  const {
-    scope: canonical,
-    terms,
-    limit,
-    statuses,
-    excludeGrants,
-  } = kit.validateLexicalSearch(scope, query, options);
-  const s = state.scope(canonical);
+export const searchLexical: Method<'searchLexical'> = (
+  state,
+  { scope, terms, limit, statuses, excludeGrants },
+) => {
+  const s = state.scope(scope);
   if (!s || terms.length === 0) return [];
   const wanted = new Set(statuses);
   const excluded = new Set(excludeGrants);

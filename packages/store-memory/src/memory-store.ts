@@ -11,7 +11,7 @@ import * as beliefs from './beliefs.js';
 import * as governance from './governance.js';
 import { searchLexical } from './lexical-search.js';
 import * as outbox from './outbox.js';
-import { MemoryState } from './state.js';
+import { MAX_TEXT_BYTES, MemoryState } from './state.js';
 import * as transcript from './transcript.js';
 import { searchVector } from './vector-search.js';
 
@@ -61,7 +61,10 @@ const ROLES = {
  * commit and forget; vector search is exact cosine over the scope's unit-length embeddings.
  */
 export class InMemoryStore
-  extends kit.storeClass<MemoryState>(ROLES, { guard: (state) => state.assertOpen() })
+  extends kit.storeClass<MemoryState>(ROLES, {
+    maxTextBytes: () => MAX_TEXT_BYTES,
+    guard: (state) => state.assertOpen(),
+  })
   implements FullStore
 {
   readonly name = 'memory';

@@ -21,7 +21,7 @@ import { VectorIndex } from './vector-index.js';
 export const MAX_TEXT_BYTES = 1024 * 1024;
 
 /** A port method of this store: a function of its state (see the store kit's `StoreMethod`). */
-export type Method<K extends kit.PortMethod> = kit.SyncStoreMethod<MemoryState, K>;
+export type Method<K extends kit.RoleMethod> = kit.SyncStoreMethod<MemoryState, K>;
 
 /** One stored belief. `belief` is a private copy that is replaced, never mutated, on change. */
 export interface Row {

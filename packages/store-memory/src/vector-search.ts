@@ -5,14 +5,10 @@ import * as kit from '@mem01/engine/store-kit';
 import { cloneBelief, type Method } from './state.js';
 import { TopK } from './top-k.js';
 
-export const searchVector: Method<'searchVector'> = (state, scope, vector, options) => {
-  const {
-    scope: canonical,
-    vector: query,
-    limit,
-    statuses,
-    excludeGrants,
-  } = kit.validateVectorSearch(scope, vector, options);
+export const searchVector: Method<'searchVector'> = (
+  state,
+  { scope: canonical, vector: query, limit, statuses, excludeGrants },
+) => {
   if (state.dimensions !== null && query.length !== state.dimensions) {
     throw new kit.DimensionMismatchError(state.dimensions, query.length, 'query vector');
   }

@@ -8,7 +8,6 @@ import { eraseSessions } from './transcript.js';
 
 /** Deletes everything of a user, in every namespace, in one transaction. */
 export const eraseUser: Method<'eraseUser'> = async (c, userId) => {
-  kit.assertId(userId, 'userId');
   return c.run(
     'eraseUser',
     () =>
@@ -32,8 +31,7 @@ export const eraseUser: Method<'eraseUser'> = async (c, userId) => {
  * entries, operation keys and grants. Transcripts stay, and so do the user's budget counters (they span the user's
  * namespaces).
  */
-export const eraseScope: Method<'eraseScope'> = async (c, scope) => {
-  const s = kit.normalizeScope(scope);
+export const eraseScope: Method<'eraseScope'> = async (c, s) => {
   const receipt = await c.run(
     'eraseScope',
     () =>
@@ -117,9 +115,7 @@ export const listScopes: Method<'listScopes'> = async (c) => {
   );
 };
 
-export const auditLog: Method<'auditLog'> = async (c, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { beliefId, limit } = kit.validateAuditOptions(options);
+export const auditLog: Method<'auditLog'> = async (c, s, { beliefId, limit }) => {
   return c.run(
     'auditLog',
     async () => {

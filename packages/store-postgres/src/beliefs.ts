@@ -11,7 +11,7 @@ import pgvector from 'pgvector';
 import type { Method, PgConnection } from './connection.js';
 import { constraintOf, detailOf, sqlState } from './errors.js';
 import { recordOperation } from './governance.js';
-import { INSERT_CHUNK, MAX_TEXT_BYTES } from './options.js';
+import { INSERT_CHUNK } from './options.js';
 import { pgText } from './text.js';
 
 /** The belief columns, for `select`. */
@@ -19,8 +19,7 @@ export const COLUMNS = sql.raw(kit.BELIEF_COLUMNS.join(', '));
 /** The belief columns of the alias `b`. */
 export const COLUMNS_B = sql.raw(kit.BELIEF_COLUMNS.map((col) => `b.${col}`).join(', '));
 
-export const commit: Method<'commit'> = async (c, request) => {
-  const valid = kit.validateCommit(request, MAX_TEXT_BYTES);
+export const commit: Method<'commit'> = async (c, valid) => {
   const { scope, inserts, updates, complete } = valid;
   const rows = insertRows(c, inserts, 'inserts');
   const patches = updates.map((u) => patchSql(u.set));
@@ -100,9 +99,7 @@ export async function insertAudit(
   );
 }
 
-export const get: Method<'get'> = async (c, scope, id) => {
-  const s = kit.normalizeScope(scope);
-  kit.assertId(id, 'id');
+export const get: Method<'get'> = async (c, s, id) => {
   return c.run(
     'get',
     async () => {
@@ -115,9 +112,7 @@ export const get: Method<'get'> = async (c, scope, id) => {
   );
 };
 
-export const getActiveByKeys: Method<'getActiveByKeys'> = async (c, scope, keys) => {
-  const s = kit.normalizeScope(scope);
-  const valid = kit.validateKeys(keys);
+export const getActiveByKeys: Method<'getActiveByKeys'> = async (c, s, valid) => {
   if (valid.length === 0) return [];
   const subjects = valid.map((k) => pgText(k.subject));
   const attributes = valid.map((k) => pgText(k.attribute));
@@ -141,9 +136,7 @@ export function grantFilter(excludeGrants: readonly string[], alias?: string) {
   return sql`and (${col} is null or ${col} <> all(${excludeGrants}::text[]))`;
 }
 
-export const list: Method<'list'> = async (c, scope, options = {}) => {
-  const s = kit.normalizeScope(scope);
-  const { statuses, limit, before, excludeGrants } = kit.validateListOptions(options);
+export const list: Method<'list'> = async (c, s, { statuses, limit, before, excludeGrants }) => {
   return c.run(
     'list',
     async () => {
@@ -157,9 +150,7 @@ export const list: Method<'list'> = async (c, scope, options = {}) => {
   );
 };
 
-export const history: Method<'history'> = async (c, scope, options = {}) => {
-  const s = kit.normalizeScope(scope);
-  const id = kit.validateHistoryOptions(options);
+export const history: Method<'history'> = async (c, s, id) => {
   return c.run(
     'history',
     async () => {
@@ -194,9 +185,7 @@ export const history: Method<'history'> = async (c, scope, options = {}) => {
   );
 };
 
-export const getEmbeddings: Method<'getEmbeddings'> = async (c, scope, ids) => {
-  const s = kit.normalizeScope(scope);
-  const valid = kit.validateIds(ids);
+export const getEmbeddings: Method<'getEmbeddings'> = async (c, s, valid) => {
   const state = c.state();
   if (valid.length === 0) return new Map();
   return c.run(
@@ -218,10 +207,9 @@ export const getEmbeddings: Method<'getEmbeddings'> = async (c, scope, ids) => {
   );
 };
 
-export const importBeliefs: Method<'importBeliefs'> = async (c, records) => {
-  const valid = kit.validateImport(records, MAX_TEXT_BYTES);
+export const importBeliefs: Method<'importBeliefs'> = async (c, valid, given) => {
   const rows = insertRows(c, valid, 'records');
-  if (valid.length === 0) return { inserted: 0, skipped: records.length };
+  if (valid.length === 0) return { inserted: 0, skipped: given };
   return c.run(
     'importBeliefs',
     () =>
@@ -240,7 +228,7 @@ export const importBeliefs: Method<'importBeliefs'> = async (c, records) => {
           fresh.map((f) => f.r),
           fresh.map((f) => f.row),
         );
-        return { inserted: fresh.length, skipped: records.length - fresh.length };
+        return { inserted: fresh.length, skipped: given - fresh.length };
       }),
     // Re-running converges: ids already present are skipped.
     { idempotent: true },

@@ -14,7 +14,7 @@ import type { SearchStats } from './search-stats.js';
 export const STORE_NAME = 'postgres';
 
 /** A port method of this store: a function of its connection (see the store kit's `StoreMethod`). */
-export type Method<K extends kit.PortMethod> = kit.StoreMethod<PgConnection, K>;
+export type Method<K extends kit.RoleMethod> = kit.StoreMethod<PgConnection, K>;
 
 /** A Kysely instance or one of its transactions: what the role modules run SQL on. */
 export type Db = Kysely<unknown> | Transaction<unknown>;

@@ -12,10 +12,7 @@ import type { Method, PgConnection } from './connection.js';
 import { recordOperation } from './governance.js';
 import { redactTranscripts } from './transcript.js';
 
-export const forget: Method<'forget'> = async (c, scope, id, options) => {
-  const s = kit.normalizeScope(scope);
-  kit.assertId(id, 'id');
-  const { at, expectedVersion: expected, operation } = kit.validateForgetOptions(options);
+export const forget: Method<'forget'> = async (c, s, id, { at, expectedVersion: expected, operation }) => {
   return c.run('forget', () =>
     c.tx(async (trx) => {
       const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}

@@ -10,8 +10,7 @@ import type { Method, PgConnection } from './connection.js';
 
 type CanonicalScope = { readonly userId: string; readonly namespace: string };
 
-export const getOperation: Method<'getOperation'> = async (c, scope, key) => {
-  const q = kit.validateOperationQuery(scope, key);
+export const getOperation: Method<'getOperation'> = async (c, q) => {
   return c.run(
     'getOperation',
     async () => {
@@ -43,8 +42,7 @@ export async function recordOperation(
   if (r.rows.length === 0) throw new kit.DuplicateOperationError(op.key);
 }
 
-export const recordGrant: Method<'recordGrant'> = async (c, grant) => {
-  const g = kit.validateGrant(grant);
+export const recordGrant: Method<'recordGrant'> = async (c, g) => {
   await c.run(
     'recordGrant',
     async () => {
@@ -70,8 +68,7 @@ const GRANT_COLUMNS = sql.raw(
   'id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at, key, policy_id, principal_id, decision_id',
 );
 
-export const listGrants: Method<'listGrants'> = async (c, scope) => {
-  const s = kit.normalizeScope(scope);
+export const listGrants: Method<'listGrants'> = async (c, s) => {
   return c.run(
     'listGrants',
     async () => {
@@ -83,9 +80,7 @@ export const listGrants: Method<'listGrants'> = async (c, scope) => {
   );
 };
 
-export const activeGrant: Method<'activeGrant'> = async (c, scope, now) => {
-  const s = kit.normalizeScope(scope);
-  const at = kit.canonicalTimestamp(now, 'now');
+export const activeGrant: Method<'activeGrant'> = async (c, s, at) => {
   return c.run(
     'activeGrant',
     async () => {
@@ -100,9 +95,7 @@ export const activeGrant: Method<'activeGrant'> = async (c, scope, now) => {
   );
 };
 
-export const revokeGrants: Method<'revokeGrants'> = async (c, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { at, id } = kit.validateRevokeOptions(options);
+export const revokeGrants: Method<'revokeGrants'> = async (c, s, { at, id }) => {
   return c.run(
     'revokeGrants',
     async () => {
@@ -116,8 +109,7 @@ export const revokeGrants: Method<'revokeGrants'> = async (c, scope, options) =>
   );
 };
 
-export const chargeBudget: Method<'chargeBudget'> = async (c, request) => {
-  const r = kit.validateBudgetRequest(request);
+export const chargeBudget: Method<'chargeBudget'> = async (c, r) => {
   const names = r.charges.map((x) => x.name);
   return c.run(
     'chargeBudget',
@@ -153,8 +145,7 @@ export const chargeBudget: Method<'chargeBudget'> = async (c, request) => {
   );
 };
 
-export const readBudget: Method<'readBudget'> = async (c, request) => {
-  const r = kit.validateBudgetRead(request);
+export const readBudget: Method<'readBudget'> = async (c, r) => {
   return c.run(
     'readBudget',
     async () => {
@@ -170,8 +161,7 @@ export const readBudget: Method<'readBudget'> = async (c, request) => {
   );
 };
 
-export const countActiveBeliefs: Method<'countActiveBeliefs'> = async (c, userId, options) => {
-  const o = kit.validateCountOptions(userId, options);
+export const countActiveBeliefs: Method<'countActiveBeliefs'> = async (c, o) => {
   return c.run(
     'countActiveBeliefs',
     async () => {
@@ -185,8 +175,7 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = async (c, userId
   );
 };
 
-export const recordAccess: Method<'recordAccess'> = async (c, scope, hits, at) => {
-  const a = kit.validateAccess(scope, hits, at);
+export const recordAccess: Method<'recordAccess'> = async (c, a) => {
   if (a.hits.length === 0) return;
   const ids = a.hits.map((h) => h.id);
   const counts = a.hits.map((h) => h.count);

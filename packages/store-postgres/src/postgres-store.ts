@@ -16,7 +16,7 @@ import { isTransientOpenFailure } from './errors.js';
 import { forget } from './forget.js';
 import * as governance from './governance.js';
 import { searchLexical } from './lexical-search.js';
-import type { PostgresStoreOptions, ResolvedOptions } from './options.js';
+import { MAX_TEXT_BYTES, type PostgresStoreOptions, type ResolvedOptions } from './options.js';
 import * as outbox from './outbox.js';
 import * as schema from './schema.js';
 import * as transcript from './transcript.js';
@@ -72,7 +72,10 @@ const ROLES = {
  * index; outbox claims lock the user's oldest pending entry with `FOR UPDATE SKIP LOCKED` and refuse users whose
  * previous claim is still leased, so one user's turns are extracted in acceptance order across processes.
  */
-export class PostgresStore extends kit.storeClass<PgConnection>(ROLES) implements FullStore {
+export class PostgresStore
+  extends kit.storeClass<PgConnection>(ROLES, { maxTextBytes: () => MAX_TEXT_BYTES })
+  implements FullStore
+{
   readonly name = STORE_NAME;
   readonly #c: PgConnection;
 
@@ -131,7 +134,7 @@ export class PostgresStore extends kit.storeClass<PgConnection>(ROLES) implement
       schemaVersion: state.schemaVersion,
       capabilities: this.capabilities,
       dimensions: state.dimensions,
-      outbox: await outbox.backlog(this.#c, { now: kit.isoNow() }),
+      outbox: await this.backlog({ now: kit.isoNow() }),
     };
   }
 

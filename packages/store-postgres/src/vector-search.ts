@@ -11,9 +11,11 @@ import { COLUMNS, grantFilter } from './beliefs.js';
 import type { Method } from './connection.js';
 import { searchStats, smallScope } from './search-stats.js';
 
-export const searchVector: Method<'searchVector'> = async (c, scope, vector, options) => {
+export const searchVector: Method<'searchVector'> = async (
+  c,
+  { scope: s, vector, limit, statuses, excludeGrants },
+) => {
   const state = c.state();
-  const { scope: s, limit, statuses, excludeGrants } = kit.validateVectorSearch(scope, vector, options);
   if (vector.length !== state.dimensions)
     throw new kit.DimensionMismatchError(state.dimensions, vector.length, 'query vector');
   const scopeFilter = sql`user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[]) and embedding is not null ${grantFilter(excludeGrants)}`;

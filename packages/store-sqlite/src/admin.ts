@@ -9,7 +9,6 @@ import { dropScopeVectors, dropUserVectors } from './vector-search.js';
 
 /** Deletes everything of a user, in every namespace, in one transaction. */
 export const eraseUser: Method<'eraseUser'> = (c, userId) => {
-  kit.assertId(userId, 'userId');
   const receipt = c.tx('eraseUser', () => eraseIn(c, userId));
   // As after a forget: the erased text leaves the WAL at a checkpoint (retried while a reader holds it).
   if (receipt.beliefs + receipt.transcriptItems + receipt.outboxEntries > 0) scrubWal(c);
@@ -39,8 +38,7 @@ function eraseIn(c: Connection, userId: string): EraseReceipt {
  * Deletes one scope in one transaction: its beliefs (with embeddings and index entries), audit, outbox entries,
  * operation keys and grants. Transcripts stay, and so do the user's budget counters (they span the user's namespaces).
  */
-export const eraseScope: Method<'eraseScope'> = (c, scope) => {
-  const s = kit.normalizeScope(scope);
+export const eraseScope: Method<'eraseScope'> = (c, s) => {
   const receipt = c.tx('eraseScope', (): EraseReceipt => {
     const scopeId = c.scopeId(s);
     let beliefs = 0;
@@ -102,9 +100,7 @@ export const listScopes: Method<'listScopes'> = (c) => {
   );
 };
 
-export const auditLog: Method<'auditLog'> = (c, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { beliefId, limit } = kit.validateAuditOptions(options);
+export const auditLog: Method<'auditLog'> = (c, s, { beliefId, limit }) => {
   return c.op('auditLog', () =>
     c
       .all(

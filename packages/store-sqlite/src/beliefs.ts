@@ -14,8 +14,7 @@ import { writeEmbedding } from './vector-search.js';
 
 type CanonicalScope = { readonly userId: string; readonly namespace: string };
 
-export const commit: AsyncMethod<'commit'> = async (c, request) => {
-  const valid = kit.validateCommit(request, c.maxTextBytes);
+export const commit: AsyncMethod<'commit'> = async (c, valid) => {
   checkEmbeddingLengths(c, valid.inserts, 'inserts');
   const { scope, complete } = valid;
   c.tx('commit', () => {
@@ -53,9 +52,7 @@ export const commit: AsyncMethod<'commit'> = async (c, request) => {
   });
 };
 
-export const get: Method<'get'> = (c, scope, id) => {
-  const s = kit.normalizeScope(scope);
-  kit.assertId(id, 'id');
+export const get: Method<'get'> = (c, s, id) => {
   return c.op('get', () => {
     const row = beliefRow(c, s, id);
     return row ? kit.beliefFromRow(row) : null;
@@ -65,9 +62,7 @@ export const get: Method<'get'> = (c, scope, id) => {
 /** Ids per statement of `getEmbeddings`. */
 const EMBEDDING_CHUNK = 500;
 
-export const getEmbeddings: Method<'getEmbeddings'> = (c, scope, ids) => {
-  const s = kit.normalizeScope(scope);
-  const valid = kit.validateIds(ids);
+export const getEmbeddings: Method<'getEmbeddings'> = (c, s, valid) => {
   return c.op('getEmbeddings', () => {
     const out = new Map<string, Float32Array>();
     // One statement per chunk, not one per id: recall re-scores hundreds of candidates with these.
@@ -86,9 +81,7 @@ export const getEmbeddings: Method<'getEmbeddings'> = (c, scope, ids) => {
   });
 };
 
-export const getActiveByKeys: Method<'getActiveByKeys'> = (c, scope, keys) => {
-  const s = kit.normalizeScope(scope);
-  const valid = kit.validateKeys(keys);
+export const getActiveByKeys: Method<'getActiveByKeys'> = (c, s, valid) => {
   return c.op('getActiveByKeys', () => {
     const out = new Map<string, Belief>();
     for (const k of valid) {
@@ -105,9 +98,7 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (c, scope, keys) => {
   });
 };
 
-export const list: Method<'list'> = (c, scope, options = {}) => {
-  const s = kit.normalizeScope(scope);
-  const { statuses, limit, before, excludeGrants } = kit.validateListOptions(options);
+export const list: Method<'list'> = (c, s, { statuses, limit, before, excludeGrants }) => {
   return c.op('list', () => {
     const filter = scopeFilter({ ...s, statuses, excludeGrants }, 'b');
     const rows = c.all(
@@ -121,9 +112,7 @@ export const list: Method<'list'> = (c, scope, options = {}) => {
   });
 };
 
-export const history: Method<'history'> = (c, scope, options = {}) => {
-  const s = kit.normalizeScope(scope);
-  const start = kit.validateHistoryOptions(options);
+export const history: Method<'history'> = (c, s, start) => {
   return c.op('history', () => {
     if (start === null) {
       return c
@@ -158,8 +147,7 @@ export const history: Method<'history'> = (c, scope, options = {}) => {
   });
 };
 
-export const importBeliefs: Method<'importBeliefs'> = (c, records) => {
-  const valid = kit.validateImport(records, c.maxTextBytes);
+export const importBeliefs: Method<'importBeliefs'> = (c, valid, given) => {
   checkEmbeddingLengths(c, valid, 'records');
   return c.tx('importBeliefs', () => {
     let inserted = 0;
@@ -168,7 +156,7 @@ export const importBeliefs: Method<'importBeliefs'> = (c, records) => {
       insertBelief(c, r);
       inserted++;
     }
-    return { inserted, skipped: records.length - inserted };
+    return { inserted, skipped: given - inserted };
   });
 };
 

@@ -14,8 +14,8 @@ import type { SearchPool } from './search-pool.js';
 export const STORE_NAME = 'sqlite';
 
 /** Port methods of this store: functions of its connection (see the store kit's `StoreMethod`). */
-export type Method<K extends kit.PortMethod> = kit.SyncStoreMethod<Connection, K>;
-export type AsyncMethod<K extends kit.PortMethod> = kit.StoreMethod<Connection, K>;
+export type Method<K extends kit.RoleMethod> = kit.SyncStoreMethod<Connection, K>;
+export type AsyncMethod<K extends kit.RoleMethod> = kit.StoreMethod<Connection, K>;
 
 export interface ConnectionInit {
   readonly path: string;

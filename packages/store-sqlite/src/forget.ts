@@ -14,10 +14,7 @@ import { eraseTurnText } from './outbox.js';
 import { redactTranscripts } from './transcript.js';
 import { deleteEmbedding } from './vector-search.js';
 
-export const forget: Method<'forget'> = (c, scope, id, options) => {
-  const s = kit.normalizeScope(scope);
-  kit.assertId(id, 'id');
-  const { at, expectedVersion, operation } = kit.validateForgetOptions(options);
+export const forget: Method<'forget'> = (c, s, id, { at, expectedVersion, operation }) => {
   let scrubbed = false;
   const tombstone = c.tx('forget', () => {
     const row = beliefRow(c, s, id);

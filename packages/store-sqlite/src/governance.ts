@@ -10,8 +10,7 @@ import { placeholders } from './read-batch.js';
 
 type CanonicalScope = { readonly userId: string; readonly namespace: string };
 
-export const getOperation: Method<'getOperation'> = (c, scope, key) => {
-  const q = kit.validateOperationQuery(scope, key);
+export const getOperation: Method<'getOperation'> = (c, q) => {
   return c.op('getOperation', () => {
     const row = c.get(
       'SELECT * FROM operations WHERE user_id = ? AND namespace = ? AND key = ?',
@@ -41,8 +40,7 @@ export function recordOperation(c: Connection, scope: CanonicalScope, op: Operat
   if (changed === 0) throw new kit.DuplicateOperationError(op.key);
 }
 
-export const recordGrant: Method<'recordGrant'> = (c, grant) => {
-  const g = kit.validateGrant(grant);
+export const recordGrant: Method<'recordGrant'> = (c, g) => {
   c.tx('recordGrant', () => {
     const changed = c.run(
       `INSERT INTO capture_grants (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at, key,
@@ -68,8 +66,7 @@ export const recordGrant: Method<'recordGrant'> = (c, grant) => {
   });
 };
 
-export const listGrants: Method<'listGrants'> = (c, scope) => {
-  const s = kit.normalizeScope(scope);
+export const listGrants: Method<'listGrants'> = (c, s) => {
   return c.op('listGrants', () =>
     c
       .all(
@@ -81,9 +78,7 @@ export const listGrants: Method<'listGrants'> = (c, scope) => {
   );
 };
 
-export const activeGrant: Method<'activeGrant'> = (c, scope, now) => {
-  const s = kit.normalizeScope(scope);
-  const at = kit.canonicalTimestamp(now, 'now');
+export const activeGrant: Method<'activeGrant'> = (c, s, at) => {
   return c.op('activeGrant', () => {
     const row = c.get(
       `SELECT * FROM capture_grants WHERE user_id = ? AND namespace = ? AND granted_at <= ?
@@ -99,9 +94,7 @@ export const activeGrant: Method<'activeGrant'> = (c, scope, now) => {
   });
 };
 
-export const revokeGrants: Method<'revokeGrants'> = (c, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { at, id } = kit.validateRevokeOptions(options);
+export const revokeGrants: Method<'revokeGrants'> = (c, s, { at, id }) => {
   return c.tx('revokeGrants', () =>
     c.run(
       `UPDATE capture_grants SET revoked_at = ?
@@ -115,8 +108,7 @@ export const revokeGrants: Method<'revokeGrants'> = (c, scope, options) => {
   );
 };
 
-export const chargeBudget: Method<'chargeBudget'> = (c, request) => {
-  const r = kit.validateBudgetRequest(request);
+export const chargeBudget: Method<'chargeBudget'> = (c, r) => {
   return c.tx('chargeBudget', () => {
     c.run('DELETE FROM budget_usage WHERE user_id = ? AND window_start < ?', r.userId, r.windowStart);
     const used = new Map<string, number>();
@@ -146,8 +138,7 @@ export const chargeBudget: Method<'chargeBudget'> = (c, request) => {
   });
 };
 
-export const readBudget: Method<'readBudget'> = (c, request) => {
-  const r = kit.validateBudgetRead(request);
+export const readBudget: Method<'readBudget'> = (c, r) => {
   return c.op('readBudget', () => {
     const used: Record<string, number> = {};
     for (const row of c.all(
@@ -161,8 +152,7 @@ export const readBudget: Method<'readBudget'> = (c, request) => {
   });
 };
 
-export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, userId, options) => {
-  const o = kit.validateCountOptions(userId, options);
+export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, o) => {
   return c.op('countActiveBeliefs', () =>
     Number(
       c.get(
@@ -175,8 +165,7 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, userId, opti
   );
 };
 
-export const recordAccess: Method<'recordAccess'> = (c, scope, hits, at) => {
-  const a = kit.validateAccess(scope, hits, at);
+export const recordAccess: Method<'recordAccess'> = (c, a) => {
   if (a.hits.length === 0) return;
   c.tx('recordAccess', () => {
     for (const { id, count } of a.hits) {

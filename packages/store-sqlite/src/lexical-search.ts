@@ -9,14 +9,10 @@ import type { AsyncMethod } from './connection.js';
 import { buildMatch, quoteTerm, readVarint } from './fts-query.js';
 import { type ReadBatch, type ReadStep, type SearchTarget, scopeFilter, tableRows } from './read-batch.js';
 
-export const searchLexical: AsyncMethod<'searchLexical'> = async (c, scope, query, options) => {
-  const {
-    scope: s,
-    terms,
-    limit,
-    statuses,
-    excludeGrants,
-  } = kit.validateLexicalSearch(scope, query, options);
+export const searchLexical: AsyncMethod<'searchLexical'> = async (
+  c,
+  { scope: s, terms, limit, statuses, excludeGrants },
+) => {
   return c.search('searchLexical', async (exec) => {
     const scopeId = c.scopeId(s);
     if (scopeId === null || terms.length === 0) return [];

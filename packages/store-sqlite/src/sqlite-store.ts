@@ -34,7 +34,10 @@ const ROLES = {
  * SQLite file, via `node:sqlite`. Every multi-statement operation runs in `BEGIN IMMEDIATE … COMMIT`, so several
  * processes can share one file. Create it with {@link openSqliteStore}.
  */
-export class SqliteStore extends kit.storeClass<Connection>(ROLES) implements FullStore {
+export class SqliteStore
+  extends kit.storeClass<Connection>(ROLES, { maxTextBytes: (c) => c.maxTextBytes })
+  implements FullStore
+{
   readonly name = STORE_NAME;
   /** Absolute path of the database file (`:memory:` or the handle's location for a caller-owned handle). */
   readonly path: string;
@@ -66,7 +69,7 @@ export class SqliteStore extends kit.storeClass<Connection>(ROLES) implements Fu
   }
 
   async info(): Promise<StoreInfo> {
-    const backlog = outbox.backlog(this.#c, { now: kit.isoNow() });
+    const backlog = await this.backlog({ now: kit.isoNow() });
     return {
       name: this.name,
       schemaVersion: admin.schemaVersion(this.#c),

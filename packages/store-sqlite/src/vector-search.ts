@@ -14,14 +14,10 @@ export const VEC_TABLE = 'vec_beliefs';
 /** The largest KNN `k` sqlite-vec accepts. */
 const MAX_VEC_K = 4096;
 
-export const searchVector: AsyncMethod<'searchVector'> = async (c, scope, vector, options) => {
-  const {
-    scope: s,
-    vector: query,
-    limit,
-    statuses,
-    excludeGrants,
-  } = kit.validateVectorSearch(scope, vector, options);
+export const searchVector: AsyncMethod<'searchVector'> = async (
+  c,
+  { scope: s, vector: query, limit, statuses, excludeGrants },
+) => {
   return c.search('searchVector', async (exec) => {
     const dimensions = c.readDimensions();
     if (dimensions === null) return [];

@@ -6,11 +6,11 @@
 import { isBeliefKind } from '../belief.js';
 import { InvalidInputError, StoreError } from '../errors.js';
 import type { BudgetCharge, CaptureGrant, OperationAction, OperationRecord } from '../ports.js';
+import { canonicalTimestamp } from '../store-input.js';
 import type { BeliefKind } from '../types.js';
 import { assertId, normalizeScope, typeOf } from '../util.js';
 import type { Row } from './rows.js';
 import type { CanonicalScope } from './transcript.js';
-import { canonicalTimestamp } from '../store-input.js';
 import { assertNonNegativeInteger, assertPositiveInteger } from './validate.js';
 
 /** The actions an operation key may record. */
