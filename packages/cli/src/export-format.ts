@@ -14,7 +14,7 @@ import {
   type BeliefInsert,
   bytesToVector,
   vectorToBytes,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine/binding-kit';
 
 export const EXPORT_FORMAT = 'mem01-export';
 export const EXPORT_VERSION = 1;

@@ -1,6 +1,6 @@
 /** Plain-text rendering for the terminal: tables, receipts and timelines. */
 import type { Belief } from '@mem01/engine';
-import type { RecallSignals } from '@mem01/engine/store-kit';
+import type { RecallSignals } from '@mem01/engine/binding-kit';
 
 /** A left-aligned table; cells are made single-line, columns padded to the widest cell. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -1,4 +1,4 @@
-import { MAX_POSITION } from '@mem01/engine/store-kit';
+import { MAX_POSITION } from '@mem01/engine/binding-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationSessionId, scopeTag, statementPosition, statementSessionId } from './session-ids.js';

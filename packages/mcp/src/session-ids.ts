@@ -13,7 +13,7 @@
  * Positions stay within the engine's bound, `MAX_POSITION` (2^31 - 1).
  */
 import { createHash } from 'node:crypto';
-import { MAX_POSITION } from '@mem01/engine/store-kit';
+import { MAX_POSITION } from '@mem01/engine/binding-kit';
 import type { ServedScope } from './user-access.js';
 /** Length of the retry window of statements. */
 export const STATEMENT_WINDOW_MS = 10 * 60 * 1000;

@@ -11,7 +11,7 @@ import {
   NotFoundError,
   type RecallTier,
 } from '@mem01/engine';
-import { assertText, BELIEF_STATUSES, MAX_POSITION, neutralise } from '@mem01/engine/store-kit';
+import { assertText, BELIEF_STATUSES, MAX_POSITION, neutralise } from '@mem01/engine/binding-kit';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';

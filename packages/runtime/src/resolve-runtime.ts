@@ -17,7 +17,7 @@ import {
   MemoryEngine,
   type TranscriptStore,
 } from '@mem01/engine';
-import { resolveConfig, stableJson } from '@mem01/engine/store-kit';
+import { resolveConfig, stableJson } from '@mem01/engine/binding-kit';
 import {
   checkEmbedderOption,
   credentialKey,

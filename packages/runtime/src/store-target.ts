@@ -3,9 +3,8 @@
  * default SQLite file. The one rule every entry point follows.
  */
 
-import type { FullStore } from '@mem01/engine';
-import { ConfigError, type Logger } from '@mem01/engine';
-import { sanitize } from '@mem01/engine/store-kit';
+import { ConfigError, type FullStore, type Logger } from '@mem01/engine';
+import { sanitize } from '@mem01/engine/binding-kit';
 import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
 import { loadPostgresStore } from './optional-peer.js';
 

@@ -24,7 +24,7 @@ import {
   snapshotItem,
   stableJson,
   suffixMismatchError,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine/binding-kit';
 import {
   acquireRuntime,
   checkGivenRuntime,

@@ -1,6 +1,6 @@
 /** Admin of the in-memory store: erasing a user, the scopes with their counts, the audit log. */
 
-import type { AuditEvent } from '@mem01/engine/store-kit';
+import type { AuditEvent } from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import { cloneScope, type Entry, type Method, scopeKey } from './state.js';
 

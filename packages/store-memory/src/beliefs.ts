@@ -3,7 +3,14 @@
  * history, import and forget.
  */
 
-import type { Belief } from '@mem01/engine/store-kit';
+import {
+  type Belief,
+  DuplicateActiveBeliefError,
+  InvalidInputError,
+  NotFoundError,
+  StoreError,
+  VersionConflictError,
+} from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import { checkOperation, recordOperation } from './governance.js';
 import { eraseTurnText, finishEntry, heldEntries } from './outbox.js';
@@ -24,22 +31,19 @@ export const commit: Method<'commit'> = (state, valid) => {
   const next = new Map<string, Belief>();
   valid.updates.forEach((u, i) => {
     const row = state.rows.get(u.id);
-    if (!row || row.scope.key !== sk) throw new kit.NotFoundError(`belief ${u.id}`);
+    if (!row || row.scope.key !== sk) throw new NotFoundError(`belief ${u.id}`);
     const current = next.get(u.id) ?? row.belief;
     if (current.version !== u.expectedVersion) {
-      throw new kit.VersionConflictError(u.id, u.expectedVersion, current.version);
+      throw new VersionConflictError(u.id, u.expectedVersion, current.version);
     }
     if (current.status === 'forgotten') {
-      throw new kit.InvalidInputError(
-        `updates[${i}]`,
-        `belief ${u.id} is forgotten and can no longer change`,
-      );
+      throw new InvalidInputError(`updates[${i}]`, `belief ${u.id} is forgotten and can no longer change`);
     }
     next.set(u.id, { ...current, ...u.set, version: current.version + 1 });
   });
   for (const ins of valid.inserts) {
     if (state.rows.has(ins.belief.id)) {
-      throw new kit.StoreError(`commit refused: belief id ${ins.belief.id} already exists`);
+      throw new StoreError(`commit refused: belief id ${ins.belief.id} already exists`);
     }
   }
   state.checkDimensions(valid.inserts);
@@ -162,7 +166,7 @@ export const importBeliefs: Method<'importBeliefs'> = (state, valid, given) => {
 export const forget: Method<'forget'> = (state, scope, id, { at, expectedVersion, operation }) => {
   const sk = scopeKey(scope);
   const row = state.rows.get(id);
-  if (!row || row.scope.key !== sk) throw new kit.NotFoundError(`belief ${id}`);
+  if (!row || row.scope.key !== sk) throw new NotFoundError(`belief ${id}`);
   const b = row.belief;
   checkOperation(state, row.scope.scope, operation);
   if (b.status === 'forgotten') {
@@ -170,7 +174,7 @@ export const forget: Method<'forget'> = (state, scope, id, { at, expectedVersion
     return cloneBelief(b);
   }
   if (expectedVersion !== null && expectedVersion !== b.version) {
-    throw new kit.VersionConflictError(id, expectedVersion, b.version);
+    throw new VersionConflictError(id, expectedVersion, b.version);
   }
   // Every episode of the scope is a candidate: the scan is in memory, so no prefilter is worth its code.
   const episodes = new Map<string, Row>();
@@ -219,6 +223,6 @@ function checkActiveUnique(
     if (b.status !== 'active') continue;
     const set = holder(keyOf(b.subject, b.attribute));
     set.add(b.id);
-    if (set.size > 1) throw new kit.DuplicateActiveBeliefError(b.subject, b.attribute);
+    if (set.size > 1) throw new DuplicateActiveBeliefError(b.subject, b.attribute);
   }
 }

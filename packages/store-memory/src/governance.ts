@@ -2,9 +2,10 @@
  * Governance of the in-memory store: operation keys (recorded by `commit` and `forget`, see `beliefs.ts`), capture
  * grants, budget counters, active counts and access counts. The contract checks are the store kit's.
  */
-import type { CaptureGrant, OperationRecord } from '@mem01/engine/store-kit';
+import { type CaptureGrant, DuplicateOperationError, StoreError } from '@mem01/engine';
+import type { OperationRecord } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
-import { type MemoryState, type Method, scopeKey } from './state.js';
+import { type CanonicalScope, type MemoryState, type Method, scopeKey } from './state.js';
 
 export const getOperation: Method<'getOperation'> = (state, q) => {
   const record = state.operations.get(scopeKey(q.scope))?.get(q.key);
@@ -12,20 +13,12 @@ export const getOperation: Method<'getOperation'> = (state, q) => {
 };
 
 /** `DuplicateOperationError` when the operation's key is recorded in the scope already. Writes nothing. */
-export function checkOperation(
-  state: MemoryState,
-  scope: kit.CanonicalScope,
-  op: OperationRecord | null,
-): void {
-  if (op && state.operations.get(scopeKey(scope))?.has(op.key)) throw new kit.DuplicateOperationError(op.key);
+export function checkOperation(state: MemoryState, scope: CanonicalScope, op: OperationRecord | null): void {
+  if (op && state.operations.get(scopeKey(scope))?.has(op.key)) throw new DuplicateOperationError(op.key);
 }
 
 /** Records a checked operation (after {@link checkOperation}). */
-export function recordOperation(
-  state: MemoryState,
-  scope: kit.CanonicalScope,
-  op: OperationRecord | null,
-): void {
+export function recordOperation(state: MemoryState, scope: CanonicalScope, op: OperationRecord | null): void {
   if (!op) return;
   const sk = scopeKey(scope);
   let ops = state.operations.get(sk);
@@ -39,15 +32,17 @@ export function recordOperation(
 const copyGrant = (g: CaptureGrant): CaptureGrant => ({ ...g, scope: { ...g.scope } });
 
 export const recordGrant: Method<'recordGrant'> = (state, g) => {
-  if (state.grants.has(g.id)) throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
+  if (state.grants.has(g.id)) throw new StoreError(`capture grant ${g.id} is recorded already`);
   const key = g.key;
   if (key !== undefined && grantsOfScope(state, g.scope).some((x) => x.key === key))
-    throw new kit.DuplicateOperationError(key);
+    throw new DuplicateOperationError(key);
   state.grants.set(g.id, g);
 };
 
-function grantsOfScope(state: MemoryState, scope: kit.CanonicalScope): CaptureGrant[] {
-  return [...state.grants.values()].filter((g) => kit.sameScope(g.scope, scope)).sort(kit.grantOrder);
+function grantsOfScope(state: MemoryState, scope: CanonicalScope): CaptureGrant[] {
+  return [...state.grants.values()]
+    .filter((g) => scopeKey(kit.normalizeScope(g.scope)) === scopeKey(scope))
+    .sort(kit.grantOrder);
 }
 
 export const listGrants: Method<'listGrants'> = (state, scope) => {

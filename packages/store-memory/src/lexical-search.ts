@@ -3,7 +3,7 @@
  * store kit's query terms.
  */
 
-import type { LexicalHit } from '@mem01/engine/store-kit';
+import type { Belief } from '@mem01/engine';
 import { cloneBelief, type Method } from './state.js';
 import { TopK } from './top-k.js';
 
@@ -15,7 +15,7 @@ export const searchLexical: Method<'searchLexical'> = (
   if (!s || terms.length === 0) return [];
   const wanted = new Set(statuses);
   const excluded = new Set(excludeGrants);
-  const top = new TopK<LexicalHit['belief']>(limit);
+  const top = new TopK<Belief>(limit);
   s.lexical.score(
     terms,
     limit,

@@ -4,7 +4,8 @@
  * `transcript.ts` and `admin.ts`.
  */
 
-import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
+import { type FullStore, InvalidInputError } from '@mem01/engine';
+import type { StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import * as admin from './admin.js';
 import * as beliefs from './beliefs.js';
@@ -74,7 +75,7 @@ export class InMemoryStore
   constructor(options: MemoryStoreOptions = {}) {
     const d = options.dimensions;
     if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 1)) {
-      throw new kit.InvalidInputError('dimensions', `must be a positive integer, got ${String(d)}`);
+      throw new InvalidInputError('dimensions', `must be a positive integer, got ${String(d)}`);
     }
     const state = new MemoryState(d ?? null);
     super(state);

@@ -3,7 +3,8 @@
  * dead entries. Not durable: it is lost with the process.
  */
 
-import type { OutboxBacklog, OutboxInput } from '@mem01/engine/store-kit';
+import { LeaseLostError, type OutboxInput } from '@mem01/engine';
+import type { StoreInfo } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { cloneScope, type Entry, type MemoryState, type Method, push } from './state.js';
 
@@ -90,7 +91,7 @@ export const claim: Method<'claim'> = (state, o) => {
 
 export const renew: Method<'renew'> = (state, r) => {
   const entries = claimed(state, r.claimId, r.entryIds);
-  if (!entries) throw new kit.LeaseLostError();
+  if (!entries) throw new LeaseLostError();
   for (const e of entries) e.leaseUntil = r.leaseUntil.ms;
   return { leaseUntil: r.leaseUntil.iso };
 };
@@ -124,7 +125,7 @@ export const backlog: Method<'backlog'> = (state, o) => {
   return countBacklog(state, o.now.ms, o.userId);
 };
 
-export function countBacklog(state: MemoryState, now: number, userId: string | null): OutboxBacklog {
+export function countBacklog(state: MemoryState, now: number, userId: string | null): StoreInfo['outbox'] {
   let queued = 0;
   let claimedCount = 0;
   let dead = 0;
@@ -149,11 +150,11 @@ export function countBacklog(state: MemoryState, now: number, userId: string | n
 }
 
 /** The entries a commit completes; `LeaseLostError` unless `claimId` still holds every one. */
-export function heldEntries(state: MemoryState, complete: kit.ValidCommit['complete']): Entry[] {
+export function heldEntries(state: MemoryState, complete: kit.Checked<'commit'>[0]['complete']): Entry[] {
   if (complete === null) return [];
   return complete.entryIds.map((id) => {
     const e = state.entries.get(id);
-    if (e?.status !== 'claimed' || e.claimId !== complete.claimId) throw new kit.LeaseLostError();
+    if (e?.status !== 'claimed' || e.claimId !== complete.claimId) throw new LeaseLostError();
     return e;
   });
 }

@@ -9,7 +9,7 @@ import { type MemoryState, type Method, push, type Session } from './state.js';
 
 export const appendItems: Method<'appendItems'> = (state, append) => {
   const session = state.sessions.get(append.sessionId);
-  if (session && !kit.mayUseSession(append.owner, session.owner)) throw kit.foreignSessionError();
+  if (session) kit.assertSessionOwner(append.owner, session.owner);
   if (append.operationId !== null) {
     const done = session?.operations.get(append.operationId);
     if (done) {
@@ -92,6 +92,6 @@ function changeableSession(
   call: { readonly owner: Parameters<typeof kit.mayUseSession>[0]; readonly sessionId: string },
 ): Session | undefined {
   const session = state.sessions.get(call.sessionId);
-  if (session && !kit.mayUseSession(call.owner, session.owner)) throw kit.foreignSessionError();
+  if (session) kit.assertSessionOwner(call.owner, session.owner);
   return session;
 }

@@ -1,6 +1,6 @@
 /** Vector search of the in-memory store: exact cosine over each scope's unit-length embeddings (`vector-index.ts`). */
 
-import type { VectorHit } from '@mem01/engine/store-kit';
+import { type Belief, DimensionMismatchError } from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import { cloneBelief, type Method } from './state.js';
 import { TopK } from './top-k.js';
@@ -10,13 +10,13 @@ export const searchVector: Method<'searchVector'> = (
   { scope: canonical, vector: query, limit, statuses, excludeGrants },
 ) => {
   if (state.dimensions !== null && query.length !== state.dimensions) {
-    throw new kit.DimensionMismatchError(state.dimensions, query.length, 'query vector');
+    throw new DimensionMismatchError(state.dimensions, query.length, 'query vector');
   }
   const s = state.scope(canonical);
   if (!s?.vectors) return [];
   const wanted = new Set(statuses);
   const excluded = new Set(excludeGrants);
-  const top = new TopK<VectorHit['belief']>(limit);
+  const top = new TopK<Belief>(limit);
   s.vectors.scan(
     kit.normalizeVector(query),
     (row) =>

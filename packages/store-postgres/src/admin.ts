@@ -1,6 +1,7 @@
 /** Admin of the PostgreSQL store: erasing a user, the scopes with their counts, the audit log, ANALYZE. */
 
-import type { ClearAllReceipt, EraseReceipt, Row } from '@mem01/engine/store-kit';
+import type { ClearAllReceipt, EraseReceipt } from '@mem01/engine';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { type RawBuilder, sql } from 'kysely';
 import type { Method, PgConnection } from './connection.js';
@@ -120,11 +121,11 @@ export const auditLog: Method<'auditLog'> = async (c, s, { beliefId, limit }) =>
     'auditLog',
     async () => {
       const r = await sql<Row>`
-        select ${sql.raw(kit.AUDIT_COLUMNS.join(', '))} from ${c.t('audit')}
+        select ${sql.raw(kit.auditRow.columns.join(', '))} from ${c.t('audit')}
         where user_id = ${s.userId} and namespace = ${s.namespace}
           ${beliefId === null ? sql`` : sql`and belief_id = ${beliefId}`}
         order by seq limit ${limit}`.execute(c.db);
-      return r.rows.map(kit.auditFromRow);
+      return r.rows.map(kit.auditRow.read);
     },
     { idempotent: true },
   );

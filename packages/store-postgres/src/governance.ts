@@ -3,6 +3,7 @@
  * grants, budget counters (one transaction per charge under a per-user advisory lock, so every process sharing the
  * database counts one budget), active counts and access counts. The contract checks are the store kit's.
  */
+import { DuplicateOperationError, StoreError } from '@mem01/engine';
 import type { OperationRecord, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { sql, type Transaction } from 'kysely';
@@ -39,7 +40,7 @@ export async function recordOperation(
     values (${scope.userId}, ${scope.namespace}, ${op.key}, ${op.fingerprint}, ${op.action},
       ${JSON.stringify(op.beliefIds)}, ${op.outcome}, ${op.at})
     on conflict do nothing returning key`.execute(trx);
-  if (r.rows.length === 0) throw new kit.DuplicateOperationError(op.key);
+  if (r.rows.length === 0) throw new DuplicateOperationError(op.key);
 }
 
 export const recordGrant: Method<'recordGrant'> = async (c, g) => {
@@ -57,8 +58,8 @@ export const recordGrant: Method<'recordGrant'> = async (c, g) => {
       // Refused by the id or by the scope's unique key (a racing grant with the same key won).
       const same = await sql`select 1 from ${c.t('capture_grants')} where id = ${g.id}`.execute(c.db);
       if (same.rows.length > 0 || g.key === undefined)
-        throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
-      throw new kit.DuplicateOperationError(g.key);
+        throw new StoreError(`capture grant ${g.id} is recorded already`);
+      throw new DuplicateOperationError(g.key);
     },
     { idempotent: false },
   );

@@ -136,7 +136,7 @@ export const searchLexical: Method<'searchLexical'> = async (
           where not (select v from enough) and ${scoped} and ${oneWord}
           order by score desc, b.id desc limit ${limit})`.execute(c.db);
       return r.rows
-        .map((row) => ({ belief: kit.beliefFromRow(row), score: Number(row.score) }))
+        .map((row) => ({ belief: kit.beliefRow.read(row), score: Number(row.score) }))
         .sort(
           (a, b) => b.score - a.score || (a.belief.id < b.belief.id ? 1 : a.belief.id > b.belief.id ? -1 : 0),
         )

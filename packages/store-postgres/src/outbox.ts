@@ -6,12 +6,12 @@
  * host cannot be probed: its claim runs until its (short, heartbeat-renewed) lease expires.
  */
 
-import type { OutboxInput, Row } from '@mem01/engine/store-kit';
+import { LeaseLostError, type OutboxInput } from '@mem01/engine';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
 import type { Db, Method, PgConnection } from './connection.js';
 import { INSERT_CHUNK } from './options.js';
-import { pidExists } from './process-owner.js';
 import { pgText, pgTextOrNull } from './text.js';
 
 /** The outbox columns under the names the store kit reads (`idem_key` is `idempotency_key`). */
@@ -112,7 +112,7 @@ export const renew: Method<'renew'> = async (c, r) => {
           select id from ${c.t('outbox')}
           where claim_id = ${r.claimId} and status = 'claimed' and id = any(${ids}::text[])
           for update`.execute(trx);
-        if (owned.rows.length !== ids.length) throw new kit.LeaseLostError();
+        if (owned.rows.length !== ids.length) throw new LeaseLostError();
         await sql`update ${c.t('outbox')} set lease_until = ${r.leaseUntil.iso}::timestamptz
           where claim_id = ${r.claimId} and status = 'claimed'`.execute(trx);
         return { leaseUntil: r.leaseUntil.iso };
@@ -228,7 +228,7 @@ async function expireExitedLeases(c: PgConnection, now: string, action: string):
     { idempotent: true },
   );
   const exited = owners.filter((key) =>
-    kit.processHasExited(kit.decodeProcessIdentity(key), c.options.leaseOwner, pidExists),
+    kit.processHasExited(kit.decodeProcessIdentity(key), c.options.leaseOwner),
   );
   if (exited.length === 0) return;
   const expired = await c.run(

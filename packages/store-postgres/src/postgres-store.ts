@@ -6,7 +6,8 @@
  * schema is in `migrations.ts` and `schema.ts`, the options in `options.ts`.
  */
 
-import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
+import type { FullStore } from '@mem01/engine';
+import type { StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Kysely } from 'kysely';
 import * as admin from './admin.js';

@@ -29,11 +29,10 @@ export const appendItems: Method<'appendItems'> = async (c, append) => {
             trx,
           );
           const recorded = session.rows[0];
-          if (
-            !kit.mayUseSession(scope, recorded && { userId: recorded.user_id, namespace: recorded.namespace })
-          ) {
-            throw kit.foreignSessionError();
-          }
+          kit.assertSessionOwner(
+            scope,
+            recorded && { userId: recorded.user_id, namespace: recorded.namespace },
+          );
           if (recorded?.user_id === null) {
             // A session written before owners were recorded: this first owned append records its owner.
             await sql`update ${c.t('transcript_sessions')} set user_id = ${scope.userId}, namespace = ${scope.namespace}
@@ -173,8 +172,7 @@ async function refuseForeign(
     trx,
   );
   const recorded = r.rows[0];
-  if (!kit.mayUseSession(owner, recorded && { userId: recorded.user_id, namespace: recorded.namespace }))
-    throw kit.foreignSessionError();
+  kit.assertSessionOwner(owner, recorded && { userId: recorded.user_id, namespace: recorded.namespace });
 }
 
 function visibleTo(c: PgConnection, owner: Owner, sessionId: string): RawBuilder<unknown> {

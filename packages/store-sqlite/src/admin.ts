@@ -1,6 +1,6 @@
 /** Admin of the SQLite store: erasing a user, the scopes with their counts, the audit log, info and checkpoints. */
 
-import type { ClearAllReceipt, EraseReceipt } from '@mem01/engine/store-kit';
+import { type ClearAllReceipt, type EraseReceipt, StoreError } from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
 import { scrubWal } from './forget.js';
@@ -111,7 +111,7 @@ export const auditLog: Method<'auditLog'> = (c, s, { beliefId, limit }) => {
         beliefId,
         limit,
       )
-      .map(kit.auditFromRow),
+      .map(kit.auditRow.read),
   );
 };
 
@@ -125,7 +125,7 @@ export function schemaVersion(c: Connection): number {
 /** Writes the WAL back into the database file and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`). */
 export function checkpoint(c: Connection): void {
   if (!tryCheckpoint(c)) {
-    throw new kit.StoreError(
+    throw new StoreError(
       `${c.path}: checkpoint could not complete because another connection is reading the file`,
     );
   }

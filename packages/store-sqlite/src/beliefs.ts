@@ -4,7 +4,17 @@
  * through triggers.
  */
 
-import type { AuditEvent, Belief, Row, ValidInsert } from '@mem01/engine/store-kit';
+import {
+  type AuditEvent,
+  type Belief,
+  DimensionMismatchError,
+  DuplicateActiveBeliefError,
+  LeaseLostError,
+  NotFoundError,
+  StoreError,
+  VersionConflictError,
+} from '@mem01/engine';
+import type { Checked, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { AsyncMethod, Connection, Method } from './connection.js';
 import { sqliteCode } from './errors.js';
@@ -24,9 +34,9 @@ export const commit: AsyncMethod<'commit'> = async (c, valid) => {
     );
     for (const u of ordered) {
       const row = beliefRow(c, scope, u.id);
-      if (!row) throw new kit.NotFoundError(`belief ${u.id}`);
+      if (!row) throw new NotFoundError(`belief ${u.id}`);
       const version = Number(row.version);
-      if (version !== u.expectedVersion) throw new kit.VersionConflictError(u.id, u.expectedVersion, version);
+      if (version !== u.expectedVersion) throw new VersionConflictError(u.id, u.expectedVersion, version);
       applyPatch(c, row, u.set);
     }
     for (const ins of valid.inserts) insertBelief(c, ins);
@@ -39,7 +49,7 @@ export const commit: AsyncMethod<'commit'> = async (c, valid) => {
           id,
           complete.claimId,
         );
-        if (!held) throw new kit.LeaseLostError();
+        if (!held) throw new LeaseLostError();
       }
       for (const id of complete.entryIds) {
         c.run(
@@ -55,7 +65,7 @@ export const commit: AsyncMethod<'commit'> = async (c, valid) => {
 export const get: Method<'get'> = (c, s, id) => {
   return c.op('get', () => {
     const row = beliefRow(c, s, id);
-    return row ? kit.beliefFromRow(row) : null;
+    return row ? kit.beliefRow.read(row) : null;
   });
 };
 
@@ -92,7 +102,7 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (c, s, valid) => {
         k.subject,
         k.attribute,
       );
-      if (row && !out.has(String(row.id))) out.set(String(row.id), kit.beliefFromRow(row));
+      if (row && !out.has(String(row.id))) out.set(String(row.id), kit.beliefRow.read(row));
     }
     return [...out.values()];
   });
@@ -108,7 +118,7 @@ export const list: Method<'list'> = (c, s, { statuses, limit, before, excludeGra
       before,
       limit + 1,
     );
-    return kit.listPage(rows.map(kit.beliefFromRow), limit);
+    return kit.listPage(rows.map(kit.beliefRow.read), limit);
   });
 };
 
@@ -121,7 +131,7 @@ export const history: Method<'history'> = (c, s, start) => {
           s.userId,
           s.namespace,
         )
-        .map(kit.beliefFromRow);
+        .map(kit.beliefRow.read);
     }
     const chain = new Map<string, Belief>();
     const pending = [start];
@@ -130,7 +140,7 @@ export const history: Method<'history'> = (c, s, start) => {
       if (chain.has(id)) continue;
       const row = beliefRow(c, s, id);
       if (!row) continue;
-      const b = kit.beliefFromRow(row);
+      const b = kit.beliefRow.read(row);
       chain.set(id, b);
       if (b.supersedes) pending.push(b.supersedes);
       if (b.supersededBy) pending.push(b.supersededBy);
@@ -172,16 +182,19 @@ export function beliefRow(c: Connection, scope: CanonicalScope, id: string): Row
 
 export function insertAudit(c: Connection, a: AuditEvent): void {
   c.run(
-    `INSERT INTO audit (${kit.AUDIT_COLUMNS.join(', ')}) VALUES (${placeholders(kit.AUDIT_COLUMNS.length)})`,
-    ...kit.auditRowValues(a),
+    `INSERT INTO audit (${kit.auditRow.columns.join(', ')}) VALUES (${placeholders(kit.auditRow.columns.length)})`,
+    ...kit.auditRow.values(a),
   );
 }
 
 /** Refuses, before the transaction, embeddings whose length differs from a dimension the store already has. */
+/** A checked belief record to insert, with its embedding. */
+type ValidInsert = Checked<'importBeliefs'>[0][number];
+
 function checkEmbeddingLengths(c: Connection, records: readonly ValidInsert[], field: string): void {
   records.forEach((r, i) => {
     if (r.embedding !== null && c.dimensions !== null && r.embedding.length !== c.dimensions) {
-      throw new kit.DimensionMismatchError(c.dimensions, r.embedding.length, `${field}[${i}].embedding`);
+      throw new DimensionMismatchError(c.dimensions, r.embedding.length, `${field}[${i}].embedding`);
     }
   });
 }
@@ -194,10 +207,10 @@ function insertBelief(c: Connection, insert: ValidInsert): void {
   try {
     const result = c
       .stmt(
-        `INSERT INTO beliefs (scope_id, ${kit.BELIEF_COLUMNS.join(', ')})
-         VALUES (?, ${placeholders(kit.BELIEF_COLUMNS.length)})`,
+        `INSERT INTO beliefs (scope_id, ${kit.beliefRow.columns.join(', ')})
+         VALUES (?, ${placeholders(kit.beliefRow.columns.length)})`,
       )
-      .run(scopeId, ...kit.beliefRowValues(b));
+      .run(scopeId, ...kit.beliefRow.values(b));
     seq = Number(result.lastInsertRowid);
   } catch (err) {
     throw uniqueError(err, b.id, b.subject, b.attribute);
@@ -231,10 +244,9 @@ function applyPatch(c: Connection, row: Row, set: kit.BeliefPatch): void {
 function uniqueError(err: unknown, id: string, subject: string, attribute: string): unknown {
   const message = err instanceof Error ? err.message : '';
   if (sqliteCode(err) === 2067 || /UNIQUE constraint failed/.test(message)) {
-    if (message.includes('beliefs.id'))
-      return new kit.StoreError(`belief ${id} already exists`, { cause: err });
+    if (message.includes('beliefs.id')) return new StoreError(`belief ${id} already exists`, { cause: err });
     if (message.includes('beliefs.subject'))
-      return new kit.DuplicateActiveBeliefError(subject, attribute, { cause: err });
+      return new DuplicateActiveBeliefError(subject, attribute, { cause: err });
   }
   return err;
 }

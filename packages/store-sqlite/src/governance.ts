@@ -3,6 +3,7 @@
  * grants, budget counters (one `BEGIN IMMEDIATE` transaction per charge, so processes sharing the file count one
  * budget), active counts and access counts. The contract checks are the store kit's.
  */
+import { DuplicateOperationError, StoreError } from '@mem01/engine';
 import type { OperationRecord } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
@@ -37,7 +38,7 @@ export function recordOperation(c: Connection, scope: CanonicalScope, op: Operat
     op.outcome,
     op.at,
   );
-  if (changed === 0) throw new kit.DuplicateOperationError(op.key);
+  if (changed === 0) throw new DuplicateOperationError(op.key);
 }
 
 export const recordGrant: Method<'recordGrant'> = (c, g) => {
@@ -61,8 +62,8 @@ export const recordGrant: Method<'recordGrant'> = (c, g) => {
     if (changed > 0) return;
     // Refused by the id, or by the scope's unique key (a racing grant with the same key won).
     if (g.key === undefined || c.get('SELECT 1 AS x FROM capture_grants WHERE id = ?', g.id))
-      throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
-    throw new kit.DuplicateOperationError(g.key);
+      throw new StoreError(`capture grant ${g.id} is recorded already`);
+    throw new DuplicateOperationError(g.key);
   });
 };
 

@@ -18,7 +18,7 @@ export const searchLexical: AsyncMethod<'searchLexical'> = async (
     if (scopeId === null || terms.length === 0) return [];
     const target = { scopeId, ...s, limit, statuses, excludeGrants };
     const rows = await searchLexicalRows(exec, target, terms, c.termStats);
-    return rows.map((row) => ({ belief: kit.beliefFromRow(row), score: Number(row.score) }));
+    return rows.map((row) => ({ belief: kit.beliefRow.read(row), score: Number(row.score) }));
   });
 };
 

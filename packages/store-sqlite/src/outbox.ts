@@ -5,10 +5,10 @@
  * backlog, so a restarted process does not wait out its crashed predecessor's lease.
  */
 import { randomUUID } from 'node:crypto';
-import type { OutboxInput, Row } from '@mem01/engine/store-kit';
+import { LeaseLostError, type OutboxInput } from '@mem01/engine';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
-import { pidExists } from './process-owner.js';
 
 /** Shorter needles would erase turns that merely share a syllable with the forgotten text. */
 const MIN_ERASE_NEEDLE = 3;
@@ -119,7 +119,7 @@ export const renew: Method<'renew'> = (c, r) => {
       r.claimId,
       ids,
     );
-    if (Number(owned?.n) !== JSON.parse(ids).length) throw new kit.LeaseLostError();
+    if (Number(owned?.n) !== JSON.parse(ids).length) throw new LeaseLostError();
     c.run(
       "UPDATE outbox SET lease_until = ? WHERE claim_id = ? AND status = 'claimed'",
       r.leaseUntil.iso,
@@ -215,7 +215,7 @@ function exitedOwners(c: Connection, now: string): string[] {
   );
   return rows
     .map((r) => String(r.lease_owner))
-    .filter((key) => kit.processHasExited(kit.decodeProcessIdentity(key), c.owner, pidExists));
+    .filter((key) => kit.processHasExited(kit.decodeProcessIdentity(key), c.owner));
 }
 
 /** Ends the leases of exited holders at `now` (inside a write transaction), so they are taken over at once. */

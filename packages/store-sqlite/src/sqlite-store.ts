@@ -5,7 +5,8 @@
  * (operation keys, grants, budgets, access counts); the schema is in `migrations.ts`, opening in `open.ts`.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
+import { type FullStore, InvalidInputError } from '@mem01/engine';
+import type { StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import * as admin from './admin.js';
 import * as beliefs from './beliefs.js';
@@ -102,7 +103,7 @@ export class SqliteStore
   flushForgotten(options: { readonly timeoutMs?: number | undefined } = {}): Promise<void> {
     const timeoutMs = options.timeoutMs ?? 30_000;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 0)
-      throw new kit.InvalidInputError('timeoutMs', 'must be a non-negative integer');
+      throw new InvalidInputError('timeoutMs', 'must be a non-negative integer');
     return flushForgotten(this.#c, timeoutMs);
   }
 

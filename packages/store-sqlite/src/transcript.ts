@@ -17,7 +17,7 @@ export const appendItems: Method<'appendItems'> = (c, append) => {
   const id = append.sessionId;
   return c.tx('appendItems', () => {
     const recorded = recordedOwner(c, id);
-    if (!kit.mayUseSession(append.owner, recorded)) throw kit.foreignSessionError();
+    kit.assertSessionOwner(append.owner, recorded);
     if (append.operationId !== null) {
       const op = c.get(
         'SELECT fingerprint, positions FROM transcript_operations WHERE session_id = ? AND operation_id = ?',
@@ -106,7 +106,7 @@ export const getItems: Method<'getItems'> = (c, call) => {
 
 export const popItem: Method<'popItem'> = (c, call) => {
   return c.tx('popItem', () => {
-    if (!kit.mayUseSession(call.owner, recordedOwner(c, call.sessionId))) throw kit.foreignSessionError();
+    kit.assertSessionOwner(call.owner, recordedOwner(c, call.sessionId));
     const row = c.get(
       'SELECT rid, item FROM transcript_items WHERE session_id = ? ORDER BY position DESC LIMIT 1',
       call.sessionId,
@@ -119,7 +119,7 @@ export const popItem: Method<'popItem'> = (c, call) => {
 
 export const clearSession: Method<'clearSession'> = (c, call) => {
   c.tx('clearSession', () => {
-    if (!kit.mayUseSession(call.owner, recordedOwner(c, call.sessionId))) throw kit.foreignSessionError();
+    kit.assertSessionOwner(call.owner, recordedOwner(c, call.sessionId));
     c.run('DELETE FROM transcript_items WHERE session_id = ?', call.sessionId);
     c.run('DELETE FROM transcript_operations WHERE session_id = ?', call.sessionId);
   });

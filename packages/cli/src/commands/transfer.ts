@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Belief, FullStore, Scope } from '@mem01/engine';
-import type { BeliefInsert } from '@mem01/engine/store-kit';
+import type { BeliefInsert } from '@mem01/engine/binding-kit';
 import cliProgress from 'cli-progress';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

@@ -9,16 +9,18 @@ type Result<K extends PortMethod> = FullStore[K] extends (...args: never[]) => i
 /**
  * A port method written as a function of a store's shared state `C` (its connection, say) and the call's arguments
  * as {@link storeClass} hands them over, checked and canonical ({@link Checked}): role modules declare
- * `const get: StoreMethod<Connection, 'get'> = (c, scope, id) => …`, where `scope` already has its namespace.
+ * `const get: StoreMethod<Connection, 'get'> = (c, scope, id) => …`, where `scope` already has its namespace. It may
+ * return its result or a promise of it (the bound method is async all the same); `Sync` set to `true` types a method
+ * that completes synchronously, so that the store's own code may call it and use its result at once.
  */
-export type StoreMethod<C, K extends RoleMethod> = (c: C, ...args: Checked<K>) => Result<K>;
-
-/** {@link StoreMethod} for a method that completes synchronously (the bound method is async all the same). */
-export type SyncStoreMethod<C, K extends RoleMethod> = (c: C, ...args: Checked<K>) => Awaited<Result<K>>;
+export type StoreMethod<C, K extends RoleMethod, Sync extends boolean = false> = (
+  c: C,
+  ...args: Checked<K>
+) => Sync extends true ? Awaited<Result<K>> : Result<K>;
 
 /** What {@link storeClass} binds: each role method, as a function of the store's state. */
 export type StoreImplementation<C> = {
-  readonly [K in RoleMethod]: StoreMethod<C, K> | SyncStoreMethod<C, K>;
+  readonly [K in RoleMethod]: StoreMethod<C, K> | StoreMethod<C, K, true>;
 };
 
 /** Where a store made by {@link storeClass} keeps its state. */
