@@ -18,13 +18,12 @@ export {
   DEFAULT_LLM_MODEL,
   EXTRACTION_INSTRUCTIONS,
   type ExtractionBudgets,
-  estimateTokens,
   extractionTextFormat,
   type OpenAIExtractionResult,
   type OpenAIExtractor,
   type OpenAIExtractorOptions,
 } from './openai-extractor.js';
-export { buildPrompt, EXTRACTABLE_KINDS, type ExtractionOutput, ExtractionOutputSchema } from './prompt.js';
-export { OpenAIAbortedError, OpenAIProviderError, retryAfterFromHeaders } from './retry.js';
+export { type ExtractionOutput, ExtractionOutputSchema } from './prompt.js';
+export { OpenAIAbortedError, OpenAIProviderError } from './retry.js';
 export type { UsageEvent, UsageListener } from './usage.js';
 export { type DropReason, groundQuote, type RejectedOperation } from './validate.js';
