@@ -10,8 +10,6 @@
 import { strict as assert } from 'node:assert';
 import { execFile, execFileSync, type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import {
-  accessSync,
-  constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -26,6 +24,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, resolve, sep } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
+import { findOldNode, TEST_PG_URL } from '@mem01/test-kit';
 import semver from 'semver';
 
 const execFileAsync = promisify(execFile);
@@ -33,8 +32,8 @@ const execFileAsync = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 // Not a turbo task (node --test runs it directly), so turbo's environment rules do not apply.
-const { MEM01_TEST_PG_URL, MEM01_KEEP_PACKAGING, MEM01_OLD_NODE, npm_execpath } = process.env;
-const PG_URL = MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const { MEM01_KEEP_PACKAGING, npm_execpath } = process.env;
+const PG_URL = TEST_PG_URL;
 /** MEM01_KEEP_PACKAGING=1 keeps the temporary folder (tarballs, projects) to look at. */
 const KEEP = MEM01_KEEP_PACKAGING === '1';
 /** The only engines ranges the packages claim; the Node.js 20 runs below are what make `>=20` true. */
@@ -48,13 +47,14 @@ interface PublicPackage {
 }
 
 const work = mkdtempSync(join(tmpdir(), 'mem01-packaging-'));
-const packages: PublicPackage[] = readdirSync(join(ROOT, 'packages'))
-  .map((d) => join('packages', d))
+// The libraries in packages/, and the apps published for users to run (the demo, `npx mem01-demo`).
+const packages: PublicPackage[] = ['packages', 'apps']
+  .flatMap((top) => readdirSync(join(ROOT, top)).map((d) => join(top, d)))
   .filter((dir) => existsSync(join(ROOT, dir, 'package.json')))
   .map((dir) => ({ dir, json: readJson(join(ROOT, dir, 'package.json')) }))
   .filter(({ json }) => json.private !== true)
   .map(({ dir, json }) => ({ name: String(json.name), dir, tarball: '' }));
-const oldNode = findOldNode();
+const oldNode: { readonly path?: string; readonly missing?: string } = findOldNode();
 const databases: string[] = [];
 
 before(() => {
@@ -97,6 +97,7 @@ describe('every public package, packed', () => {
       '@mem01/runtime',
       'mem01session',
       '@mem01/cli',
+      'mem01-demo',
     ]) {
       assert.ok(names.includes(expected), `${expected} among ${names.join(', ')}`);
     }
@@ -413,6 +414,33 @@ describe("the root README's memSession, installed as the README says", () => {
   });
 });
 
+describe('the demo, installed from its package (`npx mem01-demo`)', () => {
+  let project: string;
+
+  before(() => {
+    project = newProject('demo', ['mem01-demo']);
+  });
+
+  it('runs offline as the README says, with its own fixture, and prints the results as JSON', () => {
+    // `npx mem01-demo` in a project that has it installed runs the installed bin, as after a release with `npx -y`.
+    const r = spawn('npx', ['--no-install', 'mem01-demo', '--json'], {
+      cwd: project,
+      env: userEnv({ OPENAI_API_KEY: '', DATABASE_URL: '' }),
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as {
+      scaling: { fixture: string; strategies: Record<string, unknown> };
+      story: { recalled: string[] }[];
+    };
+    assert.match(out.scaling.fixture, /conversations\.json$/);
+    assert.ok(Object.keys(out.scaling.strategies).length >= 3, r.stdout.slice(0, 400));
+    assert.ok(
+      out.story.some((step) => step.recalled.some((s) => /San Francisco|SF/.test(s))),
+      JSON.stringify(out.story).slice(0, 800),
+    );
+  });
+});
+
 describe('the CLI, installed alone (no Postgres)', () => {
   let project: string;
 
@@ -702,7 +730,7 @@ function assertRecalled(result: Conversations): void {
   assert.equal(memory(second).length, 1, 'one memory block in the second call');
   assert.match(
     memory(second)[0]!,
-    /^- \(\d{4}-\d{2}-\d{2}\) (The user lives in|(The )?user said: I live in) Lisbon\.$/m,
+    /^\[([a-z]+|user said) \d{4}-\d{2}-\d{2}\] (The user lives in|(The user said: )?I live in) Lisbon\.$/m,
   );
   // A new conversation: the first one's turns are not in its history, so only memory can have told the model.
   assert.deepEqual(user(second), ['Where do I live?']);
@@ -767,41 +795,4 @@ function requireOldNode(t: TestContext): string | undefined {
   if (oldNode.path) return oldNode.path;
   t.skip(oldNode.missing);
   return undefined;
-}
-
-/**
- * A Node.js >= 20 and < 22.13 on this machine (`MEM01_OLD_NODE`, else every `node` on PATH, /usr/bin/node,
- * /usr/local/bin/node), or why there is none.
- */
-function findOldNode(): { path?: string; version?: string; missing?: string } {
-  const explicit = MEM01_OLD_NODE;
-  const candidates = explicit
-    ? [explicit]
-    : [
-        ...(process.env.PATH ?? '').split(delimiter).map((d) => join(d, 'node')),
-        '/usr/bin/node',
-        '/usr/local/bin/node',
-      ];
-  const seen = new Set<string>();
-  const looked: string[] = [];
-  for (const candidate of candidates) {
-    let real: string;
-    try {
-      accessSync(candidate, constants.X_OK);
-      real = realpathSync(candidate);
-    } catch {
-      continue;
-    }
-    if (seen.has(real)) continue;
-    seen.add(real);
-    const r = spawnSync(real, ['-p', 'process.versions.node'], { encoding: 'utf8', timeout: 20_000 });
-    const version = r.status === 0 ? r.stdout.trim() : '';
-    if (!version) continue;
-    looked.push(`${candidate} (${version})`);
-    const [major = 0, minor = 0] = version.split('.').map(Number);
-    if (major >= 20 && (major < 22 || (major === 22 && minor < 13))) return { path: real, version };
-  }
-  return {
-    missing: `no Node.js >= 20 and < 22.13 on this machine (looked at: ${looked.join(', ') || 'none found'}); set MEM01_OLD_NODE=/path/to/node20 to run this`,
-  };
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidInputError } from '@mem01/engine';
@@ -15,9 +15,16 @@ export interface Fixture {
   readonly conversations: readonly Conversation[];
 }
 
-/** The repository root (apps/demo/dist or apps/demo/src → ../../..). */
-export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-export const DEFAULT_FIXTURE = join(REPO_ROOT, 'fixtures/conversations.json');
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The repository root (apps/demo/dist or apps/demo/src → ../../..); in an installed package, the project's. */
+export const REPO_ROOT = join(HERE, '../../..');
+/**
+ * The fixture: in the repository, its `fixtures/conversations.json`; in an installed package, the copy the build put
+ * beside the compiled code (dist/conversations.json).
+ */
+export const DEFAULT_FIXTURE = existsSync(join(REPO_ROOT, 'apps/demo/package.json'))
+  ? join(REPO_ROOT, 'fixtures/conversations.json')
+  : join(HERE, 'conversations.json');
 
 /** Reads and checks the demo fixture: `{ userId, conversations: [{ id, at, user, assistant }] }`. */
 export function loadFixture(path = DEFAULT_FIXTURE): Fixture {

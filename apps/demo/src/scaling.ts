@@ -18,7 +18,7 @@ import { itemText, type PreparedInput, RecordingModel } from './recording-model.
 export const STRATEGIES = ['fresh_stock', 'reused_stock', 'memsession'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 export const CHECKPOINTS = [1, 10, 40] as const;
-export const BUDGET_BYTES = DEFAULT_CONFIG.budgetBytes;
+export const BUDGET_BYTES = DEFAULT_CONFIG.blockBytes;
 export const INSTRUCTIONS = 'You are a helpful personal assistant.';
 
 export interface StrategyResult {
@@ -88,7 +88,7 @@ export async function runScaling(fixture: Fixture, onRun: () => void = () => {})
           store,
           extractor,
           embedder,
-          budgetBytes: BUDGET_BYTES,
+          blockBytes: BUDGET_BYTES,
           logger: quietLogger,
         });
         try {

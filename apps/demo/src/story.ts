@@ -70,15 +70,22 @@ export function view(b: Belief): BeliefView {
   };
 }
 
-/** One recalled line of a rendered block: `- (2026-05-01) statement`, or `- (2026-05-01) user said: snippet`. */
-const BLOCK_LINE = /^- \(\d{4}-\d{2}-\d{2}\)(?: \(unconfirmed\))? /;
+/**
+ * One recalled line of a rendered block: `[fact 2026-05-01] statement` (a belief, by kind; `, unconfirmed` while
+ * pending), or `[user said 2026-05-01] snippet` (an episode).
+ */
+const BLOCK_LINE = /^\[([a-z]+(?: said)?) \d{4}-\d{2}-\d{2}(?:, unconfirmed)?\] /;
 
-/** Parses what was recalled out of a rendered block: each belief's statement, or what the user said. */
+/** Parses what was recalled out of a rendered block: each belief's statement, or what the user said (`user said: …`). */
 export function blockStatements(block: string): string[] {
   return block
     .split('\n')
     .filter((l) => BLOCK_LINE.test(l))
-    .map((l) => l.replace(BLOCK_LINE, ''));
+    .map((l) => {
+      const label = BLOCK_LINE.exec(l)?.[1] ?? '';
+      const text = l.replace(BLOCK_LINE, '');
+      return label.endsWith(' said') ? `${label}: ${text}` : text;
+    });
 }
 
 /** The memory block in a prepared input, or '' when there is none. */

@@ -484,7 +484,7 @@ async function episodesBench() {
         const hits = await engine.recall(scope, queries[q]);
         const t1 = performance.now() - t0;
         t0 = performance.now();
-        await engine.context(scope, queries[q], { budgetBytes: runtime.budgetBytes });
+        await engine.context(scope, queries[q], { blockBytes: runtime.blockBytes });
         const t2 = performance.now() - t0;
         if (q >= WARMUP) {
           recallMs.push(t1);
@@ -647,7 +647,7 @@ async function longTurnsBench() {
       const c1 = process.cpuUsage(c0);
       cpu[q === 0 ? 'cold' : 'warm'] += (c1.user + c1.system) / 1000;
       t0 = performance.now();
-      await engine.context(scope, question, { budgetBytes: runtime.budgetBytes });
+      await engine.context(scope, question, { blockBytes: runtime.blockBytes });
       context.push(performance.now() - t0);
     }
   }

@@ -47,6 +47,10 @@ export interface CliOptions {
   readonly markdown?: string | undefined;
   readonly limitConversations?: number | undefined;
   readonly limitSessions?: number | undefined;
+  /** First N turns of each conversation (questions whose evidence lies beyond are left out). */
+  readonly limitTurns?: number | undefined;
+  /** First N questions of each conversation. */
+  readonly limitQuestions?: number | undefined;
   /** Only the conversations with these sample ids. */
   readonly conversations?: readonly string[] | undefined;
   readonly episodic: 'on' | 'off' | 'both';
@@ -129,6 +133,12 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       'first N sessions of each conversation (and their questions) only',
       positiveInt,
     )
+    .option(
+      '--limit-turns <n>',
+      'first N turns of each conversation (and the questions answered in them) only',
+      positiveInt,
+    )
+    .option('--limit-questions <n>', 'first N questions of each conversation only', positiveInt)
     .addOption(
       new Option(
         '--episodic <mode>',
@@ -189,6 +199,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     markdown: o.markdown === undefined ? undefined : resolve(String(o.markdown)),
     limitConversations: o.limitConversations as number | undefined,
     limitSessions: o.limitSessions as number | undefined,
+    limitTurns: o.limitTurns as number | undefined,
+    limitQuestions: o.limitQuestions as number | undefined,
     conversations: o.conversations as string[] | undefined,
     episodic: o.episodic as CliOptions['episodic'],
     turnFormat: o.turnFormat as TurnFormat,
@@ -268,11 +280,15 @@ export async function runCli(
   const sliced =
     options.limitConversations !== undefined ||
     options.limitSessions !== undefined ||
+    options.limitTurns !== undefined ||
+    options.limitQuestions !== undefined ||
     options.conversations !== undefined;
   const data = sliced
     ? sliceData(full, {
         conversations: options.limitConversations,
         sessions: options.limitSessions,
+        turns: options.limitTurns,
+        questions: options.limitQuestions,
         ids: options.conversations,
       })
     : full;

@@ -128,6 +128,18 @@ describe('sliceData', () => {
     ]);
     expect(s.report).toMatchObject({ conversations: 1, sessions: 1, turns: 3, questions: 3 });
   });
+
+  it('keeps the first turns of a conversation (a session cut short) and its first questions', () => {
+    const s = sliceData(parseLocomo(syntheticLocomo()), { conversations: 1, turns: 2 });
+    expect(s.conversations[0]?.sessions.flatMap((x) => x.turns.map((t) => t.diaId))).toEqual([
+      'D1:1',
+      'D1:2',
+    ]);
+    expect(s.conversations[0]?.questions.map((q) => q.evidence)).toEqual([['D1:1'], ['D1:1']]);
+    expect(s.report).toMatchObject({ sessions: 1, turns: 2, questions: 2 });
+    const first = sliceData(parseLocomo(syntheticLocomo()), { conversations: 1, turns: 2, questions: 1 });
+    expect(first.conversations[0]?.questions.map((q) => q.evidence)).toEqual([['D1:1']]);
+  });
 });
 
 describe('LongMemEval-shaped data (the dev60 file)', () => {

@@ -381,6 +381,13 @@ export interface SliceOptions {
   readonly ids?: readonly string[] | undefined;
   /** Keep the first N sessions of each conversation, and only the questions whose evidence all lies in them. */
   readonly sessions?: number | undefined;
+  /**
+   * Keep the first N turns of each conversation (a session cut short keeps its first turns), and only the questions
+   * whose evidence all lies in them.
+   */
+  readonly turns?: number | undefined;
+  /** Keep the first N questions of each conversation (after the cuts above). */
+  readonly questions?: number | undefined;
 }
 
 /** A smaller data set, for smoke runs: the report counts are recomputed. */
@@ -397,10 +404,21 @@ export function sliceData(data: LocomoData, options: SliceOptions): LocomoData {
   }
   const convs = picked.slice(0, options.conversations ?? picked.length);
   const trimmed = convs.map((c): Conversation => {
-    if (options.sessions === undefined) return c;
-    const sessions = c.sessions.slice(0, options.sessions);
+    let sessions = c.sessions.slice(0, options.sessions ?? c.sessions.length);
+    if (options.turns !== undefined) {
+      let left = options.turns;
+      sessions = sessions
+        .map((s) => {
+          const turns = s.turns.slice(0, Math.max(0, left));
+          left -= turns.length;
+          return { ...s, turns };
+        })
+        .filter((s) => s.turns.length > 0);
+    }
+    const cut = options.sessions !== undefined || options.turns !== undefined;
     const ids = new Set(sessions.flatMap((s) => s.turns.map((t) => t.diaId)));
-    return { ...c, sessions, questions: c.questions.filter((q) => q.evidence.every((e) => ids.has(e))) };
+    const questions = cut ? c.questions.filter((q) => q.evidence.every((e) => ids.has(e))) : c.questions;
+    return { ...c, sessions, questions: questions.slice(0, options.questions ?? questions.length) };
   });
   const ids = trimmed.map((c) => new Set(c.sessions.flatMap((s) => s.turns.map((t) => t.diaId))));
   return {

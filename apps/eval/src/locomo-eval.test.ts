@@ -176,6 +176,18 @@ describe('runLocomo', () => {
     expect(result.block.budgetBytes).toBe(800);
     expect(result.block.meanBytes).toBeGreaterThan(0);
     expect(result.block.meanBytes).toBeLessThanOrEqual(800);
+    expect(result.block.p50Bytes).toBeGreaterThan(0);
+    expect(result.block.p50Bytes).toBeLessThanOrEqual(800);
+    // Bytes per evidence turn delivered: all the blocks' bytes over the evidence turns they covered, so at least their
+    // bytes over every evidence turn (all delivered), and finite once one was.
+    const evidence = data.conversations
+      .flatMap((c) => c.questions)
+      .reduce((n, q) => n + q.evidence.length, 0);
+    expect(result.scores.all.blockRecall).toBeGreaterThan(0);
+    expect(result.block.bytesPerEvidenceTurn).toBeGreaterThanOrEqual(
+      (result.block.meanBytes * result.recall.queries) / evidence - 1e-9,
+    );
+    expect(Number.isFinite(result.block.bytesPerEvidenceTurn)).toBe(true);
     expect(result.block.meanItems).toBeGreaterThan(0);
     // A block holds fewer memories than the top 5 at most as many: what fits in 800 bytes.
     for (const a of [result.scores.all, ...Object.values(result.scores.byCategory)]) {

@@ -202,6 +202,13 @@ export interface EvalResult {
   readonly block: {
     readonly budgetBytes: number;
     readonly meanBytes: number;
+    /** Median block size in bytes. */
+    readonly p50Bytes: number;
+    /**
+     * Block bytes per evidence turn the blocks delivered: all the blocks' bytes over the evidence turns they covered
+     * (what each delivered piece of evidence cost in model input).
+     */
+    readonly bytesPerEvidenceTurn: number;
     /** Mean memories in the block. */
     readonly meanItems: number;
     /** Fraction of the block's memories that are episodes. */
@@ -215,7 +222,12 @@ export interface EvalResult {
    */
   readonly played: {
     readonly scores: Breakdown;
-    readonly block: { readonly meanBytes: number; readonly meanItems: number };
+    readonly block: {
+      readonly meanBytes: number;
+      readonly meanItems: number;
+      readonly p50Bytes: number;
+      readonly bytesPerEvidenceTurn: number;
+    };
   } | null;
   readonly conversations: readonly ConversationStats[];
   /** Wall time of the row: every conversation ingested and every question recalled and rendered, in ms. */
@@ -271,6 +283,8 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   let returned = 0;
   let episodesReturned = 0;
   let blockBytes = 0;
+  const blockSizes: number[] = [];
+  let delivered = 0;
   let blockItems = 0;
   let blockEpisodes = 0;
   const long: LongTurns = { maxTextBytes: engine.config.maxTextBytes, split: 0, refused: [], assistant: 0 };
@@ -278,6 +292,8 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   const playQuestions = options.playQuestions ?? true;
   const played: QuestionScore[] = [];
   let playedBytes = 0;
+  const playedSizes: number[] = [];
+  let playedDelivered = 0;
   let playedItems = 0;
   const prefix = options.userPrefix ?? 'locomo';
   const wallStart = performance.now();
@@ -314,15 +330,16 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         blockItems += block.beliefs.length;
         blockEpisodes += block.beliefs.filter((b) => b.kind === 'episode').length;
         types.push(q.questionType);
-        scores.push(
-          scoreQuestion(
-            hits.map((h) => provenance(h.belief)),
-            q.evidence,
-            ks,
-            q.category,
-            block.beliefs.map(provenance),
-          ),
+        const score = scoreQuestion(
+          hits.map((h) => provenance(h.belief)),
+          q.evidence,
+          ks,
+          q.category,
+          block.beliefs.map(provenance),
         );
+        scores.push(score);
+        blockSizes.push(block.bytes);
+        delivered += evidenceDelivered(score, q.evidence);
       }
       if (playQuestions) {
         const lastAt = Math.max(...conv.sessions.map((s) => Date.parse(s.at)).filter(Number.isFinite), 0);
@@ -350,16 +367,17 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
             budgetBytes: system.budgetBytes,
           });
           playedBytes += block.bytes;
+          playedSizes.push(block.bytes);
           playedItems += block.beliefs.length;
-          played.push(
-            scoreQuestion(
-              hits.map((h) => provenance(h.belief)),
-              q.evidence,
-              ks,
-              q.category,
-              block.beliefs.map(provenance),
-            ),
+          const score = scoreQuestion(
+            hits.map((h) => provenance(h.belief)),
+            q.evidence,
+            ks,
+            q.category,
+            block.beliefs.map(provenance),
           );
+          played.push(score);
+          playedDelivered += evidenceDelivered(score, q.evidence);
         }
       }
       options.onProgress?.({
@@ -430,6 +448,8 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     block: {
       budgetBytes: system.budgetBytes,
       meanBytes: queries === 0 ? 0 : blockBytes / queries,
+      p50Bytes: percentile(blockSizes, 50),
+      bytesPerEvidenceTurn: delivered === 0 ? 0 : blockBytes / delivered,
       meanItems: queries === 0 ? 0 : blockItems / queries,
       episodeShare: blockItems === 0 ? 0 : blockEpisodes / blockItems,
       p50Ms: percentile(blockLatencies, 50),
@@ -441,6 +461,8 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
           block: {
             meanBytes: played.length === 0 ? 0 : playedBytes / played.length,
             meanItems: played.length === 0 ? 0 : playedItems / played.length,
+            p50Bytes: percentile(playedSizes, 50),
+            bytesPerEvidenceTurn: playedDelivered === 0 ? 0 : playedBytes / playedDelivered,
           },
         }
       : null,
@@ -449,6 +471,11 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
     cpuMs: ((c) => (c.user + c.system) / 1000)(process.cpuUsage(cpuStart)),
     loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
   };
+}
+
+/** How many of the question's evidence turns its block covered. */
+function evidenceDelivered(score: QuestionScore, evidence: readonly string[]): number {
+  return (score.block ?? 0) * new Set(evidence).size;
 }
 
 /** Aggregates per question type, when the questions carry types (LongMemEval); nothing otherwise. */

@@ -216,18 +216,21 @@ export function recallTable(results: readonly EvalResult[], baseline: Bm25Baseli
   return [head, sep, ...rows].join('\n');
 }
 
+/** A byte figure, or – where a report predates it. */
+const bytesCell = (n: number | undefined): string => (n === undefined || n === 0 ? '–' : n.toFixed(0));
+
 /** Block recall per category: evidence turns covered by what the rendered block holds. Figures in percent. */
 export function blockTable(results: readonly EvalResult[]): string {
   const all = results.map((r) => r.scores);
   const cats = categoriesOf(all);
   const names = namesOf(all);
   const adv = hasAdversarial(all);
-  const head = `| system | budget (bytes) | ${cats.map((c) => categoryName(c, names)).join(' | ')} |${adv ? ' all but adversarial |' : ''} all | mean bytes | mean memories | episode share |`;
-  const sep = `|---|---|${cats.map(() => '---|').join('')}${adv ? '---|' : ''}---|---|---|---|`;
+  const head = `| system | budget (bytes) | ${cats.map((c) => categoryName(c, names)).join(' | ')} |${adv ? ' all but adversarial |' : ''} all | mean bytes | p50 bytes | bytes per evidence turn | mean memories | episode share |`;
+  const sep = `|---|---|${cats.map(() => '---|').join('')}${adv ? '---|' : ''}---|---|---|---|---|---|`;
   const cell = (a: Aggregate | undefined): string => (a && a.questions > 0 ? pct(a.blockRecall) : '–');
   const rows = results.map(
     (r) =>
-      `| ${rowLabel(r)} | ${r.block.budgetBytes} | ${cats.map((c) => cell(r.scores.byCategory[String(c)])).join(' | ')} |${adv ? ` ${cell(r.scores.allButAdversarial)} |` : ''} ${cell(r.scores.all)} | ${r.block.meanBytes.toFixed(0)} | ${r.block.meanItems.toFixed(1)} | ${pct(r.block.episodeShare)}% |`,
+      `| ${rowLabel(r)} | ${r.block.budgetBytes} | ${cats.map((c) => cell(r.scores.byCategory[String(c)])).join(' | ')} |${adv ? ` ${cell(r.scores.allButAdversarial)} |` : ''} ${cell(r.scores.all)} | ${r.block.meanBytes.toFixed(0)} | ${bytesCell(r.block.p50Bytes)} | ${bytesCell(r.block.bytesPerEvidenceTurn)} | ${r.block.meanItems.toFixed(1)} | ${pct(r.block.episodeShare)}% |`,
   );
   return [head, sep, ...rows].join('\n');
 }
@@ -244,17 +247,18 @@ export function playedTable(results: readonly EvalResult[]): string {
   const names = namesOf(all);
   const adv = hasAdversarial(all);
   const k = Math.max(...(withPlayed[0]?.ks ?? [10]));
-  const head = `| system | mode | ${cats.map((c) => categoryName(c, names)).join(' | ')} |${adv ? ' all but adversarial |' : ''} all | R@${k}${adv ? ' (excl. adversarial)' : ''} | mean bytes |`;
-  const sep = `|---|---|${cats.map(() => '---|').join('')}${adv ? '---|' : ''}---|---|---|`;
+  const head = `| system | mode | ${cats.map((c) => categoryName(c, names)).join(' | ')} |${adv ? ' all but adversarial |' : ''} all | R@${k}${adv ? ' (excl. adversarial)' : ''} | mean bytes | p50 bytes | bytes per evidence turn |`;
+  const sep = `|---|---|${cats.map(() => '---|').join('')}${adv ? '---|' : ''}---|---|---|---|---|`;
   const cell = (a: Aggregate | undefined): string => (a && a.questions > 0 ? pct(a.blockRecall) : '–');
   const rows = withPlayed.flatMap((r) => {
     const p = r.played!;
-    const line = (mode: string, scores: EvalResult['scores'], bytes: number) =>
-      `| ${rowLabel(r)} | ${mode} | ${cats.map((c) => cell(scores.byCategory[String(c)])).join(' | ')} |${adv ? ` ${cell(scores.allButAdversarial)} |` : ''} ${cell(scores.all)} | ${pct((adv ? scores.allButAdversarial : scores.all).recall[k])} | ${bytes.toFixed(0)} |`;
-    return [
-      line('normal', r.scores, r.block.meanBytes),
-      line('question played', p.scores, p.block.meanBytes),
-    ];
+    const line = (
+      mode: string,
+      scores: EvalResult['scores'],
+      block: { meanBytes: number; p50Bytes?: number; bytesPerEvidenceTurn?: number },
+    ) =>
+      `| ${rowLabel(r)} | ${mode} | ${cats.map((c) => cell(scores.byCategory[String(c)])).join(' | ')} |${adv ? ` ${cell(scores.allButAdversarial)} |` : ''} ${cell(scores.all)} | ${pct((adv ? scores.allButAdversarial : scores.all).recall[k])} | ${block.meanBytes.toFixed(0)} | ${bytesCell(block.p50Bytes)} | ${bytesCell(block.bytesPerEvidenceTurn)} |`;
+    return [line('normal', r.scores, r.block), line('question played', p.scores, p.block)];
   });
   return [head, sep, ...rows].join('\n');
 }

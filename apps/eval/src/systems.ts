@@ -92,8 +92,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * The variables that choose the models (read by `openMemoryRuntime` and `@mem01/openai`). Nothing else of the
- * caller's environment reaches the runtime: `MEM01_*` tuning (`MEM01_BUDGET_BYTES`, `MEM01_RECALL_LIMIT`,
- * `MEM01_MIN_CONFIDENCE`, `MEM01_EPISODIC`) would make the headline something other than the default a user gets,
+ * caller's environment reaches the runtime: `MEM01_*` tuning (`MEM01_BLOCK_BYTES` or its deprecated name `MEM01_BUDGET_BYTES`, `MEM01_RECALL_LIMIT`,
+ * `MEM01_PENDING_BELOW` or its deprecated name `MEM01_MIN_CONFIDENCE`, `MEM01_EPISODIC`) would make the headline something other than the default a user gets,
  * and the store is the eval's own (no `DATABASE_URL`, `MEM01_HOME`). A tuning is measured with `--engine-config`.
  */
 export const PROVIDER_VARIABLES: Readonly<Record<Provider, readonly string[]>> = {
@@ -103,8 +103,10 @@ export const PROVIDER_VARIABLES: Readonly<Record<Provider, readonly string[]>> =
 
 /** Environment variables that would tune the engine in memSession and that the eval does not pass on. */
 export const IGNORED_TUNING_VARIABLES = [
+  'MEM01_BLOCK_BYTES',
   'MEM01_BUDGET_BYTES',
   'MEM01_RECALL_LIMIT',
+  'MEM01_PENDING_BELOW',
   'MEM01_MIN_CONFIDENCE',
   'MEM01_EPISODIC',
 ] as const;
@@ -198,12 +200,12 @@ export async function openSystem(
     store: handle.description,
     extractor: runtime.description.extractor,
     embedder: runtime.description.embedder,
-    budgetBytes: runtime.budgetBytes,
+    budgetBytes: runtime.blockBytes,
   };
   if (variant.clock === 'wall') {
     return {
       engine: runtime.engine,
-      budgetBytes: runtime.budgetBytes,
+      budgetBytes: runtime.blockBytes,
       description,
       engineConfig: variant.engineConfig,
       settle: handle.settle,
@@ -222,7 +224,7 @@ export async function openSystem(
   });
   return {
     engine,
-    budgetBytes: runtime.budgetBytes,
+    budgetBytes: runtime.blockBytes,
     description,
     engineConfig: variant.engineConfig,
     settle: handle.settle,

@@ -33,7 +33,7 @@ async function memSessionDefault() {
       config: runtime.engine.config,
       extractor: runtime.description.extractor,
       embedder: runtime.description.embedder,
-      budgetBytes: runtime.budgetBytes,
+      budgetBytes: runtime.blockBytes,
     };
   } finally {
     await session.close();

@@ -7,14 +7,8 @@
  * {"type":"belief","belief":{"id":"…","scope":{"userId":"u1","namespace":""},…},"embedding":"AAAgQQ…"}
  * ```
  */
-import { BELIEF_KINDS, type Belief, type Evidence, Mem01Error } from '@mem01/engine';
-import {
-  BELIEF_SOURCES,
-  BELIEF_STATUSES,
-  type BeliefInsert,
-  bytesToVector,
-  vectorToBytes,
-} from '@mem01/engine/binding-kit';
+import { type Belief, Mem01Error } from '@mem01/engine';
+import { type BeliefInsert, bytesToVector, vectorToBytes } from '@mem01/engine/binding-kit';
 
 export const EXPORT_FORMAT = 'mem01-export';
 export const EXPORT_VERSION = 1;
@@ -81,37 +75,6 @@ function isIso(v: unknown): v is string {
   return typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v));
 }
 
-function allowOnly(o: Obj, keys: readonly string[], where: string, fail: (m: string) => never): void {
-  for (const k of Object.keys(o)) if (!keys.includes(k)) fail(`unknown field ${where}${k}`);
-}
-
-const BELIEF_KEYS = [
-  'id',
-  'scope',
-  'kind',
-  'subject',
-  'attribute',
-  'value',
-  'statement',
-  'confidence',
-  'status',
-  'supersedes',
-  'supersededBy',
-  'version',
-  'validFrom',
-  'validTo',
-  'storedAt',
-  'updatedAt',
-  'invalidatedAt',
-  'evidence',
-  'source',
-  // Optional (schema 5 / Postgres 2 on): host metadata and origin, access counts. The store checks them on import.
-  'metadata',
-  'origin',
-  'accessCount',
-  'lastAccessedAt',
-] as const;
-
 /** Parses and checks the header (line 1). */
 export function parseHeader(text: string, lineNo = 1): ExportHeader {
   const fail = (m: string): never => {
@@ -152,7 +115,11 @@ export function parseHeader(text: string, lineNo = 1): ExportHeader {
   return v as unknown as ExportHeader;
 }
 
-/** Parses and checks one belief line against the header. */
+/**
+ * Parses one belief line: the envelope (`type`, `belief`, `embedding`) and the embedding's encoding, against the
+ * header's dimensions. The belief itself is checked by the engine's import (`validateImportRecords` of the store kit),
+ * not here.
+ */
 export function parseBeliefLine(text: string, lineNo: number, header: ExportHeader): BeliefInsert {
   const fail = (m: string): never => {
     throw new ExportFormatError(lineNo, m);
@@ -164,65 +131,10 @@ export function parseBeliefLine(text: string, lineNo: number, header: ExportHead
     fail(`not valid JSON (${(err as Error).message})`);
   }
   if (!isObj(v)) return fail('must be a JSON object');
-  allowOnly(v, ['type', 'belief', 'embedding'], '', fail);
+  for (const k of Object.keys(v))
+    if (!['type', 'belief', 'embedding'].includes(k)) fail(`unknown field ${k}`);
   if (v.type !== 'belief') fail(`type must be "belief", got ${JSON.stringify(v.type)}`);
-  const b = v.belief;
-  if (!isObj(b)) return fail('belief must be an object');
-  allowOnly(b, BELIEF_KEYS, 'belief.', fail);
-  const str = (k: string, opts: { empty?: boolean; nullable?: boolean } = {}) => {
-    const x = b[k];
-    if (x === null && opts.nullable) return;
-    if (typeof x !== 'string') fail(`belief.${k} must be a string${opts.nullable ? ' or null' : ''}`);
-    if (!opts.empty && (x as string).trim() === '') fail(`belief.${k} must not be empty`);
-  };
-  const iso = (k: string, nullable: boolean) => {
-    const x = b[k];
-    if (x === null && nullable) return;
-    if (!isIso(x)) fail(`belief.${k} must be an ISO-8601 date${nullable ? ' or null' : ''}`);
-  };
-  str('id');
-  const scope = b.scope;
-  if (!isObj(scope)) return fail('belief.scope must be an object');
-  allowOnly(scope, ['userId', 'namespace'], 'belief.scope.', fail);
-  if (typeof scope.userId !== 'string' || scope.userId === '') fail('belief.scope.userId must be a string');
-  if (scope.namespace !== undefined && typeof scope.namespace !== 'string') {
-    fail('belief.scope.namespace must be a string');
-  }
-  if (scope.userId !== header.scope.userId) {
-    fail(`belief.scope.userId ${JSON.stringify(scope.userId)} differs from the header's user`);
-  }
-  if (header.scope.namespace !== null && (scope.namespace ?? '') !== header.scope.namespace) {
-    fail(
-      `belief.scope.namespace ${JSON.stringify(scope.namespace ?? '')} differs from the header's namespace`,
-    );
-  }
-  if (!(BELIEF_KINDS as readonly unknown[]).includes(b.kind))
-    fail(`belief.kind ${JSON.stringify(b.kind)} is unknown`);
-  if (!(BELIEF_STATUSES as readonly unknown[]).includes(b.status)) {
-    fail(`belief.status ${JSON.stringify(b.status)} is unknown`);
-  }
-  if (!(BELIEF_SOURCES as readonly unknown[]).includes(b.source)) {
-    fail(`belief.source ${JSON.stringify(b.source)} is unknown`);
-  }
-  // A forgotten belief is a content-free tombstone: its content fields are empty.
-  const tomb = b.status === 'forgotten';
-  for (const k of ['subject', 'attribute', 'value', 'statement']) str(k, { empty: tomb });
-  if (typeof b.confidence !== 'number' || !(b.confidence >= 0 && b.confidence <= 1)) {
-    fail('belief.confidence must be a number between 0 and 1');
-  }
-  str('supersedes', { nullable: true });
-  str('supersededBy', { nullable: true });
-  if (!Number.isInteger(b.version) || (b.version as number) < 1)
-    fail('belief.version must be a positive integer');
-  iso('validFrom', true);
-  iso('validTo', true);
-  iso('storedAt', false);
-  iso('updatedAt', false);
-  iso('invalidatedAt', true);
-  if (!Array.isArray(b.evidence)) return fail('belief.evidence must be an array');
-  b.evidence.forEach((e: unknown, i: number) => {
-    checkEvidence(e, `belief.evidence[${i}]`, fail);
-  });
+  if (!isObj(v.belief)) return fail('belief must be an object');
   let embedding: Float32Array | null = null;
   if (v.embedding !== null) {
     if (typeof v.embedding !== 'string' || !BASE64.test(v.embedding)) {
@@ -235,20 +147,6 @@ export function parseBeliefLine(text: string, lineNo: number, header: ExportHead
     if (header.embedding.dimensions !== null && embedding.length !== header.embedding.dimensions) {
       fail(`embedding has ${embedding.length} dimensions, the header says ${header.embedding.dimensions}`);
     }
-    for (const x of embedding) if (!Number.isFinite(x)) fail('embedding contains a non-finite value');
   }
-  return { belief: b as unknown as Belief, embedding };
-}
-
-function checkEvidence(e: unknown, where: string, fail: (m: string) => never): asserts e is Evidence {
-  if (!isObj(e)) fail(`${where} must be an object`);
-  const o = e as Obj;
-  allowOnly(o, ['sessionId', 'position', 'role', 'quote', 'at', 'ref'], `${where}.`, fail);
-  if (typeof o.sessionId !== 'string' || o.sessionId === '') fail(`${where}.sessionId must be a string`);
-  if (!Number.isInteger(o.position) || (o.position as number) < 0)
-    fail(`${where}.position must be a non-negative integer`);
-  if (o.role !== 'user' && o.role !== 'assistant') fail(`${where}.role must be "user" or "assistant"`);
-  if (typeof o.quote !== 'string') fail(`${where}.quote must be a string`);
-  if (!isIso(o.at)) fail(`${where}.at must be an ISO-8601 date`);
-  if (o.ref !== undefined && typeof o.ref !== 'string') fail(`${where}.ref must be a string`);
+  return { belief: v.belief as unknown as Belief, embedding };
 }

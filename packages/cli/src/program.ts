@@ -94,11 +94,13 @@ export function createProgram(io: CliIo): Command {
     .argument('<query>', 'the query, e.g. the user message')
     .option('--explain', 'show the score of each signal')
     .option('--limit <n>', 'at most this many beliefs', positiveInt('--limit'))
-    .option('--budget <bytes>', 'context block budget in UTF-8 bytes', positiveInt('--budget'))
+    .option('--block-bytes <bytes>', 'size of the context block in UTF-8 bytes', positiveInt('--block-bytes'))
+    // The earlier name of --block-bytes, deprecated: kept working, left out of the help.
+    .addOption(new Option('--budget <bytes>').argParser(positiveInt('--budget')).hideHelp())
     .action(
       async (
         query: string,
-        o: { user: string; explain?: boolean; limit?: number; budget?: number },
+        o: { user: string; explain?: boolean; limit?: number; blockBytes?: number; budget?: number },
         cmd: Command,
       ) => withContext(io, g(cmd), (ctx) => recallCommand(ctx, o.user, query, o)),
     );

@@ -1,13 +1,13 @@
 /** Shared test helpers: a seeded SQLite file from the demo fixture, and ways to run the CLI. */
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type EngineStore, MemoryEngine, type OutboxInput } from '@mem01/engine';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import { tempDir as newTempDir, nodeBinary, quiet } from '@mem01/test-kit';
 import type { CliIo } from '../src/io.js';
 import { run } from '../src/program.js';
 
@@ -22,8 +22,9 @@ interface Fixture {
   readonly conversations: readonly { id: string; at: string; user: string; assistant: string }[];
 }
 
+/** A fresh folder, removed when the test process exits. */
 export function tempDir(prefix = 'mem01-cli-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return newTempDir(prefix).path;
 }
 
 /**
@@ -32,7 +33,7 @@ export function tempDir(prefix = 'mem01-cli-'): string {
  * user so that scope isolation is visible.
  */
 export async function seedFixture(path: string): Promise<void> {
-  const store = openSqliteStore({ path, dimensions: 384, logger: { info() {}, warn() {} } });
+  const store = openSqliteStore({ path, dimensions: 384, logger: quiet });
   try {
     await seedStore(store);
   } finally {
@@ -124,14 +125,14 @@ export async function runInProcess(
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
-/** Runs the built `mem01` bin in a child process (Node from `process.execPath`). */
+/** Runs the built `mem01` bin in a child process (on the tests' Node). */
 export function runBin(
   args: readonly string[],
   options: { env?: NodeJS.ProcessEnv; stdinText?: string } = {},
 ): Promise<RunResult> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run pnpm --filter @mem01/cli build first`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(nodeBinary(), [BIN, ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

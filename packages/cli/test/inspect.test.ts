@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { type Belief, MemoryEngine } from '@mem01/engine';
 import { createLocalEmbedder } from '@mem01/local';
 import { openSqliteStore, type SqliteStore } from '@mem01/store-sqlite';
+import { quiet } from '@mem01/test-kit';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inspector, startInspector } from '../src/inspect/server.js';
@@ -55,7 +56,7 @@ beforeAll(async () => {
   dir = tempDir('mem01-inspect-');
   const path = join(dir, 'memory.db');
   await seedFixture(path);
-  store = openSqliteStore({ path, logger: { info() {}, warn() {} } });
+  store = openSqliteStore({ path, logger: quiet });
   engine = new MemoryEngine({
     store,
     embedder: createLocalEmbedder(),
@@ -230,22 +231,29 @@ describe('mem01 inspect in Chromium', () => {
       body: form,
     });
     expect(evil.status).toBe(403);
+    expect(evil.body).toContain('cross-origin request refused');
     const cross = await raw('/act/forget', {
       method: 'POST',
       headers: { ...headers, 'sec-fetch-site': 'cross-site' },
       body: form,
     });
     expect(cross.status).toBe(403);
+    expect(cross.body).toContain('cross-origin request refused');
     const rebinding = await raw('/', { headers: { host: 'evil.example', cookie: headers.cookie } });
     expect(rebinding.status).toBe(421);
+    expect(rebinding.body).toContain('unexpected Host header');
     expect((await store.get({ userId: USER }, target.id))?.status).toBe('active');
 
     // A real cross-origin form post from another page in the browser is refused as well.
     const other = await startOtherOrigin(target.id);
     try {
+      const refused = page.waitForResponse(
+        (r) => r.url() === `${inspector.origin}/act/forget` && r.request().method() === 'POST',
+      );
       await page.goto(other.url);
-      await page.waitForLoadState('load');
-      await page.waitForTimeout(300);
+      const response = await refused;
+      expect(response.status()).toBe(403);
+      expect(await response.text()).toContain('cross-origin request refused');
     } finally {
       await other.close();
     }

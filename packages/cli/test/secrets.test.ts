@@ -3,7 +3,7 @@
  * echoes back, and a Postgres URL whose password the real store cannot connect with.
  */
 import { CREDENTIAL_FORMS, leakedSecret } from '@mem01/engine/testing';
-import { embedded, partsOf } from '@mem01/store-conformance';
+import { embedded, partsOf } from '@mem01/test-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { runInProcess } from './helpers.js';

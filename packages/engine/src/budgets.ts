@@ -3,6 +3,7 @@
  * and a result capacity (active beliefs per user), kept in the store so that every worker sharing it respects one
  * budget; and `usage()`, what a user has used of them.
  */
+import { BYTES_PER_TOKEN } from './config.js';
 import type { EngineCore } from './engine-core.js';
 import { BudgetExceededError, CapabilityError, describeError } from './errors.js';
 import type { BudgetStore } from './ports.js';
@@ -51,6 +52,11 @@ export interface BudgetUsage {
   readonly embeddingTokens: BudgetLine;
   /** Active beliefs now, in every namespace, episodes left out, against `maxActiveBeliefsPerUser`. */
   readonly activeBeliefs: BudgetLine;
+  /**
+   * The estimated tokens of those beliefs' statements (UTF-8 bytes / `BYTES_PER_TOKEN`, rounded up), against
+   * `maxActiveTokensPerUser`.
+   */
+  readonly activeTokens: BudgetLine;
 }
 
 /** Whether any call or token budget is set. */
@@ -69,7 +75,9 @@ function budgetStore(core: EngineCore, method: keyof BudgetStore): BudgetStore {
 /** Throws `CapabilityError` at construction when budgets are set and the store cannot keep them. */
 export function checkBudgetCapability(core: EngineCore): void {
   if (countsUsage(core)) budgetStore(core, 'chargeBudget');
-  if (core.config.budgets.maxActiveBeliefsPerUser !== null) budgetStore(core, 'countActiveBeliefs');
+  const b = core.config.budgets;
+  if (b.maxActiveBeliefsPerUser !== null || b.maxActiveTokensPerUser !== null)
+    budgetStore(core, 'countActiveBeliefs');
 }
 
 function window(core: EngineCore): { start: string; end: string } {
@@ -104,19 +112,37 @@ export async function checkBudgets(core: EngineCore, userId: string, capacity = 
   if (capacity) await checkCapacity(core, userId);
 }
 
-/** `BudgetExceededError` when the user holds `maxActiveBeliefsPerUser` active beliefs (episodes left out). */
-export async function checkCapacity(core: EngineCore, userId: string): Promise<void> {
-  const max = core.config.budgets.maxActiveBeliefsPerUser;
-  if (max === null) return;
+/** The estimated tokens of `bytes` UTF-8 bytes of statements. */
+const tokensOf = (bytes: number): number => Math.ceil(bytes / BYTES_PER_TOKEN);
+
+/** The user's active beliefs (episodes left out), in beliefs or in estimated tokens. */
+async function activeOf(core: EngineCore, userId: string, unit: 'beliefs' | 'tokens'): Promise<number> {
   const n = await budgetStore(core, 'countActiveBeliefs').countActiveBeliefs(userId, {
     excludeKinds: ['episode'],
+    unit: unit === 'tokens' ? 'bytes' : 'beliefs',
   });
-  if (n >= max) {
-    const resetAt = new Date(core.clock().getTime() + core.config.budgetRetryMs).toISOString();
-    throw new BudgetExceededError(
-      `result capacity reached for this user (${n} active beliefs, at most ${max}); retried after ${resetAt}`,
-      { resetAt },
-    );
+  return unit === 'tokens' ? tokensOf(n) : n;
+}
+
+/**
+ * `BudgetExceededError` when the user holds `maxActiveBeliefsPerUser` active beliefs, or their statements hold
+ * `maxActiveTokensPerUser` tokens (episodes left out).
+ */
+export async function checkCapacity(core: EngineCore, userId: string): Promise<void> {
+  const b = core.config.budgets;
+  for (const [max, unit, what] of [
+    [b.maxActiveBeliefsPerUser, 'beliefs', 'active beliefs'],
+    [b.maxActiveTokensPerUser, 'tokens', 'estimated tokens of active beliefs'],
+  ] as const) {
+    if (max === null) continue;
+    const n = await activeOf(core, userId, unit);
+    if (n >= max) {
+      const resetAt = new Date(core.clock().getTime() + core.config.budgetRetryMs).toISOString();
+      throw new BudgetExceededError(
+        `result capacity reached for this user (${n} ${what}, at most ${max}); retried after ${resetAt}`,
+        { resetAt },
+      );
+    }
   }
 }
 
@@ -183,9 +209,8 @@ export async function budgetUsage(core: EngineCore, userId: string): Promise<Bud
   const b = core.config.budgets;
   const w = window(core);
   const used = await budgetStore(core, 'readBudget').readBudget({ userId, windowStart: w.start });
-  const active = await budgetStore(core, 'countActiveBeliefs').countActiveBeliefs(userId, {
-    excludeKinds: ['episode'],
-  });
+  const active = await activeOf(core, userId, 'beliefs');
+  const tokens = await activeOf(core, userId, 'tokens');
   const line = (name: (typeof COUNTERS)[number][0], limit: (typeof COUNTERS)[number][1]): BudgetLine => ({
     used: used[name] ?? 0,
     limit: b[limit],
@@ -202,5 +227,6 @@ export async function budgetUsage(core: EngineCore, userId: string): Promise<Bud
     embeddingCalls: line('embedding_calls', 'embeddingCallsPerUser'),
     embeddingTokens: line('embedding_tokens', 'embeddingTokensPerUser'),
     activeBeliefs: { used: active, limit: b.maxActiveBeliefsPerUser },
+    activeTokens: { used: tokens, limit: b.maxActiveTokensPerUser },
   };
 }

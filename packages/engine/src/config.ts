@@ -2,7 +2,8 @@
 import { InvalidInputError } from './errors.js';
 import type { Embedder } from './ports.js';
 import { DEFAULT_RANKING, LEXICAL_EMBEDDER_WEIGHTS, type RankingConfig, SEMANTIC_WEIGHTS } from './recall.js';
-import { DEFAULT_BUDGET_BYTES, MIN_BUDGET_BYTES } from './render.js';
+import { DEFAULT_BLOCK_BYTES, MIN_BLOCK_BYTES } from './render.js';
+import { givenBlockBytes } from './util.js';
 
 export interface EngineConfig {
   /** Raise pipeline failures at the next enqueue or read barrier of the same user. Default false (failure-open). */
@@ -29,7 +30,9 @@ export interface EngineConfig {
   readonly concurrency: number;
   /** Most turns in one extraction batch (when the extractor batches). Default 8. */
   readonly maxBatchTurns: number;
-  /** Context block budget in UTF-8 bytes. Default 800. */
+  /** Size of the context block in UTF-8 bytes (not a spending cap: those are `budgets`). Default 800. */
+  readonly blockBytes: number;
+  /** @deprecated The earlier name of {@link EngineConfig.blockBytes} (always the same value); use `blockBytes`. */
   readonly budgetBytes: number;
   /** Beliefs recalled by default. Default 8. */
   readonly recallLimit: number;
@@ -123,7 +126,17 @@ export interface EngineBudgets {
    * `budgetRetryMs`) and `remember` fails with `BudgetExceededError`, until beliefs are retired, forgotten or erased.
    */
   readonly maxActiveBeliefsPerUser: number | null;
+  /**
+   * Result capacity in tokens: the most tokens the statements of a user's active beliefs may hold together, across
+   * namespaces, episodes left out, estimated as their UTF-8 bytes divided by {@link BYTES_PER_TOKEN} (the engine
+   * carries no tokenizer; four bytes a token is the usual rate of English text for OpenAI's tokenizers). At the cap,
+   * extraction waits and `remember` fails as with `maxActiveBeliefsPerUser`.
+   */
+  readonly maxActiveTokensPerUser: number | null;
 }
+
+/** The estimate behind token capacities (`maxActiveTokensPerUser`): UTF-8 bytes per token. */
+export const BYTES_PER_TOKEN = 4;
 
 export type EngineConfigInput = Partial<Omit<EngineConfig, 'ranking' | 'budgets'>> & {
   readonly ranking?: Partial<RankingConfig> | undefined;
@@ -139,6 +152,7 @@ export const NO_BUDGETS: EngineBudgets = {
   embeddingCallsPerUser: null,
   embeddingTokensPerUser: null,
   maxActiveBeliefsPerUser: null,
+  maxActiveTokensPerUser: null,
 };
 
 export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
@@ -150,7 +164,8 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
   maxAttempts: 5,
   concurrency: 4,
   maxBatchTurns: 8,
-  budgetBytes: DEFAULT_BUDGET_BYTES,
+  blockBytes: DEFAULT_BLOCK_BYTES,
+  budgetBytes: DEFAULT_BLOCK_BYTES,
   recallLimit: 8,
   candidateLimit: 200,
   candidatesForExtraction: 20,
@@ -170,7 +185,9 @@ export const MAX_QUERY_CHARS = 4000;
 
 /** Merges `input` over the defaults and checks every field. The embedder supplies the similarity floor. */
 export function resolveConfig(input: EngineConfigInput | undefined, embedder: Embedder | null): EngineConfig {
-  const merged = { ...DEFAULT_CONFIG, ...dropUndefined(input ?? {}) };
+  const given = dropUndefined(input ?? {});
+  const blockBytes = givenBlockBytes(given, 'config.blockBytes') ?? DEFAULT_CONFIG.blockBytes;
+  const merged = { ...DEFAULT_CONFIG, ...given, blockBytes, budgetBytes: blockBytes };
   const ranking: RankingConfig = {
     ...DEFAULT_RANKING,
     ...(embedder
@@ -194,7 +211,7 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   int('maxAttempts', 1, 1000);
   int('concurrency', 1, 1024);
   int('maxBatchTurns', 1, 1000);
-  int('budgetBytes', MIN_BUDGET_BYTES, 1_000_000);
+  int('blockBytes', MIN_BLOCK_BYTES, 1_000_000);
   int('recallLimit', 1, 1000);
   int('candidateLimit', 1, 10_000);
   int('candidatesForExtraction', 1, 1000);
@@ -258,6 +275,7 @@ function resolveBudgets(input: Partial<EngineBudgets> | undefined): EngineBudget
     'embeddingCallsPerUser',
     'embeddingTokensPerUser',
     'maxActiveBeliefsPerUser',
+    'maxActiveTokensPerUser',
   ] as const) {
     const v = b[name];
     if (v !== null && (!Number.isSafeInteger(v) || v < 1))

@@ -3,25 +3,29 @@
  * as `cause`. Messages never contain secrets: build them with {@link sanitize} when they include foreign text.
  */
 
-/** The codes the engine's own errors carry. */
+/**
+ * The codes the engine's own errors carry. Each error class's code is its name in snake_case without `Error`
+ * (`PendingWritesError` → `pending_writes`); a subclass (the OpenAI package's `OpenAIProviderError`) keeps its
+ * parent's code. `pipeline_error` is the code of a pipeline failure raised in strict mode, which has no class.
+ */
 export type Mem01KnownErrorCode =
   | 'invalid_input'
   | 'not_found'
   | 'version_conflict'
-  | 'duplicate_active'
+  | 'duplicate_active_belief'
   | 'lease_lost'
-  | 'store_error'
+  | 'store'
   | 'schema_too_new'
   | 'corrupt_store'
-  | 'capability_missing'
-  | 'extraction_invalid'
+  | 'capability'
+  | 'extraction'
   | 'dimension_mismatch'
   | 'budget_exceeded'
   | 'config'
   | 'closed'
   | 'run_config_reused'
-  | 'provider_error'
-  | 'timeout'
+  | 'provider'
+  | 'pending_writes'
   | 'aborted'
   | 'unsupported_runtime'
   | 'pipeline_error'
@@ -55,6 +59,25 @@ export class InvalidInputError extends Mem01Error {
   }
 }
 
+/**
+ * One record of a batch (an import) is invalid: `index` (from 0) names it and `recordField` the field within it
+ * (`belief.status`). Nothing of the batch was written. Code `invalid_input`, as every {@link InvalidInputError}.
+ */
+export class InvalidRecordError extends InvalidInputError {
+  /** Position of the bad record in the batch, from 0. */
+  readonly index: number;
+  /** The offending field within the record, e.g. `belief.status`. */
+  readonly recordField: string;
+  /** What is wrong with it, without the field name. */
+  readonly reason: string;
+  constructor(index: number, recordField: string, reason: string, options?: { cause?: unknown }) {
+    super(`records[${index}].${recordField}`, reason, options);
+    this.index = index;
+    this.recordField = recordField;
+    this.reason = reason;
+  }
+}
+
 export class NotFoundError extends Mem01Error {
   constructor(what: string, options?: { cause?: unknown }) {
     super('not_found', `${what} not found`, options);
@@ -75,7 +98,7 @@ export class VersionConflictError extends Mem01Error {
 /** A commit would have made two active beliefs for one scope + subject + attribute. Nothing was written. */
 export class DuplicateActiveBeliefError extends Mem01Error {
   constructor(subject: string, attribute: string, options?: { cause?: unknown }) {
-    super('duplicate_active', `an active belief already exists for ${subject}.${attribute}`, options);
+    super('duplicate_active_belief', `an active belief already exists for ${subject}.${attribute}`, options);
   }
 }
 
@@ -91,7 +114,7 @@ export class LeaseLostError extends Mem01Error {
 
 export class StoreError extends Mem01Error {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('store_error', message, options);
+    super('store', message, options);
   }
 }
 
@@ -184,14 +207,14 @@ export class CaptureGrantEndedError extends Mem01Error {
 /** An optional store capability was needed but the store does not have it. */
 export class CapabilityError extends Mem01Error {
   constructor(store: string, capability: string) {
-    super('capability_missing', `store "${store}" does not support ${capability}`);
+    super('capability', `store "${store}" does not support ${capability}`);
   }
 }
 
 /** Model output that does not validate. Nothing was written. */
 export class ExtractionError extends Mem01Error {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('extraction_invalid', message, options);
+    super('extraction', message, options);
   }
 }
 
@@ -221,7 +244,7 @@ export class PendingWritesError extends Mem01Error {
   /** When they become claimable again, if known (ISO-8601 UTC). */
   readonly until: string | null;
   constructor(message: string, options: { pending: number; until: string | null; cause?: unknown }) {
-    super('timeout', message, options);
+    super('pending_writes', message, options);
     this.pending = options.pending;
     this.until = options.until;
   }
@@ -271,7 +294,7 @@ export class ProviderError extends Mem01Error {
     status: number | null,
     options?: { cause?: unknown; retryAfterMs?: number | undefined },
   ) {
-    super('provider_error', message, options);
+    super('provider', message, options);
     this.status = status;
     this.retryAfterMs = options?.retryAfterMs;
   }

@@ -141,10 +141,16 @@ export interface BudgetStore {
     readonly userId: string;
     readonly windowStart: string;
   }): Promise<Readonly<Record<string, number>>>;
-  /** The number of active beliefs of the user, in every namespace, leaving out the kinds in `excludeKinds`. */
+  /**
+   * The active beliefs of the user, in every namespace, leaving out the kinds in `excludeKinds`: their number (`unit`
+   * `'beliefs'`, the default) or the sum of the UTF-8 byte lengths of their statements (`'bytes'`).
+   */
   countActiveBeliefs(
     userId: string,
-    options?: { readonly excludeKinds?: readonly BeliefKind[] | undefined },
+    options?: {
+      readonly excludeKinds?: readonly BeliefKind[] | undefined;
+      readonly unit?: 'beliefs' | 'bytes' | undefined;
+    },
   ): Promise<number>;
 }
 

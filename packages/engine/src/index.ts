@@ -32,6 +32,7 @@ export {
   DuplicateOperationError,
   ExtractionError,
   InvalidInputError,
+  InvalidRecordError,
   LeaseLostError,
   Mem01Error,
   NotFoundError,

@@ -3,6 +3,8 @@
  * extractor. It is what a CLI, an inspector or an admin service needs; `MemoryEngine` extends it with the write
  * pipeline, whose read barrier makes every one of these operations wait for the user's accepted writes.
  */
+
+import { validateImportRecords } from './belief-input.js';
 import { type BudgetUsage, budgetUsage, checkCapacity } from './budgets.js';
 import {
   authorizeCapture,
@@ -16,6 +18,7 @@ import { CapabilityError, InvalidInputError } from './errors.js';
 import * as lifecycle from './lifecycle.js';
 import { assertKey } from './operations.js';
 import type {
+  BeliefInsert,
   CaptureGrant,
   ClearAllReceipt,
   ClearAllStore,
@@ -24,6 +27,7 @@ import type {
   ListOptions,
 } from './ports.js';
 import {
+  type BlockSizeOption,
   checkRecall,
   clipQuery,
   contextOf,
@@ -94,26 +98,27 @@ export class MemoryAdmin {
    * Recall rendered as the bounded context block; or, given `{ ids }`, the block of the beliefs the host chose, in the
    * order given: ids unknown or of another scope are skipped as `not_found`, beliefs not active (pending, retired,
    * forgotten) as `not_active`, repeated ids as `duplicate` (each listed in `skipped`). Whole beliefs only, up to
-   * `budgetBytes` (default `config.budgetBytes`); those left out for space are counted in `omitted`.
+   * `blockBytes` (default `config.blockBytes`; `budgetBytes` is its deprecated name); those left out for space are
+   * counted in `omitted`.
    */
   context(
     scope: Scope,
     query: string,
-    options?: RecallOptions & { readonly budgetBytes?: number | undefined },
+    options?: RecallOptions & BlockSizeOption,
   ): Promise<ContextBlock & { readonly recalled: readonly ScoredBelief[] }>;
   context(
     scope: Scope,
-    selection: { readonly ids: readonly string[]; readonly budgetBytes?: number | undefined },
+    selection: { readonly ids: readonly string[] } & BlockSizeOption,
   ): Promise<SelectedContext>;
   async context(
     scope: Scope,
-    queryOrSelection: string | { readonly ids: readonly string[]; readonly budgetBytes?: number | undefined },
-    options: RecallOptions & { readonly budgetBytes?: number | undefined } = {},
+    queryOrSelection: string | ({ readonly ids: readonly string[] } & BlockSizeOption),
+    options: RecallOptions & BlockSizeOption = {},
   ): Promise<(ContextBlock & { readonly recalled: readonly ScoredBelief[] }) | SelectedContext> {
     if (typeof queryOrSelection === 'string') {
       const query = clipQuery(queryOrSelection, this.core.config.maxTextBytes);
       const recalled = await this.recall(scope, query, options);
-      return contextOf(this.core, recalled, query, options.budgetBytes);
+      return contextOf(this.core, recalled, query, options);
     }
     const s = this.open(scope);
     if (
@@ -122,29 +127,37 @@ export class MemoryAdmin {
       !Array.isArray(queryOrSelection.ids)
     )
       throw new InvalidInputError('selection', 'must be a query string or { ids: string[] }');
-    const { ids, budgetBytes } = queryOrSelection;
+    const { ids } = queryOrSelection;
     if (ids.length > 1000) throw new InvalidInputError('ids', 'at most 1000 ids');
     ids.forEach((id, i) => {
       assertId(id, `ids[${i}]`);
     });
     await this.beforeUserOperation(s.userId);
-    return selectedContext(this.core, s, ids, budgetBytes);
+    return selectedContext(this.core, s, ids, queryOrSelection);
   }
 
   /**
-   * Beliefs of a scope by status, newest first, after the user's accepted writes. What a capture grant that has ended
-   * (revoked or expired) captured is left out, in every status: `history` and `get` still show it.
+   * Beliefs of a scope by status (and, when asked, kind and evidence session), newest first, paged in the store, after
+   * the user's accepted writes. What a capture grant that has ended (revoked or expired) captured is left out, in every
+   * status, unless `includeEndedGrants` (for audit, as `history` and `get` show it).
    */
-  async list(scope: Scope, options?: ListOptions): Promise<Page<Belief>> {
+  async list(
+    scope: Scope,
+    options?: ListOptions & {
+      /** Keep what a capture grant that has ended captured (each with its `grantId`). Default false. */
+      readonly includeEndedGrants?: boolean | undefined;
+    },
+  ): Promise<Page<Belief>> {
     const s = this.open(scope);
     if (options !== undefined && (options === null || typeof options !== 'object'))
       throw new InvalidInputError('options', 'must be an object');
+    const { includeEndedGrants, ...listOptions } = options ?? {};
     await this.beforeUserOperation(s.userId);
-    const ended = [...(await endedGrants(this.core, s)).keys()];
-    if (ended.length === 0) return this.core.store.list(s, options);
+    const ended = includeEndedGrants ? [] : [...(await endedGrants(this.core, s)).keys()];
+    if (ended.length === 0) return this.core.store.list(s, listOptions);
     return this.core.store.list(s, {
-      ...options,
-      excludeGrants: [...(options?.excludeGrants ?? []), ...ended],
+      ...listOptions,
+      excludeGrants: [...(listOptions.excludeGrants ?? []), ...ended],
     });
   }
 
@@ -295,6 +308,35 @@ export class MemoryAdmin {
     await this.beforeUserOperation(s.userId);
     await checkCapacity(this.core, s.userId);
     return lifecycle.remember(this.core, s, op, source, checked, grantId);
+  }
+
+  // ---------------------------------------------------------------- import
+
+  /**
+   * Restores exported belief records (an export file, another store) into one scope, verbatim: ids, versions,
+   * lifecycle, evidence and embeddings. Every record is checked before anything is written (the store kit's
+   * `validateImportRecords`: whole beliefs, no unknown field, of `scope`, or with `anyNamespace` of any namespace of
+   * its user, no id twice, no two active on one key); the first bad one throws `InvalidRecordError` naming its index,
+   * and nothing is written. Records whose id is stored already are skipped, so a repeated import is a no-op. Waits for
+   * the user's accepted writes first; all-or-nothing in the store (an active record on the key of a stored active
+   * belief: `DuplicateActiveBeliefError`; an embedding of another length: `DimensionMismatchError`).
+   */
+  async importRecords(
+    scope: Scope,
+    records: readonly BeliefInsert[],
+    options: {
+      /** Accept records of any namespace of the scope's user (a whole user's export). Default false. */
+      readonly anyNamespace?: boolean | undefined;
+    } = {},
+  ): Promise<{ inserted: number; skipped: number }> {
+    const s = this.open(scope);
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
+    const target = { userId: s.userId, namespace: options.anyNamespace ? null : s.namespace };
+    const valid = validateImportRecords(records, target, this.core.config.maxTextBytes);
+    await this.beforeUserOperation(s.userId);
+    this.core.assertOpen();
+    return this.core.store.importBeliefs(valid);
   }
 
   // ---------------------------------------------------------------- capture grants

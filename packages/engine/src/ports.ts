@@ -18,6 +18,7 @@ import type {
 import type {
   AuditEvent,
   Belief,
+  BeliefKind,
   BeliefStatus,
   OutboxEntry,
   OutboxInput,
@@ -113,6 +114,10 @@ export interface ListOptions {
   readonly cursor?: string | null | undefined;
   /** Leave out beliefs whose `grantId` is one of these, as {@link SearchOptions.excludeGrants}. Default: none. */
   readonly excludeGrants?: readonly string[] | undefined;
+  /** Only beliefs of these kinds (a non-empty array). Default: every kind. */
+  readonly kinds?: readonly BeliefKind[] | undefined;
+  /** Only beliefs with at least one evidence item from this session (conversation). Default: any. */
+  readonly sessionId?: string | undefined;
 }
 
 export interface LexicalHit {
@@ -211,7 +216,10 @@ export interface BeliefStore {
     keys: readonly { readonly subject: string; readonly attribute: string }[],
   ): Promise<Belief[]>;
 
-  /** Beliefs of the scope with the given statuses, newest first (id descending), paged by an opaque cursor. */
+  /**
+   * Beliefs of the scope with the given statuses (and, when asked, kinds and evidence session), newest first (id
+   * descending), paged by an opaque cursor.
+   */
   list(scope: Scope, options?: ListOptions): Promise<Page<Belief>>;
 
   /**

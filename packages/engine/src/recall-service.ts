@@ -19,7 +19,7 @@ import { type ContextBlock, renderContextBlock } from './render.js';
 import { assertPosition } from './store-input.js';
 import { clip, contentWords, echoesQuery, stem, topicStems } from './text.js';
 import type { Belief, BeliefKind, Evidence, Scope, ScoredBelief } from './types.js';
-import { assertId, assertText, sameScope } from './util.js';
+import { assertId, assertText, givenBlockBytes, sameScope } from './util.js';
 
 export interface RecallOptions {
   /** At most this many beliefs. Default `config.recallLimit`. */
@@ -280,16 +280,29 @@ function mergeLexical(
   return [...out.values()];
 }
 
+/** The block size of one `context` call. */
+export interface BlockSizeOption {
+  /** Size of this block in UTF-8 bytes. Default `config.blockBytes`. */
+  readonly blockBytes?: number | undefined;
+  /** @deprecated The earlier name of `blockBytes`; use `blockBytes`. */
+  readonly budgetBytes?: number | undefined;
+}
+
+/** The block size a call asks for (`blockBytes`, or its deprecated name), else the configured one. */
+function blockBytesOf(core: EngineCore, size: BlockSizeOption): number {
+  return givenBlockBytes(size, 'blockBytes') ?? core.config.blockBytes;
+}
+
 /** Recalled beliefs rendered as the bounded context block. */
 export function contextOf(
   core: EngineCore,
   recalled: readonly ScoredBelief[],
   query: string,
-  budgetBytes: number | undefined,
+  size: BlockSizeOption,
 ): ContextBlock & { readonly recalled: readonly ScoredBelief[] } {
   const block = renderContextBlock(
     recalled.map((r) => r.belief),
-    budgetBytes ?? core.config.budgetBytes,
+    blockBytesOf(core, size),
     { query },
   );
   return { ...block, recalled };
@@ -318,7 +331,7 @@ export async function selectedContext(
   core: EngineCore,
   scope: Scope,
   ids: readonly string[],
-  budgetBytes: number | undefined,
+  size: BlockSizeOption,
 ): Promise<SelectedContext> {
   const selected: Belief[] = [];
   const skipped: SkippedId[] = [];
@@ -337,6 +350,6 @@ export async function selectedContext(
       skipped.push({ id, reason: 'not_active' });
     else selected.push(b);
   }
-  const block = renderContextBlock(selected, budgetBytes ?? core.config.budgetBytes);
+  const block = renderContextBlock(selected, blockBytesOf(core, size));
   return { ...block, selected, skipped };
 }

@@ -4,6 +4,7 @@
  */
 import { assertConfidence, canonicalKey, canonicalValue, createBelief, isBeliefKind } from './belief.js';
 import { ExtractionError, InvalidInputError } from './errors.js';
+import { groundQuote } from './grounding.js';
 import type {
   BeliefPatch,
   BeliefUpdate,
@@ -267,14 +268,6 @@ function validateEvidence(raw: unknown): OperationEvidence[] {
   });
 }
 
-const squash = (s: string): string => s.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
-
-/** True when `quote` occurs in `text`, ignoring case and runs of whitespace. */
-export function isGrounded(quote: string, text: string): boolean {
-  const q = squash(quote);
-  return q.length > 0 && squash(text).includes(q);
-}
-
 /**
  * Applies operations, in order, to the current state and returns what to commit.
  *
@@ -322,11 +315,11 @@ export function reconcile(
     const b = id === undefined ? undefined : current(id);
     return b?.status === 'active' ? b : undefined;
   };
-  /** Whether a belief is still authorised: captured under no grant, or under one that has not ended. */
-  const authorised = (b: Belief): boolean => b.grantId === undefined || !state.endedGrants?.has(b.grantId);
-  /** Whether `op`'s value confirms `live`: the same value, on a belief still authorised. */
+  /** Whether a belief is still authorized: captured under no grant, or under one that has not ended. */
+  const authorized = (b: Belief): boolean => b.grantId === undefined || !state.endedGrants?.has(b.grantId);
+  /** Whether `op`'s value confirms `live`: the same value, on a belief still authorized. */
   const confirms = (live: Belief, value: string): boolean =>
-    authorised(live) && canonicalValue(live.value) === canonicalValue(value);
+    authorized(live) && canonicalValue(live.value) === canonicalValue(value);
   const put = (b: Belief): void => {
     if (!inserted.has(b.id) && !originalVersion.has(b.id)) {
       const orig = stored.get(b.id);
@@ -354,7 +347,7 @@ export function reconcile(
     for (const e of ev) {
       const turn = turnsById.get(e.turnId);
       if (options.requireGrounding) {
-        if (turn?.role !== 'user' || !isGrounded(e.quote, turn.text)) continue;
+        if (turn?.role !== 'user' || groundQuote(turn.text, e.quote) === null) continue;
       }
       if (!turn) continue;
       out.push({
@@ -542,7 +535,7 @@ export function reconcile(
       if (liveActive && confirms(liveActive, op.value)) {
         confirm(liveActive, evidence, op.confidence);
         addedBy.set(opIndex, liveActive.id);
-      } else if (repeated && authorised(repeated)) {
+      } else if (repeated && authorized(repeated)) {
         confirm(repeated, evidence, op.confidence);
         addedBy.set(opIndex, repeated.id);
       } else {
@@ -585,7 +578,7 @@ export function reconcile(
     }
     switch (op.op) {
       case 'confirm':
-        if (!authorised(target)) dropped.push({ operation: op, reason: 'not_active' });
+        if (!authorized(target)) dropped.push({ operation: op, reason: 'not_active' });
         else confirm(target, evidence, op.confidence ?? 0.6);
         break;
       case 'supersede':

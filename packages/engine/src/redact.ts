@@ -82,11 +82,11 @@ export function redactTranscriptItem(
 }
 
 /**
- * A quick prefilter for stores: could this serialised item contain one of the needles? Lower-cases ASCII only (as
+ * A quick prefilter for stores: could this serialized item contain one of the needles? Lower-cases ASCII only (as
  * SQL `lower()` does), so it may say yes too often but never no wrongly for ASCII text.
  */
-export function mayContainNeedle(serialised: string, needles: readonly string[]): boolean {
-  const hay = serialised.toLowerCase();
+export function mayContainNeedle(serialized: string, needles: readonly string[]): boolean {
+  const hay = serialized.toLowerCase();
   return needles.some((n) => hay.includes(JSON.stringify(n).slice(1, -1).toLowerCase()));
 }
 

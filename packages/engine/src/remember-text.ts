@@ -9,10 +9,11 @@ import { extractionCandidates } from './candidates.js';
 import { applyOperations } from './commit-plan.js';
 import type { EngineCore } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
+import { groundQuote } from './grounding.js';
 import { assertState } from './lifecycle.js';
 import { keyed, operationRecord, replayed } from './operations.js';
 import type { ExtractionOperation, ExtractionTurn, Extractor } from './ports.js';
-import { isGrounded, validateOperations } from './reconcile.js';
+import { validateOperations } from './reconcile.js';
 import { assertOriginLabel, MAX_REF_BYTES, validateMetadata } from './store-input.js';
 import {
   type Belief,
@@ -148,7 +149,7 @@ export async function rememberText(
         core.config.maxTextBytes,
       )
         .filter((op) => op.op !== 'retract' && (op.op !== 'add' || kinds.has(op.kind)))
-        .filter((op) => op.evidence.some((e) => e.turnId === turn.id && isGrounded(e.quote, text)))
+        .filter((op) => op.evidence.some((e) => e.turnId === turn.id && groundQuote(text, e.quote) !== null))
         .map((op) => ({ ...op, evidence: [] }));
       const stored = drawn.length > 0 ? 'belief' : 'note';
       const plan = await applyOperations(

@@ -167,3 +167,18 @@ export function pick<T extends object, K extends keyof T>(record: T, keys: reado
   for (const k of keys) if (record[k] !== undefined) out[k] = record[k];
   return out as Pick<T, K>;
 }
+
+/**
+ * The block size given under its name `blockBytes` or its deprecated name `budgetBytes`, or undefined; both, with
+ * different values, is an `InvalidInputError` on `field` (e.g. `config.blockBytes`).
+ */
+export function givenBlockBytes(
+  given: { readonly blockBytes?: number | undefined; readonly budgetBytes?: number | undefined },
+  field: string,
+): number | undefined {
+  const { blockBytes, budgetBytes } = given;
+  if (blockBytes !== undefined && budgetBytes !== undefined && blockBytes !== budgetBytes) {
+    throw new InvalidInputError(field, 'and budgetBytes (its deprecated name) differ: set blockBytes only');
+  }
+  return blockBytes ?? budgetBytes;
+}

@@ -7,7 +7,14 @@ import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EngineConfigInput, MAX_QUERY_CHARS } from '../src/config.js';
 import { MemoryEngine } from '../src/engine.js';
-import { CapabilityError, ClosedError, InvalidInputError, StoreError } from '../src/errors.js';
+import {
+  CapabilityError,
+  ClosedError,
+  DuplicateActiveBeliefError,
+  InvalidInputError,
+  InvalidRecordError,
+  StoreError,
+} from '../src/errors.js';
 import { MemoryAdmin } from '../src/memory-admin.js';
 import type { Embedder, EngineStore, FullStore } from '../src/ports.js';
 import { KeyValueExtractor, scriptedExtractor, WordHashEmbedder } from '../src/testing/index.js';
@@ -218,6 +225,116 @@ describe('MemoryAdmin', () => {
     expect((await admin.correct(scope, b.id, 'Bergen')).value).toBe('Bergen');
     await admin.close();
     await expect(admin.list(scope)).rejects.toBeInstanceOf(ClosedError);
+  });
+});
+
+describe('importRecords', () => {
+  /** What `list`/`history` and `getEmbeddings` read from a source store: the records an export carries. */
+  async function exported(admin: MemoryAdmin, store: FullStore, s: { userId: string; namespace?: string }) {
+    const beliefs = await admin.history(s);
+    const vectors = await store.getEmbeddings(
+      s,
+      beliefs.map((b) => b.id),
+    );
+    return beliefs.map((belief) => ({ belief, embedding: vectors.get(belief.id) ?? null }));
+  }
+
+  async function source() {
+    const store = createMemoryStore();
+    const admin = new MemoryAdmin({ store, embedder: new WordHashEmbedder(16) });
+    const city = await admin.remember(scope, { kind: 'fact', attribute: 'home_city', value: 'Oslo' });
+    await admin.correct(scope, city.id, 'Bergen');
+    const pet = await admin.remember(scope, { kind: 'fact', attribute: 'pet', value: 'cat' });
+    await admin.forget(scope, pet.id);
+    await admin.remember({ ...scope, namespace: 'work' }, { kind: 'fact', attribute: 'desk', value: 'blue' });
+    return { store, admin };
+  }
+
+  it('restores another store’s records verbatim, embeddings included; a repeated import is a no-op', async () => {
+    const src = await source();
+    const records = await exported(src.admin, src.store, scope);
+    expect(records.map((r) => r.belief.status).sort()).toEqual(['active', 'forgotten', 'superseded']);
+    const store = createMemoryStore();
+    const admin = new MemoryAdmin({ store, embedder: new WordHashEmbedder(16) });
+    expect(await admin.importRecords(scope, records)).toEqual({ inserted: 3, skipped: 0 });
+    expect(await admin.history(scope)).toEqual(await src.admin.history(scope));
+    expect((await admin.recall(scope, 'home city')).map((h) => h.belief.value)).toEqual(['Bergen']);
+    const ids = records.map((r) => r.belief.id);
+    expect([...(await store.getEmbeddings(scope, ids)).keys()].sort()).toEqual(
+      [...(await src.store.getEmbeddings(scope, ids)).keys()].sort(),
+    );
+    expect(await admin.importRecords(scope, records)).toEqual({ inserted: 0, skipped: 3 });
+    // A whole user's records, every namespace: with anyNamespace only.
+    const work = await exported(src.admin, src.store, { ...scope, namespace: 'work' });
+    await expect(admin.importRecords(scope, [...records, ...work])).rejects.toBeInstanceOf(
+      InvalidRecordError,
+    );
+    expect(await admin.importRecords(scope, [...records, ...work], { anyNamespace: true })).toEqual({
+      inserted: 1,
+      skipped: 3,
+    });
+    expect((await admin.list({ ...scope, namespace: 'work' })).items.map((b) => b.value)).toEqual(['blue']);
+  });
+
+  it('a bad record is an InvalidRecordError naming its index and field, and nothing is written', async () => {
+    const src = await source();
+    const records = await exported(src.admin, src.store, scope);
+    const [first, second, third] = records as [(typeof records)[0], (typeof records)[0], (typeof records)[0]];
+    const cases: [unknown[], number, string, RegExp][] = [
+      [
+        [first, { ...second, belief: { ...second.belief, status: 'zombie' } }, third],
+        1,
+        'belief.status',
+        /zombie/,
+      ],
+      [
+        [first, second, { ...third, belief: { ...third.belief, colour: 'red' } }],
+        2,
+        'belief.colour',
+        /known field/,
+      ],
+      [
+        [{ ...first, belief: { ...first.belief, scope: { userId: 'u2' } } }],
+        0,
+        'belief.scope.userId',
+        /"u2"/,
+      ],
+      [[first, second, first], 2, 'belief.id', /repeats the id of record 0/],
+      [[first, { ...second, embedding: new Float32Array([Number.NaN]) }], 1, 'embedding', /finite/],
+      [
+        [first, { ...second, belief: { ...second.belief, evidence: [{ sessionId: 's', quote: 'q' }] } }],
+        1,
+        'belief.evidence[0].position',
+        /integer/,
+      ],
+    ];
+    const active = records.find((r) => r.belief.status === 'active');
+    if (!active) throw new Error('no active record');
+    cases.push([
+      [active, { ...active, belief: { ...active.belief, id: `${active.belief.id}x` } }],
+      1,
+      'belief',
+      /same subject/,
+    ]);
+    const store = createMemoryStore();
+    const admin = new MemoryAdmin({ store, embedder: new WordHashEmbedder(16) });
+    for (const [batch, index, field, reason] of cases) {
+      const err = await admin.importRecords(scope, batch as never).catch((e: unknown) => e);
+      expect(err, field).toBeInstanceOf(InvalidRecordError);
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect(err).toMatchObject({
+        code: 'invalid_input',
+        index,
+        recordField: field,
+        field: `records[${index}].${field}`,
+      });
+      expect((err as InvalidRecordError).reason).toMatch(reason);
+    }
+    expect(await admin.history(scope)).toEqual([]);
+    // What only the store can tell fails whole too: an active record on the key of a stored active belief.
+    await admin.remember(scope, { kind: 'fact', attribute: 'home_city', value: 'Rome' });
+    await expect(admin.importRecords(scope, records)).rejects.toBeInstanceOf(DuplicateActiveBeliefError);
+    expect((await admin.history(scope)).map((b) => b.value)).toEqual(['Rome']);
   });
 });
 
@@ -511,8 +628,15 @@ describe('a question asked again', () => {
     expect(values).not.toContain('Where do I live now? Remind me.');
     // A question that asks more than the query is not the query again: it stays recallable.
     expect(values).toContain('Which dentist should I book, one close to where I live?');
-    const block = await engine.context(scope, 'Where do I live?', { budgetBytes: 800 });
+    const block = await engine.context(scope, 'Where do I live?', { blockBytes: 800 });
     expect(block.text).toContain('Denver');
+    // `budgetBytes`, the deprecated name of `blockBytes`, sizes the block the same way.
+    const small = await engine.context(scope, 'Where do I live?', { blockBytes: 200 });
+    expect(small.bytes).toBeLessThanOrEqual(200);
+    expect(await engine.context(scope, 'Where do I live?', { budgetBytes: 200 })).toEqual(small);
+    await expect(
+      engine.context(scope, 'Where do I live?', { blockBytes: 200, budgetBytes: 300 }),
+    ).rejects.toThrow(InvalidInputError);
     expect(block.text).not.toContain('Where do I live?');
     // The earlier question stays in memory and is recalled for what it holds that the query does not.
     expect((await engine.recall(scope, 'dentist')).map((h) => h.belief.value)).toContain(

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ExtractionError } from '../src/errors.js';
+import { groundQuote } from '../src/grounding.js';
 import type { AddOperation, ExtractionOperation } from '../src/ports.js';
 import {
   beliefKey,
   combineConfidence,
-  isGrounded,
   type ReconcileOptions,
   reconcile,
   validateOperations,
@@ -244,10 +244,10 @@ describe('validateOperations', () => {
 });
 
 describe('helpers', () => {
-  it('grounding ignores case and whitespace runs only', () => {
-    expect(isGrounded('I  live in\nNYC', 'so, i live in nyc!')).toBe(true);
-    expect(isGrounded('I live in LA', 'I live in NYC')).toBe(false);
-    expect(isGrounded('', 'anything')).toBe(false);
+  it('grounding (the one rule, groundQuote) ignores case, whitespace runs and quote styles only', () => {
+    expect(groundQuote('so, i live in nyc!', 'I  live in\nNYC')).toBe('i live in nyc');
+    expect(groundQuote('I live in NYC', 'I live in LA')).toBeNull();
+    expect(groundQuote('anything', '')).toBeNull();
   });
   it('noisy-or confidence stays below 1 unless one is certain', () => {
     expect(combineConfidence(0.9, 0.9)).toBeCloseTo(0.99);

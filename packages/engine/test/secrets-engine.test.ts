@@ -5,13 +5,13 @@
  * `lastError`, the events and the logger's lines. Store failures are in the conformance suite (every store runs it).
  */
 import { inspect } from 'node:util';
+import { failingExtractor, failingMethod, failureCase, failureOf } from '@mem01/test-kit';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MemoryEngine } from '../src/engine.js';
 import type { FullStore } from '../src/ports.js';
 import type { Embedder, Extractor } from '../src/provider-ports.js';
 import { CREDENTIAL_FORMS, KeyValueExtractor, leakedSecret, WordHashEmbedder } from '../src/testing/index.js';
-import { failureCase, failureOf } from './credential-cases.js';
 
 let createMemoryStore: () => FullStore;
 beforeAll(async () => {
@@ -37,26 +37,8 @@ function failingEngine(source: 'extractor' | 'embedder', failure: () => Error, s
   const events: string[] = [];
   const words = new WordHashEmbedder(16);
   const extractor: Extractor =
-    source === 'extractor'
-      ? {
-          name: 'failing-extractor',
-          async extract() {
-            throw failure();
-          },
-        }
-      : new KeyValueExtractor();
-  const embedder: Embedder =
-    source === 'embedder'
-      ? {
-          model: words.model,
-          dimensions: words.dimensions,
-          minSimilarity: words.minSimilarity,
-          kind: words.kind,
-          async embed() {
-            throw failure();
-          },
-        }
-      : words;
+    source === 'extractor' ? failingExtractor(failure, 'failing-extractor') : new KeyValueExtractor();
+  const embedder: Embedder = source === 'embedder' ? failingMethod(words, 'embed', failure) : words;
   const engine = new MemoryEngine({
     store: createMemoryStore(),
     extractor,

@@ -4,6 +4,7 @@
  * and store failures in strict and failure-open modes) are in `secrets-engine.test.ts`.
  */
 import { inspect } from 'node:util';
+import { embedded } from '@mem01/test-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -15,7 +16,6 @@ import {
   sanitizeError,
 } from '../src/errors.js';
 import { CREDENTIAL_FORMS, leakedSecret } from '../src/testing/index.js';
-import { embedded } from './credential-cases.js';
 
 describe('sanitize masks every credential form', () => {
   for (const form of CREDENTIAL_FORMS) {
@@ -62,7 +62,7 @@ describe('sanitize masks every credential form', () => {
 describe('sanitize leaves ordinary text alone', () => {
   const ordinary = [
     'The user moved to Lisbon in March and prefers tea over coffee.',
-    'memory pipeline failure: ExtractionError [extraction_invalid]: operation 3 has no attribute',
+    'memory pipeline failure: ExtractionError [extraction]: operation 3 has no attribute',
     'belief 0197a3b2-5c1e-7d2f-9a4b-3c2d1e0f9a8b: expected version 2, found 3',
     'session conversation-7 of user user-123 at 2026-01-01T00:00:00.000Z (next retry 2026-02-01T10:30:05.123Z)',
     'commit 9fceb02d0ae598e95dc970b74767f19372d61af8 on main',
@@ -148,7 +148,7 @@ describe('the masking table', () => {
     const copy = sanitizeError(err);
     expect(copy).toBeInstanceOf(ProviderError);
     expect(copy).toMatchObject({
-      code: 'provider_error',
+      code: 'provider',
       status: 429,
       retryAfterMs: 1500,
       name: 'ProviderError',

@@ -71,6 +71,7 @@ const SURFACE = {
       'Extractor',
       'FullStore',
       'InvalidInputError',
+      'InvalidRecordError',
       'LeaseLostError',
       'Logger',
       'MAX_QUERY_CHARS',
@@ -168,7 +169,7 @@ const SURFACE = {
       'vectorToBytes',
     ],
   },
-  /** Extractor and embedder authors: extraction records, usage, canonical keys and values, hashes. */
+  /** Extractor and embedder authors: extraction records, usage, canonical keys and values, quote grounding, hashes. */
   'provider-kit/index.ts': {
     module: providerKit,
     names: [
@@ -180,31 +181,31 @@ const SURFACE = {
       'canonicalValue',
       'contentHash',
       'cosineSimilarity',
+      'groundQuote',
       'normalizeScope',
       'sanitize',
       'stableJson',
     ],
   },
-  /** Bindings (session, MCP, CLI, runtime): config, the block's delimiters, error text, input checks, items. */
+  /** Bindings (session, MCP, CLI, runtime): config, the block's delimiters, error text, input checks, items, import. */
   'binding-kit/index.ts': {
     module: bindingKit,
     names: [
       'AppendEnqueue',
-      'BELIEF_SOURCES',
       'BELIEF_STATUSES',
       'BeliefInsert',
       'FORGOTTEN_MARKER',
+      'MAX_LIST_LIMIT',
       'MAX_POSITION',
       'MEMORY_BLOCK_CLOSE',
       'MEMORY_BLOCK_OPEN',
-      'RecallSignals',
       'ScopeSummary',
       'assertId',
       'assertText',
       'bytesToVector',
       'canonicalKey',
       'describeError',
-      'neutralise',
+      'neutralize',
       'normalizeScope',
       'operationConflictError',
       'resolveConfig',
@@ -213,6 +214,7 @@ const SURFACE = {
       'snapshotItem',
       'stableJson',
       'suffixMismatchError',
+      'validateImportRecords',
       'vectorToBytes',
     ],
   },

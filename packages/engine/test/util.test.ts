@@ -89,7 +89,7 @@ describe('errors', () => {
     const e = new StoreError('write failed', { cause });
     expect(e).toBeInstanceOf(Mem01Error);
     expect(e.name).toBe('StoreError');
-    expect(e.code).toBe('store_error');
+    expect(e.code).toBe('store');
     expect(e.cause).toBe(cause);
   });
   it('never carry secrets', () => {
@@ -103,13 +103,22 @@ describe('errors', () => {
 });
 
 describe('config', () => {
+  it('blockBytes sizes the block; budgetBytes, its deprecated name, still does and reads the same', () => {
+    expect(resolveConfig({ blockBytes: 600 }, null)).toMatchObject({ blockBytes: 600, budgetBytes: 600 });
+    expect(resolveConfig({ budgetBytes: 500 }, null)).toMatchObject({ blockBytes: 500, budgetBytes: 500 });
+    expect(resolveConfig({ blockBytes: 500, budgetBytes: 500 }, null).blockBytes).toBe(500);
+    expect(() => resolveConfig({ blockBytes: 600, budgetBytes: 500 }, null)).toThrow(
+      'config.blockBytes: and budgetBytes (its deprecated name) differ: set blockBytes only',
+    );
+    expect(() => resolveConfig({ budgetBytes: 10 }, null)).toThrow(/config\.blockBytes: must be an integer/);
+  });
   it('resolves defaults once and validates fields', () => {
     expect(resolveConfig(undefined, null)).toMatchObject({
-      budgetBytes: 800,
+      blockBytes: 800,
       strict: false,
       pendingBelow: 0.5,
     });
-    expect(() => resolveConfig({ budgetBytes: 10 }, null)).toThrow(InvalidInputError);
+    expect(() => resolveConfig({ blockBytes: 10 }, null)).toThrow(InvalidInputError);
     expect(() => resolveConfig({ pendingBelow: Number.NaN }, null)).toThrow(InvalidInputError);
     expect(() => resolveConfig({ concurrency: 0 }, null)).toThrow(InvalidInputError);
     for (const contextWeight of [-0.1, 1.5, Number.NaN, '0.3' as never]) {

@@ -128,7 +128,12 @@ const mcpMessages = [
     },
   },
   { jsonrpc: '2.0', method: 'notifications/initialized' },
-  { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'recall', arguments: { query: QUERY } } },
+  {
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: { name: 'search_memory', arguments: { query: QUERY } },
+  },
 ];
 
 const kinds = {

@@ -71,7 +71,7 @@ const scope = { userId: USER };
 
 const viaMcp = async (query) => {
   const t = performance.now();
-  const r = await client.callTool({ name: 'recall', arguments: { query } });
+  const r = await client.callTool({ name: 'search_memory', arguments: { query } });
   const ms = performance.now() - t;
   if (r.isError) throw new Error(`recall failed: ${JSON.stringify(r.content)}`);
   return { ms, items: r.structuredContent.items.length };

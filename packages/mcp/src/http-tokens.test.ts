@@ -66,7 +66,7 @@ describe('users a JSON-RPC request names', () => {
       jsonrpc: '2.0',
       id: 1,
       method: 'tools/call',
-      params: { name: 'recall', arguments: userId === undefined ? {} : { userId } },
+      params: { name: 'search_memory', arguments: userId === undefined ? {} : { userId } },
     });
     expect(namedUsers(call('bob'))).toEqual(['bob']);
     expect(namedUsers(call())).toEqual([]);

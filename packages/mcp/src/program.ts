@@ -64,7 +64,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export function createProgram(io: ProgramIo, action: (options: ProgramOptions) => Promise<void>): Command {
   return new Command('mem01-mcp')
     .description(
-      'mem01 long-term memory as an MCP server: tools remember, recall, list_memories, memory_history, correct_memory, forget_memory.',
+      'mem01 long-term memory as an MCP server: tools add_memory, search_memory, list_memories, memory_history, update_memory, delete_memory (remember, recall, correct_memory and forget_memory remain as deprecated names).',
     )
     .version(MCP_SERVER_VERSION, '-V, --version')
     .option(

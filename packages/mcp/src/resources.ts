@@ -120,7 +120,7 @@ export function registerResources(server: McpServer, ctx: ServerContext): void {
     {
       title: 'Belief',
       description:
-        'One belief as JSON (text fields neutralised), in any status but forgotten (a forgotten one is not found).',
+        'One belief as JSON (text fields neutralized), in any status but forgotten (a forgotten one is not found).',
       mimeType: 'application/json',
     },
     readForUser(ctx, 'application/json', async (scope, variables) => {

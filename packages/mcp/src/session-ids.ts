@@ -8,7 +8,7 @@
  * - a retry without `at` gets a new position: the engine's repeat rule (`accept`'s `skipRepeats`) skips it when it
  *   repeats the window's previous statement, while the same words said again after another statement (A, B, A)
  *   are accepted, so the later A supersedes B as it should;
- * - a turn the client places in its own conversation (`conversationId` + `position`) keeps that position, so a
+ * - a turn the client places in its own conversation (`sessionId` + `position`) keeps that position, so a
  *   retried turn is skipped and the same words at another position are not.
  * Positions stay within the engine's bound, `MAX_POSITION` (2^31 - 1).
  */
@@ -32,9 +32,9 @@ export function scopeTag(scope: ServedScope): string {
   return digest(JSON.stringify(['mem01-mcp', scope.userId, scope.namespace])).slice(0, 24);
 }
 
-/** The session id of a turn of the client's own conversation. */
-export function conversationSessionId(scope: ServedScope, conversationId: string): string {
-  return `${SESSION_PREFIX}${scopeTag(scope)}:c:${conversationId}`;
+/** The stored session id of a turn of the client's own conversation (the client's `sessionId`). */
+export function clientSessionId(scope: ServedScope, sessionId: string): string {
+  return `${SESSION_PREFIX}${scopeTag(scope)}:c:${sessionId}`;
 }
 
 /** The session id of statements remembered in the window holding `at`, e.g. `mcp:<tag>:20260501T1020Z`. */

@@ -3,6 +3,7 @@
  * real `Runner` with an offline `ScriptedModel` that calls `recall` and then answers from what came back.
  */
 import { MEMORY_BLOCK_OPEN } from '@mem01/engine/binding-kit';
+import { nodeBinary } from '@mem01/test-kit';
 import { Agent, MCPServerStdio, Runner } from '@openai/agents';
 import { assistantMessage, functionCall, modelResponder, ScriptedModel } from '@openai/agents/testing';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ describe('the Agents SDK over MCPServerStdio', () => {
   }, async () => {
     const earlier = await connectStdio(['--user', USER], childEnv(home.path));
     try {
-      const r = await ok<RememberOut>(earlier.client, 'remember', {
+      const r = await ok<RememberOut>(earlier.client, 'add_memory', {
         text: 'My favorite color is teal.',
         wait: true,
       });
@@ -28,7 +29,7 @@ describe('the Agents SDK over MCPServerStdio', () => {
 
     const server = new MCPServerStdio({
       name: 'mem01',
-      command: process.execPath,
+      command: nodeBinary(),
       args: [BIN, '--user', USER],
       env: childEnv(home.path),
       cacheToolsList: true,
@@ -41,7 +42,11 @@ describe('the Agents SDK over MCPServerStdio', () => {
         modelResponder((call) => {
           offered = call.request.tools.map((t) => String((t as { name?: unknown }).name));
           return [
-            functionCall('recall', { query: 'What is my favorite color?' }, { callId: 'call-recall-1' }),
+            functionCall(
+              'search_memory',
+              { query: 'What is my favorite color?' },
+              { callId: 'call-recall-1' },
+            ),
           ];
         }),
         modelResponder((call) => {
@@ -61,12 +66,12 @@ describe('the Agents SDK over MCPServerStdio', () => {
       const result = await new Runner({ tracingDisabled: true }).run(agent, 'What is my favorite color?');
       expect(offered).toEqual(
         expect.arrayContaining([
-          'remember',
-          'recall',
+          'add_memory',
+          'search_memory',
           'list_memories',
           'memory_history',
-          'correct_memory',
-          'forget_memory',
+          'update_memory',
+          'delete_memory',
         ]),
       );
       expect(result.finalOutput).toBe('Your favorite color is teal.');

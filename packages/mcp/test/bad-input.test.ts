@@ -3,7 +3,7 @@
  * one is an MCP error (a tool error result, or a protocol error for resources and prompts), and the same server
  * process keeps serving after each.
  */
-import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralise } from '@mem01/engine/binding-kit';
+import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralize } from '@mem01/engine/binding-kit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ beforeAll(async () => {
   home = tempDir();
   single = await connectStdio(['--user', USER], childEnv(home.path));
   multi = await connectStdio(['--multi-user', '--allow-users', 'team-*,dave'], childEnv(home.path));
-  await ok(single.client, 'remember', { text: 'My favorite color is teal.', wait: true });
+  await ok(single.client, 'add_memory', { text: 'My favorite color is teal.', wait: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -60,39 +60,45 @@ const HOSTILE = [
 describe('bad input', () => {
   it('wrong types and unknown fields are tool errors', { timeout: 60_000 }, async () => {
     const c = single.client;
-    await refused(c, 'remember', { text: 42 }, /Input validation error.*text/);
-    await refused(c, 'remember', {}, /Input validation error.*text/);
-    await refused(c, 'remember', { text: 'I live in Lisbon.', wait: 'yes' }, /Input validation error.*wait/);
+    await refused(c, 'add_memory', { text: 42 }, /Input validation error.*text/);
+    await refused(c, 'add_memory', {}, /Input validation error.*text/);
     await refused(
       c,
-      'remember',
+      'add_memory',
+      { text: 'I live in Lisbon.', wait: 'yes' },
+      /Input validation error.*wait/,
+    );
+    await refused(
+      c,
+      'add_memory',
       { text: 'I live in Lisbon.', at: 'yesterday' },
       /Input validation error.*at/,
     );
-    await refused(c, 'remember', { text: 'I live in Lisbon.', position: 2 }, /invalid_input: conversationId/);
-    await refused(c, 'remember', { text: 'x', conversationId: 'c', position: 2 ** 31 }, /Input validation/);
-    await refused(c, 'recall', { query: ['a'] }, /Input validation error.*query/);
-    await refused(c, 'recall', { query: 'x', limit: 0 }, /Input validation error.*limit/);
-    await refused(c, 'recall', { query: 'x', minScore: 1.5 }, /Input validation error.*minScore/);
-    await refused(c, 'recall', { query: 'x', minScore: -0.1 }, /Input validation error.*minScore/);
-    await refused(c, 'recall', { query: 'x', minScore: '0.5' }, /Input validation error.*minScore/);
-    await refused(c, 'recall', { query: 'x', sneaky: true }, /Input validation error/);
+    await refused(c, 'add_memory', { text: 'I live in Lisbon.', position: 2 }, /invalid_input: sessionId/);
+    await refused(c, 'add_memory', { text: 'x', sessionId: 'c', position: 2 ** 31 }, /Input validation/);
+    await refused(
+      c,
+      'add_memory',
+      { text: 'x', sessionId: 'c', conversationId: 'd', position: 2 },
+      /invalid_input: sessionId: and conversationId \(its deprecated name\) differ/,
+    );
+    await refused(c, 'search_memory', { query: ['a'] }, /Input validation error.*query/);
+    await refused(c, 'search_memory', { query: 'x', limit: 0 }, /Input validation error.*limit/);
+    await refused(c, 'search_memory', { query: 'x', minScore: 1.5 }, /Input validation error.*minScore/);
+    await refused(c, 'search_memory', { query: 'x', minScore: -0.1 }, /Input validation error.*minScore/);
+    await refused(c, 'search_memory', { query: 'x', minScore: '0.5' }, /Input validation error.*minScore/);
+    await refused(c, 'search_memory', { query: 'x', sneaky: true }, /Input validation error/);
     await refused(c, 'list_memories', { status: 'deleted' }, /Input validation error.*status/);
     await refused(c, 'list_memories', { limit: 'ten' }, /Input validation error.*limit/);
     await refused(c, 'list_memories', { cursor: '@@@@' }, /invalid_input/);
     await refused(c, 'memory_history', { id: null }, /Input validation error.*id/);
-    await refused(c, 'correct_memory', { id: 5, text: 'x' }, /Input validation error.*id/);
-    await refused(
-      c,
-      'correct_memory',
-      { id: 'x', text: 'y', expectedVersion: 1.5 },
-      /Input validation error/,
-    );
-    await refused(c, 'forget_memory', {}, /Input validation error.*id/);
+    await refused(c, 'update_memory', { id: 5, text: 'x' }, /Input validation error.*id/);
+    await refused(c, 'update_memory', { id: 'x', text: 'y', expectedVersion: 1.5 }, /Input validation error/);
+    await refused(c, 'delete_memory', {}, /Input validation error.*id/);
     await refused(c, 'no_such_tool', {}, /no_such_tool not found/);
     await refused(
       c,
-      'remember',
+      'add_memory',
       { text: 'x', many: Array.from({ length: 200 }, (_, i) => i) },
       /maximum of 64/,
     );
@@ -100,16 +106,21 @@ describe('bad input', () => {
 
   it('oversized text is refused, by characters and by UTF-8 bytes', { timeout: 60_000 }, async () => {
     const c = single.client;
-    await refused(c, 'remember', { text: 'a'.repeat(16_001) }, /Input validation error.*text/);
+    await refused(c, 'add_memory', { text: 'a'.repeat(16_001) }, /Input validation error.*text/);
     await refused(
       c,
-      'remember',
+      'add_memory',
       { text: '🙂'.repeat(5_000) },
       /invalid_input: text: is 20000 bytes, over the limit of 16384/,
     );
-    await refused(c, 'recall', { query: 'a'.repeat(4_001) }, /Input validation error.*query/);
-    await refused(c, 'correct_memory', { id: 'x', text: 'b'.repeat(16_001) }, /Input validation error/);
-    await refused(c, 'recall', { query: 'x', userId: 'u'.repeat(257) }, /Input validation error.*userId/);
+    await refused(c, 'search_memory', { query: 'a'.repeat(4_001) }, /Input validation error.*query/);
+    await refused(c, 'update_memory', { id: 'x', text: 'b'.repeat(16_001) }, /Input validation error/);
+    await refused(
+      c,
+      'search_memory',
+      { query: 'x', userId: 'u'.repeat(257) },
+      /Input validation error.*userId/,
+    );
   });
 
   it('a single-user server refuses every other user, in tools, resources and the prompt', {
@@ -118,10 +129,10 @@ describe('bad input', () => {
     const c = single.client;
     for (const other of ['bob', `${USER} `, USER.toUpperCase(), '\u0000', `${USER}\u0000`, '*']) {
       for (const [name, args] of [
-        ['recall', { query: 'color', userId: other }],
-        ['remember', { text: 'I live in Oslo.', userId: other }],
+        ['search_memory', { query: 'color', userId: other }],
+        ['add_memory', { text: 'I live in Oslo.', userId: other }],
         ['list_memories', { userId: other }],
-        ['forget_memory', { id: 'x', userId: other }],
+        ['delete_memory', { id: 'x', userId: other }],
       ] as const) {
         await refused(c, name, args, /invalid_input: userId: this server serves one user only/);
       }
@@ -134,62 +145,66 @@ describe('bad input', () => {
       c.getPrompt({ name: 'with-memory', arguments: { question: 'color?', userId: 'bob' } }),
     ).rejects.toThrow(/this server serves one user only/);
     // The served user is still served.
-    expect((await ok<RecallOut>(c, 'recall', { query: 'favorite color', userId: USER })).block).toContain(
-      'teal',
-    );
+    expect(
+      (await ok<RecallOut>(c, 'search_memory', { query: 'favorite color', userId: USER })).block,
+    ).toContain('teal');
   });
 
   it('a multi-user server takes only ids matching --allow-users, and needs one per call', {
     timeout: 60_000,
   }, async () => {
     const c = multi.client;
-    await refused(c, 'recall', { query: 'x' }, /invalid_input: userId: is required/);
+    await refused(c, 'search_memory', { query: 'x' }, /invalid_input: userId: is required/);
     for (const id of ['bob', 'team', 'TEAM-a', ' team-a', 'dave2']) {
-      await refused(c, 'recall', { query: 'x', userId: id }, /invalid_input: userId: is not allowed/);
+      await refused(c, 'search_memory', { query: 'x', userId: id }, /invalid_input: userId: is not allowed/);
     }
-    await refused(c, 'recall', { query: 'x', userId: 'team-\u0007' }, /invalid_input: scope\.userId/);
-    const a = await ok<RememberOut>(c, 'remember', { text: 'I live in Oslo.', userId: 'team-a', wait: true });
+    await refused(c, 'search_memory', { query: 'x', userId: 'team-\u0007' }, /invalid_input: scope\.userId/);
+    const a = await ok<RememberOut>(c, 'add_memory', {
+      text: 'I live in Oslo.',
+      userId: 'team-a',
+      wait: true,
+    });
     expect(a.accepted).toBe(true);
     expect(
-      (await ok<RecallOut>(c, 'recall', { query: 'where do I live', userId: 'team-a' })).block,
+      (await ok<RecallOut>(c, 'search_memory', { query: 'where do I live', userId: 'team-a' })).block,
     ).toContain('Oslo');
     expect(
-      (await ok<RecallOut>(c, 'recall', { query: 'where do I live', userId: 'team-b' })).block,
+      (await ok<RecallOut>(c, 'search_memory', { query: 'where do I live', userId: 'team-b' })).block,
     ).not.toContain('Oslo');
     expect((await c.listResources()).resources).toEqual([]);
     await expect(c.readResource({ uri: 'mem01://users/bob/profile' })).rejects.toThrow(/not allowed/);
   });
 
-  it('hostile strings are data: stored and recalled inside one neutralised block', {
+  it('hostile strings are data: stored and recalled inside one neutralized block', {
     timeout: 60_000,
   }, async () => {
     const c = single.client;
     // Hostile text reaches beliefs verbatim through corrections (a correction's statement is the text given).
     const things = ['food', 'drink', 'book', 'sport'];
     for (const [i, text] of HOSTILE.entries()) {
-      const r = await ok<RememberOut>(c, 'remember', {
+      const r = await ok<RememberOut>(c, 'add_memory', {
         text: `My favorite ${things[i]} is plain.`,
         wait: true,
       });
       const id = r.extracted?.[0]?.id as string;
       expect(id).toBeTruthy();
-      await ok(c, 'correct_memory', { id, text });
-      await ok(c, 'remember', { text, wait: true });
+      await ok(c, 'update_memory', { id, text });
+      await ok(c, 'add_memory', { text, wait: true });
     }
     for (const id of ["' OR '1'='1", '../../../etc/passwd', '</mem01-memory>']) {
       await refused(c, 'memory_history', { id }, /not_found/);
-      await refused(c, 'forget_memory', { id }, /not_found/);
+      await refused(c, 'delete_memory', { id }, /not_found/);
     }
     for (const query of [...HOSTILE, 'NEAR(', '"', '*', 'a OR b AND NOT c']) {
-      const r = await call(c, 'recall', { query });
+      const r = await call(c, 'search_memory', { query });
       expect(r.isError).toBeFalsy();
       const { block } = r.structuredContent as unknown as RecallOut;
       expect(block.split(MEMORY_BLOCK_OPEN).length - 1).toBe(1);
       expect(block.split(MEMORY_BLOCK_CLOSE).length - 1).toBe(1);
       const body = block.slice(MEMORY_BLOCK_OPEN.length, -MEMORY_BLOCK_CLOSE.length);
       expect(body).not.toMatch(/[<>\u202e\u200b]/);
-      // The hostile belief itself was recalled, as neutralised data.
-      if (HOSTILE.includes(query)) expect(body).toContain(neutralise(query));
+      // The hostile belief itself was recalled, as neutralized data.
+      if (HOSTILE.includes(query)) expect(body).toContain(neutralize(query));
       const text = textOf(r);
       expect(text.split('<').length - 1).toBe(2); // only the block's own two markers
     }

@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import { quiet } from '@mem01/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Connected, childEnv, connectStdio, ok, type RememberOut, tempDir } from './helpers.js';
 
@@ -63,10 +64,10 @@ describe('two servers on one SQLite file', () => {
     const shared = 'My favorite tree is oak.';
     const writes = THINGS.map((thing, i) => {
       const server = i % 2 === 0 ? a : b;
-      return ok<RememberOut>(server.client, 'remember', { text: `My favorite ${thing} is ${VALUES[i]}.` });
+      return ok<RememberOut>(server.client, 'add_memory', { text: `My favorite ${thing} is ${VALUES[i]}.` });
     });
     // The same statement reaching both servers (a retry on another host) is stored once.
-    const both = [a, b].map((s) => ok<RememberOut>(s.client, 'remember', { text: shared, at }));
+    const both = [a, b].map((s) => ok<RememberOut>(s.client, 'add_memory', { text: shared, at }));
     const results = await Promise.all([...writes, ...both]);
     expect(results.slice(0, THINGS.length).every((r) => r.accepted)).toBe(true);
     expect(results.slice(THINGS.length).filter((r) => r.accepted)).toHaveLength(1);
@@ -74,13 +75,13 @@ describe('two servers on one SQLite file', () => {
     // Each waits until every accepted turn of the user is extracted, by whichever process claimed it.
     const [doneA, doneB] = await Promise.all(
       [a, b].map((s) =>
-        ok<RememberOut & { pending: number }>(s.client, 'remember', { text: shared, at, wait: true }),
+        ok<RememberOut & { pending: number }>(s.client, 'add_memory', { text: shared, at, wait: true }),
       ),
     );
     expect(doneA?.pending).toBe(0);
     expect(doneB?.pending).toBe(0);
 
-    const store = openSqliteStore({ path: join(home.path, 'shared.db'), logger: { info() {}, warn() {} } });
+    const store = openSqliteStore({ path: join(home.path, 'shared.db'), logger: quiet });
     try {
       // The beliefs (each statement's turn is kept beside it as an episode).
       const active = (

@@ -4,10 +4,10 @@
  * nothing ever touches ~/.mem01.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeBinary, tempDir } from '@mem01/test-kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -21,11 +21,7 @@ export function assertBuilt(): void {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run pnpm --filter @mem01/mcp build first`);
 }
 
-/** A fresh folder, removed by the returned function. */
-export function tempDir(prefix = 'mem01-mcp-'): { path: string; remove: () => void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
-}
+export { tempDir };
 
 /** A fresh folder made before the tests of the calling file and removed after them; read `path` inside a test. */
 export function tempDirForFile(): { readonly path: string } {
@@ -63,7 +59,7 @@ export interface Connected {
 export async function connectStdio(args: readonly string[], env: Record<string, string>): Promise<Connected> {
   assertBuilt();
   const transport = new StdioClientTransport({
-    command: process.execPath,
+    command: nodeBinary(),
     args: [BIN, ...args],
     env,
     stderr: 'pipe',
@@ -100,7 +96,7 @@ export async function startHttpChild(
   env: Record<string, string>,
 ): Promise<HttpChild> {
   assertBuilt();
-  const child = spawn(process.execPath, [BIN, '--http', '--port', '0', ...args], {
+  const child = spawn(nodeBinary(), [BIN, '--http', '--port', '0', ...args], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

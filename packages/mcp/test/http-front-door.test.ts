@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { nodeBinary } from '@mem01/test-kit';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { profileUri } from '../src/resources.js';
@@ -305,10 +306,10 @@ describe('mem01-mcp --http --multi-user with per-user tokens', () => {
     const alice = await connectHttp(server.url, ALICE);
     try {
       expect(
-        (await ok<{ userId: string }>(alice.client, 'recall', { query: '', userId: 'alice' })).userId,
+        (await ok<{ userId: string }>(alice.client, 'search_memory', { query: '', userId: 'alice' })).userId,
       ).toBe('alice');
       await expect(
-        alice.client.callTool({ name: 'recall', arguments: { query: '', userId: 'bob' } }),
+        alice.client.callTool({ name: 'search_memory', arguments: { query: '', userId: 'bob' } }),
       ).rejects.toMatchObject({ code: 403 });
       await expect(alice.client.readResource({ uri: profileUri('team-x') })).rejects.toMatchObject({
         code: 403,
@@ -326,16 +327,16 @@ describe('mem01-mcp --http --multi-user with per-user tokens', () => {
     const team = await connectHttp(server.url, TEAM);
     try {
       expect(
-        (await ok<{ userId: string }>(team.client, 'recall', { query: '', userId: 'team-x' })).userId,
+        (await ok<{ userId: string }>(team.client, 'search_memory', { query: '', userId: 'team-x' })).userId,
       ).toBe('team-x');
-      expect((await ok<{ userId: string }>(team.client, 'recall', { query: '', userId: 'bob' })).userId).toBe(
-        'bob',
-      );
+      expect(
+        (await ok<{ userId: string }>(team.client, 'search_memory', { query: '', userId: 'bob' })).userId,
+      ).toBe('bob');
       await expect(
-        team.client.callTool({ name: 'recall', arguments: { query: '', userId: 'alice' } }),
+        team.client.callTool({ name: 'search_memory', arguments: { query: '', userId: 'alice' } }),
       ).rejects.toMatchObject({ code: 403 });
       // No default user here: a call naming none is a tool error, as on any multi-user server without --user.
-      const r = await call(team.client, 'recall', { query: '' });
+      const r = await call(team.client, 'search_memory', { query: '' });
       expect(r.isError).toBe(true);
       expect(textOf(r)).toMatch(/userId.*required/);
     } finally {
@@ -354,7 +355,7 @@ describe('mem01-mcp --http --multi-user with per-user tokens', () => {
         jsonrpc: '2.0',
         id: 2,
         method: 'tools/call',
-        params: { name: 'recall', arguments: { query: '', userId: 'bob' } },
+        params: { name: 'search_memory', arguments: { query: '', userId: 'bob' } },
       }),
     });
     expect(reply.status).toBe(403);
@@ -477,7 +478,7 @@ describe('mem01-mcp --http --multi-user with a server token beside per-user toke
 
 describe('mem01-mcp --token-file: bad files are refused at start, naming the line, never the token', () => {
   const runBin = (args: string[], home: string) =>
-    spawnSync(process.execPath, [BIN, ...args], { env: childEnv(home), encoding: 'utf8', timeout: 60_000 });
+    spawnSync(nodeBinary(), [BIN, ...args], { env: childEnv(home), encoding: 'utf8', timeout: 60_000 });
 
   it('refuses a line without users, a short token and a token that cannot serve the single user', () => {
     const dir = tempDir();

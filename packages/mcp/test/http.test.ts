@@ -82,7 +82,7 @@ describe('mem01-mcp over Streamable HTTP', () => {
     // The server keeps serving.
     const conn = await connectHttp(server.url, server.token);
     try {
-      expect((await ok<{ userId: string }>(conn.client, 'recall', { query: '' })).userId).toBe(USER);
+      expect((await ok<{ userId: string }>(conn.client, 'search_memory', { query: '' })).userId).toBe(USER);
     } finally {
       await conn.close();
     }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { type Belief, MemoryEngine, type Scope } from '@mem01/engine';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { openSqliteStore, type SqliteStore } from '@mem01/store-sqlite';
+import { quiet } from '@mem01/test-kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import fc from 'fast-check';
@@ -60,7 +61,7 @@ async function snapshot(): Promise<Map<string, unknown>> {
 
 beforeAll(async () => {
   home = tempDir();
-  store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: { info() {}, warn() {} } });
+  store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: quiet });
   engine = new MemoryEngine({ store, extractor: createLocalExtractor(), embedder: createLocalEmbedder() });
   for (const [i, scope] of OTHERS.entries()) {
     const b = await engine.remember(scope, {
@@ -135,10 +136,12 @@ type Op =
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc
     .record({ text: textArb, userId: userArb, wait: fc.boolean() })
-    .map((a): Op => ({ kind: 'tool', name: 'remember', args: { ...a, text: a.text || 'I live in Faro.' } })),
+    .map(
+      (a): Op => ({ kind: 'tool', name: 'add_memory', args: { ...a, text: a.text || 'I live in Faro.' } }),
+    ),
   fc
     .record({ query: textArb, userId: userArb, explain: fc.boolean() })
-    .map((a): Op => ({ kind: 'tool', name: 'recall', args: a })),
+    .map((a): Op => ({ kind: 'tool', name: 'search_memory', args: a })),
   fc
     .record({ status: fc.constantFrom('active', 'all', 'superseded', 'forgotten'), userId: userArb })
     .map((a): Op => ({ kind: 'tool', name: 'list_memories', args: a })),
@@ -148,13 +151,13 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ id: idArb, text: textArb, expectedVersion: versionArb, userId: userArb }).map(
     (a): Op => ({
       kind: 'tool',
-      name: 'correct_memory',
+      name: 'update_memory',
       args: { ...a, text: a.text || 'The user lives in Faro.' },
     }),
   ),
   fc
     .record({ id: idArb, expectedVersion: versionArb, userId: userArb })
-    .map((a): Op => ({ kind: 'tool', name: 'forget_memory', args: a })),
+    .map((a): Op => ({ kind: 'tool', name: 'delete_memory', args: a })),
   fc
     .record({ userId: fc.constantFrom(SERVED.userId, ...OTHERS.map((s) => s.userId)) })
     .map((a): Op => ({ kind: 'profile', ...a })),

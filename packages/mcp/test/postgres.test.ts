@@ -3,13 +3,12 @@
  * afterwards: `--db` and `DATABASE_URL` select it, as for memSession and the CLI, and the URL's password is never
  * printed.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { dropPgSchema, TEST_PG_URL, uniquePgName } from '@mem01/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv, connectStdio, ok, type RecallOut, type RememberOut, tempDir } from './helpers.js';
 
-const BASE = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `mem01_mcp_${randomBytes(4).toString('hex')}`;
+const BASE = TEST_PG_URL;
+const SCHEMA = uniquePgName('mcp');
 // Trust auth ignores the password: it is here to show it never reaches the output.
 const PASSWORD = 'not-a-real-password-42';
 const url = (() => {
@@ -21,13 +20,7 @@ const url = (() => {
 const home = tempDir();
 
 afterAll(async () => {
-  const client = new pg.Client({ connectionString: BASE });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists "${SCHEMA}" cascade`);
-  } finally {
-    await client.end();
-  }
+  await dropPgSchema(SCHEMA);
   home.remove();
 });
 
@@ -40,7 +33,7 @@ describe('mem01-mcp on PostgreSQL', () => {
       childEnv(home.path),
     );
     try {
-      const r = await ok<RememberOut>(first.client, 'remember', { text: 'I live in Lisbon.', wait: true });
+      const r = await ok<RememberOut>(first.client, 'add_memory', { text: 'I live in Lisbon.', wait: true });
       expect(r.extracted?.map((b) => b.statement)).toEqual(['The user lives in Lisbon.']);
       expect(first.stderr()).toContain(`from postgres postgres://postgres:***@`);
       expect(first.stderr()).not.toContain(PASSWORD);
@@ -52,8 +45,8 @@ describe('mem01-mcp on PostgreSQL', () => {
       childEnv(home.path, { DATABASE_URL: url }),
     );
     try {
-      const recalled = await ok<RecallOut>(second.client, 'recall', { query: 'Where do I live?' });
-      expect(recalled.block).toMatch(/The user lives in Lisbon\.|user said: I live in Lisbon\./);
+      const recalled = await ok<RecallOut>(second.client, 'search_memory', { query: 'Where do I live?' });
+      expect(recalled.block).toMatch(/\] The user lives in Lisbon\.|\[user said [\d-]+\] I live in Lisbon\./);
       expect(second.stderr()).not.toContain(PASSWORD);
     } finally {
       await second.close();

@@ -26,23 +26,44 @@ export async function rememberThenRecallAcrossConnections(
   const first = await connect();
   try {
     const tools = (await first.client.listTools()).tools;
-    expect(tools.map((t) => t.name).sort()).toEqual([
-      'correct_memory',
-      'forget_memory',
-      'list_memories',
-      'memory_history',
-      'recall',
-      'remember',
-    ]);
-    const recallTool = tools.find((t) => t.name === 'recall');
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      [
+        'add_memory',
+        'delete_memory',
+        'list_memories',
+        'memory_history',
+        'search_memory',
+        'update_memory',
+        // The earlier names, served as deprecated aliases.
+        'correct_memory',
+        'forget_memory',
+        'recall',
+        'remember',
+      ].sort(),
+    );
+    const recallTool = tools.find((t) => t.name === 'search_memory');
     expect(recallTool?.description).toContain(AUTHORITY_POLICY);
     for (const t of tools) expect(t.outputSchema?.type).toBe('object');
+    for (const [old, now] of [
+      ['remember', 'add_memory'],
+      ['recall', 'search_memory'],
+      ['correct_memory', 'update_memory'],
+      ['forget_memory', 'delete_memory'],
+    ] as const) {
+      const alias = tools.find((t) => t.name === old);
+      const tool = tools.find((t) => t.name === now);
+      expect(alias?.description).toBe(
+        `Deprecated: the earlier name of ${now}, with the same input and output. Call ${now}.`,
+      );
+      expect(alias?.inputSchema).toEqual(tool?.inputSchema);
+      expect(alias?.outputSchema).toEqual(tool?.outputSchema);
+    }
 
-    const home = await ok<RememberOut>(first.client, 'remember', { text: 'I live in Lisbon.' });
+    const home = await ok<RememberOut>(first.client, 'add_memory', { text: 'I live in Lisbon.' });
     expect(home).toMatchObject({ accepted: true, duplicate: false });
     expect(home.sessionId.startsWith('mcp:')).toBe(true);
     expect(home.position).toBeLessThan(2 ** 31);
-    const color = await ok<RememberOut>(first.client, 'remember', {
+    const color = await ok<RememberOut>(first.client, 'add_memory', {
       text: 'My favorite color is teal.',
       wait: true,
     });
@@ -56,12 +77,16 @@ export async function rememberThenRecallAcrossConnections(
   const second = await connect();
   try {
     const c = second.client;
-    const recalled = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
+    const recalled = await ok<RecallOut>(c, 'search_memory', { query: 'Where do I live?' });
     expect(recalled.block.startsWith(MEMORY_BLOCK_OPEN)).toBe(true);
     // The belief drawn from it, or what the user said (kept as an episode): one of them, not both.
-    expect(recalled.block).toMatch(/The user lives in Lisbon\.|user said: I live in Lisbon\./);
+    expect(recalled.block).toMatch(/\] The user lives in Lisbon\.|\[user said [\d-]+\] I live in Lisbon\./);
     const top = recalled.items[0];
     expect(top).toMatchObject({ inBlock: true, version: 1 });
+    // recall, the deprecated name of search_memory, recalls the same items.
+    const viaOldName = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
+    expect(viaOldName.block).toMatch(/Lisbon/);
+    expect(viaOldName.items.map((i) => i.id).sort()).toEqual(recalled.items.map((i) => i.id).sort());
     expect(top?.score).toBeGreaterThan(0);
     // Scores from 0 to 1, each item with its tier: the extracted belief, or the user's turn kept as an episode.
     for (const item of recalled.items) {
@@ -70,18 +95,21 @@ export async function rememberThenRecallAcrossConnections(
       expect(item.tier).toBe(item.kind === 'episode' ? 'episode' : 'belief');
     }
     // minScore keeps the items scoring at least it; above the best, nothing is recalled.
-    const atBest = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?', minScore: top!.score });
+    const atBest = await ok<RecallOut>(c, 'search_memory', {
+      query: 'Where do I live?',
+      minScore: top!.score,
+    });
     expect(atBest.items.map((i) => [i.id, i.score])).toEqual(
       recalled.items.filter((i) => i.score >= top!.score).map((i) => [i.id, i.score]),
     );
     expect(top!.score).toBeLessThan(1);
-    const above = await ok<RecallOut>(c, 'recall', {
+    const above = await ok<RecallOut>(c, 'search_memory', {
       query: 'Where do I live?',
       minScore: Math.min(1, top!.score + 0.001),
     });
     expect(above.items).toEqual([]);
     expect(above.block).not.toMatch(/Lisbon/);
-    const recallResult = await call(c, 'recall', { query: 'Where do I live?', explain: true });
+    const recallResult = await call(c, 'search_memory', { query: 'Where do I live?', explain: true });
     expect(textOf(recallResult)).toContain(`${top?.id} v1 score`);
     expect(textOf(recallResult)).toMatch(/lexical \d\.\d{3}/);
 
@@ -101,14 +129,14 @@ export async function rememberThenRecallAcrossConnections(
 
     // Correct with the version read; a stale version is refused and changes nothing.
     const id = lisbon?.id as string;
-    const corrected = await ok<{ replaced: string; belief: BeliefOut }>(c, 'correct_memory', {
+    const corrected = await ok<{ replaced: string; belief: BeliefOut }>(c, 'update_memory', {
       id,
       text: 'The user lives in Porto.',
       expectedVersion: 1,
     });
     expect(corrected.replaced).toBe(id);
     expect(corrected.belief).toMatchObject({ statement: 'The user lives in Porto.', source: 'correction' });
-    const stale = await call(c, 'correct_memory', {
+    const stale = await call(c, 'update_memory', {
       id,
       text: 'The user lives in Faro.',
       expectedVersion: 1,
@@ -121,7 +149,7 @@ export async function rememberThenRecallAcrossConnections(
       ['The user lives in Lisbon.', 'superseded'],
       ['The user lives in Porto.', 'active'],
     ]);
-    const after = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
+    const after = await ok<RecallOut>(c, 'search_memory', { query: 'Where do I live?' });
     expect(after.block).toContain('The user lives in Porto.');
     expect(after.block).not.toContain('Lisbon');
 
@@ -147,12 +175,12 @@ export async function rememberThenRecallAcrossConnections(
     expect(promptText.endsWith('Where do I live?')).toBe(true);
 
     // Forget: the content leaves recall, the profile and the belief resource; a tombstone stays in the list.
-    const forgotten = await ok<{ id: string; status: string }>(c, 'forget_memory', {
+    const forgotten = await ok<{ id: string; status: string }>(c, 'delete_memory', {
       id: corrected.belief.id,
       expectedVersion: 1,
     });
     expect(forgotten).toMatchObject({ id: corrected.belief.id, status: 'forgotten' });
-    const gone = await ok<RecallOut>(c, 'recall', { query: 'Where do I live? Porto' });
+    const gone = await ok<RecallOut>(c, 'search_memory', { query: 'Where do I live? Porto' });
     expect(gone.block).not.toContain('Porto');
     const profileAfter = (await c.readResource({ uri: profileUri })).contents[0] as TextResourceContents;
     expect(profileAfter.text).not.toContain('Porto');

@@ -4,11 +4,10 @@
  * failure-open engines, reached with the SDK's own client in-process.
  */
 import { join } from 'node:path';
-import type { EngineStore } from '@mem01/engine';
 import { MemoryEngine } from '@mem01/engine';
 import { CREDENTIAL_FORMS, leakedSecret, WordHashEmbedder } from '@mem01/engine/testing';
-import { failureCase, failureOf } from '@mem01/store-conformance';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import { failingExtractor, failingMethod, failureCase, failureOf, quiet } from '@mem01/test-kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import fc from 'fast-check';
@@ -17,20 +16,6 @@ import { createMemoryServer } from '../src/index.js';
 import { tempDirForFile } from './helpers.js';
 
 const dir = tempDirForFile();
-
-/** The store, except that `method` throws what `failure` makes. */
-function failingStore(store: EngineStore, method: string, failure: () => Error): EngineStore {
-  return new Proxy(store, {
-    get(target, prop) {
-      if (prop === method)
-        return async () => {
-          throw failure();
-        };
-      const value = Reflect.get(target, prop, target) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 describe('the MCP server returns and logs no secret, in any form', () => {
   for (const strict of [true, false]) {
@@ -42,16 +27,11 @@ describe('the MCP server returns and logs no secret, in any form', () => {
         const store = openSqliteStore({
           path: join(dir.path, `leak-${strict}-${n++}.db`),
           dimensions: 16,
-          logger: { info() {}, warn() {} },
+          logger: quiet,
         });
         const engine = new MemoryEngine({
-          store: failingStore(store, 'searchLexical', () => failureOf(c)),
-          extractor: {
-            name: 'failing',
-            async extract() {
-              throw failureOf(c);
-            },
-          },
+          store: failingMethod(store, 'searchLexical', () => failureOf(c)),
+          extractor: failingExtractor(() => failureOf(c)),
           embedder: new WordHashEmbedder(16),
           config: { strict, maxAttempts: 1 },
         });
@@ -67,8 +47,8 @@ describe('the MCP server returns and logs no secret, in any form', () => {
         await client.connect(clientSide);
 
         const results = [
-          await client.callTool({ name: 'remember', arguments: { text: 'I live in Lisbon.', wait: true } }),
-          await client.callTool({ name: 'recall', arguments: { query: 'where do I live' } }),
+          await client.callTool({ name: 'add_memory', arguments: { text: 'I live in Lisbon.', wait: true } }),
+          await client.callTool({ name: 'search_memory', arguments: { query: 'where do I live' } }),
           await client.callTool({ name: 'list_memories', arguments: {} }),
         ];
         await client.close();

@@ -7,6 +7,7 @@ import { startInspector } from '@mem01/cli';
 import { MemoryEngine } from '@mem01/engine';
 import { createLocalEmbedder } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import { quiet } from '@mem01/test-kit';
 import type { TextResourceContents } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { profileUri, usageUri } from '../src/resources.js';
@@ -57,35 +58,45 @@ describe('mem01-mcp over stdio', () => {
     const at = new Date().toISOString();
     const later = new Date(Date.parse(at) + 1000).toISOString();
     try {
-      const lisbon = await ok<RememberOut>(c, 'remember', { text: 'I live in Lisbon.', at });
-      const retry = await ok<RememberOut>(c, 'remember', { text: 'I live in Lisbon.', at });
+      const lisbon = await ok<RememberOut>(c, 'add_memory', { text: 'I live in Lisbon.', at });
+      const retry = await ok<RememberOut>(c, 'add_memory', { text: 'I live in Lisbon.', at });
       expect(retry).toMatchObject({ accepted: false, duplicate: true, sessionId: lisbon.sessionId });
       expect(retry.position).toBe(lisbon.position);
-      const porto = await ok<RememberOut>(c, 'remember', { text: 'I live in Porto.', at });
+      const porto = await ok<RememberOut>(c, 'add_memory', { text: 'I live in Porto.', at });
       expect(porto.accepted).toBe(true);
       expect(porto.position).not.toBe(lisbon.position);
       // Sent again without `at`, a retry of the last statement is still skipped (the engine's repeat rule).
-      const resent = await ok<RememberOut>(c, 'remember', { text: 'I live in Porto.' });
+      const resent = await ok<RememberOut>(c, 'add_memory', { text: 'I live in Porto.' });
       expect(resent).toMatchObject({ accepted: false, duplicate: true, position: porto.position });
       // Lisbon said again after Porto is not a retry: it is accepted, and supersedes Porto.
-      const again = await ok<RememberOut>(c, 'remember', {
+      const again = await ok<RememberOut>(c, 'add_memory', {
         text: 'I live in Lisbon.',
         at: later,
         wait: true,
       });
       expect(again.accepted).toBe(true);
       expect(again.position).not.toBe(lisbon.position);
-      const recalled = await ok<RecallOut>(c, 'recall', { query: 'Where do I live?' });
-      expect(recalled.block).toMatch(/The user lives in Lisbon\.|user said: I live in Lisbon\./);
+      const recalled = await ok<RecallOut>(c, 'search_memory', { query: 'Where do I live?' });
+      expect(recalled.block).toMatch(/\] The user lives in Lisbon\.|\[user said [\d-]+\] I live in Lisbon\./);
       // Porto is superseded, and the turn that said it is retired with it.
       expect(recalled.block).not.toContain('Porto');
       // A turn of the client's own conversation keeps its position: retried, it is skipped.
-      const turn = { text: 'My dog is called Biscuit.', conversationId: 'chat-7', position: 3 };
-      const first = await ok<RememberOut>(c, 'remember', turn);
+      const turn = { text: 'My dog is called Biscuit.', sessionId: 'chat-7', position: 3 };
+      const first = await ok<RememberOut>(c, 'add_memory', turn);
       expect(first).toMatchObject({ accepted: true, position: 3 });
       expect(first.sessionId).toMatch(/^mcp:[0-9a-f]{24}:c:chat-7$/);
-      expect(await ok<RememberOut>(c, 'remember', turn)).toMatchObject({ accepted: false, duplicate: true });
-      const yes = await ok<RememberOut>(c, 'remember', { ...turn, position: 4, wait: true });
+      expect(await ok<RememberOut>(c, 'add_memory', turn)).toMatchObject({
+        accepted: false,
+        duplicate: true,
+      });
+      // The deprecated names (the tool remember, the field conversationId) reach the same conversation: the same turn.
+      const { sessionId: _, ...old } = turn;
+      expect(await ok<RememberOut>(c, 'remember', { ...old, conversationId: 'chat-7' })).toMatchObject({
+        accepted: false,
+        duplicate: true,
+        sessionId: first.sessionId,
+      });
+      const yes = await ok<RememberOut>(c, 'add_memory', { ...turn, position: 4, wait: true });
       expect(yes.accepted).toBe(true);
     } finally {
       await conn.close();
@@ -117,11 +128,14 @@ describe('mem01-mcp over stdio', () => {
         activeBeliefs: { used: 0, limit: 100 },
       });
       expect(Date.parse(before.windowEnd) - Date.parse(before.windowStart)).toBe(3_600_000);
-      await ok<RememberOut>(c, 'remember', { text: 'I live in Oslo.', wait: true });
+      await ok<RememberOut>(c, 'add_memory', { text: 'I live in Oslo.', wait: true });
       const after = await read('dana');
       // The offline embedder reports no usage: the commit's one call counts as one.
       expect(after.embeddingCalls).toEqual({ used: 1, limit: 50 });
       expect(after.activeBeliefs).toEqual({ used: 1, limit: 100 });
+      // The estimated tokens of that belief's statement (UTF-8 bytes / 4), with no token cap set.
+      expect(after.activeTokens.limit).toBeNull();
+      expect(after.activeTokens.used).toBeGreaterThan(0);
       await expect(c.readResource({ uri: usageUri('bob') })).rejects.toThrow(
         /invalid_input: userId: this server serves one user only/,
       );
@@ -134,7 +148,7 @@ describe('mem01-mcp over stdio', () => {
   it('shows in the CLI inspector what it wrote: the mcp: session of each belief', {
     timeout: 60_000,
   }, async () => {
-    const store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: { info() {}, warn() {} } });
+    const store = openSqliteStore({ path: join(home.path, 'memory.db'), logger: quiet });
     const engine = new MemoryEngine({
       store,
       embedder: createLocalEmbedder(),

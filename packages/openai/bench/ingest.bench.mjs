@@ -99,7 +99,7 @@ const MEM01_STATIC = Math.ceil(
 );
 const BASELINE_STATIC = Math.ceil(EXTRACTION_INSTRUCTIONS.length / 4);
 
-function summarise(name, start, outputTokens, extra = {}, staticPerCall = MEM01_STATIC) {
+function summarize(name, start, outputTokens, extra = {}, staticPerCall = MEM01_STATIC) {
   const { responses, embeddings } = countsSince(start);
   const input = responses.map((r) => r.inputTokens);
   const inputTokens = input.reduce((a, b) => a + b, 0);
@@ -204,7 +204,7 @@ async function direct(turnsPerBatch) {
       });
     }
   }
-  return summarise(
+  return summarize(
     `mem01 direct, ${turnsPerBatch === 1 ? 'unbatched' : `batches of ${turnsPerBatch} user turns`}`,
     start,
     usage.outputTokens,
@@ -254,7 +254,7 @@ async function throughEngine(turnsPerBatch) {
     await engine.flush(scope);
     const stats = engine.stats();
     const active = await store.list(scope, { limit: 1000 });
-    return summarise(
+    return summarize(
       `mem01 MemoryEngine + store-memory, ${turnsPerBatch === 1 ? 'unbatched' : `batches of ${turnsPerBatch} user turns`}`,
       start,
       usage.outputTokens,
@@ -312,7 +312,7 @@ async function twoCallBaseline() {
       memories.push({ id: String(memories.length), text: f });
     }
   }
-  return summarise(
+  return summarize(
     'two calls per add (simulated: extract, then decide updates)',
     start,
     outputTokens,

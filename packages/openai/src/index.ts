@@ -2,6 +2,9 @@
  * `@mem01/openai`: the OpenAI `Extractor` (one Responses API call per batch, Structured Outputs) and `Embedder`
  * (batched, cached) for mem01, with retries, timeouts, cancellation, per-user budgets and usage reporting.
  */
+
+/** The engine's quote-grounding rule (`@mem01/engine/provider-kit`), re-exported where extractor authors found it. */
+export { groundQuote } from '@mem01/engine/provider-kit';
 export { OpenAIBudgetExceededError } from './budget.js';
 export { credentialFingerprint, type OpenAIClientOptions } from './client.js';
 export type { EmbeddingCache } from './lru-cache.js';
@@ -26,4 +29,4 @@ export {
 export { type ExtractionOutput, ExtractionOutputSchema } from './prompt.js';
 export { OpenAIAbortedError, OpenAIProviderError } from './retry.js';
 export type { UsageEvent, UsageListener } from './usage.js';
-export { type DropReason, groundQuote, type RejectedOperation } from './validate.js';
+export type { DropReason, RejectedOperation } from './validate.js';

@@ -7,10 +7,10 @@ import {
   type Scope,
 } from '@mem01/engine';
 import { contentHash, normalizeScope, type Usage } from '@mem01/engine/provider-kit';
-import { BudgetLedger } from './budget.js';
+import { budgetUsedRemoved, refuseOwnBudgets } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
 import { type EmbeddingCache, LruCache } from './lru-cache.js';
-import { nonNegative, optionalPositive, positive } from './openai-extractor.js';
+import { nonNegative, positive } from './openai-extractor.js';
 import { MalformedResponseError, type RetryPolicy, withRetries } from './retry.js';
 import { emitUsage, type UsageListener } from './usage.js';
 
@@ -23,13 +23,13 @@ const NATIVE_DIMENSIONS: Readonly<Record<string, number>> = {
   'text-embedding-ada-002': 1536,
 };
 
-/** Per-user caps for embeddings (per scope passed to `embed`; calls without a scope share one bucket). */
+/**
+ * @deprecated The embedder keeps no budgets: passing `budgets` throws a `ConfigError`. Set the engine's
+ * `config.budgets` (same field names), which counts the usage the embedder reports, in the store.
+ */
 export interface EmbeddingBudgets {
-  /** Embedding requests per user per period (a batch of texts is one request). */
   readonly embeddingCallsPerUser?: number | undefined;
-  /** Embedded input tokens per user per period (estimated as chars/4). */
   readonly embeddingTokensPerUser?: number | undefined;
-  /** Window length. Default one hour. */
   readonly periodMs?: number | undefined;
 }
 
@@ -47,16 +47,21 @@ export interface OpenAIEmbedderOptions extends OpenAIClientOptions {
   readonly cache?: number | EmbeddingCache | undefined;
   /** Cosine similarity floor for a vector-only match. Default 0.25. */
   readonly minSimilarity?: number | undefined;
+  /**
+   * @deprecated Throws a `ConfigError`: budgets are the engine's `config.budgets`, counted in the store from the usage
+   * every request reports.
+   */
   readonly budgets?: EmbeddingBudgets | undefined;
   readonly onUsage?: UsageListener | undefined;
   readonly logger?: Logger | undefined;
   readonly retry?: Omit<RetryPolicy, 'maxAttempts' | 'onRetry'> | undefined;
+  /** @deprecated Unused (it timed the removed in-process budgets). */
   readonly clock?: (() => number) | undefined;
 }
 
 export interface EmbedOptions {
   readonly signal?: AbortSignal | undefined;
-  /** Whose budget the call counts against (the engine passes the user whose text it embeds). */
+  /** Whose text it embeds (the engine passes the user), for the usage report. */
   readonly scope?: Scope | undefined;
   /**
    * The engine's usage report (the `Embedder` port): called after each embeddings request with
@@ -72,6 +77,7 @@ export interface OpenAIEmbedder extends Embedder {
   embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /** Cache hits and misses since creation, and requests made. */
   stats(): { hits: number; misses: number; requests: number };
+  /** @deprecated Throws a `ConfigError`: the engine counts usage; read it with `engine.usage(scope)`. */
   budgetUsed(userId: string): Record<string, number>;
 }
 
@@ -88,7 +94,6 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
   readonly #timeoutMs: number;
   readonly #maxAttempts: number;
   readonly #options: OpenAIEmbedderOptions;
-  readonly #ledger: BudgetLedger;
   #hits = 0;
   #misses = 0;
   #requests = 0;
@@ -108,15 +113,7 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
       typeof cache === 'number' ? (nonNegative(cache, 'cache') > 0 ? new LruCache(cache) : null) : cache;
     this.#timeoutMs = positive(options.timeoutMs ?? 30_000, 'timeoutMs');
     this.#maxAttempts = positive(options.maxAttempts ?? 4, 'maxAttempts');
-    const budgets = options.budgets ?? {};
-    this.#ledger = new BudgetLedger(
-      {
-        'embedding call': optionalPositive(budgets.embeddingCallsPerUser, 'budgets.embeddingCallsPerUser'),
-        'embedding token': optionalPositive(budgets.embeddingTokensPerUser, 'budgets.embeddingTokensPerUser'),
-      },
-      positive(budgets.periodMs ?? 3_600_000, 'budgets.periodMs'),
-      options.clock ?? Date.now,
-    );
+    refuseOwnBudgets(options, 'createOpenAIEmbedder');
     this.#resolved = resolveClient(options);
   }
 
@@ -128,8 +125,8 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
     return { hits: this.#hits, misses: this.#misses, requests: this.#requests };
   }
 
-  budgetUsed(userId: string): Record<string, number> {
-    return this.#ledger.used(userId);
+  budgetUsed(_userId: string): Record<string, number> {
+    return budgetUsedRemoved();
   }
 
   /** Cache key: model, dimensions and a hash of the text. Never the key, never the text. */
@@ -200,51 +197,45 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
     report: (usage: Usage) => void,
   ): Promise<Float32Array[]> {
     const estimate = Math.ceil(batch.reduce((n, t) => n + t.length, 0) / 4);
-    this.#ledger.reserve(userId, { 'embedding call': 1, 'embedding token': estimate });
     const { client, redact, host } = this.#resolved;
     let attempts = 0;
     const logger = this.#options.logger;
-    let response: {
+    type EmbeddingsResponse = {
       data: { index?: unknown; embedding?: unknown }[];
       usage?: { prompt_tokens?: unknown; total_tokens?: unknown };
     };
-    try {
-      response = await withRetries(
-        `embeddings call to ${host}`,
-        {
-          ...this.#options.retry,
-          maxAttempts: this.#maxAttempts,
-          onRetry: ({ attempt, delayMs, reason }) =>
-            logger?.warn(
-              `mem01/openai: embedding attempt ${attempt}/${this.#maxAttempts} failed (${reason}); retrying in ${delayMs} ms`,
-            ),
-        },
-        signal,
-        redact,
-        async (n) => {
-          attempts = n;
-          this.#requests++;
-          const res: unknown = await client.embeddings.create(
-            {
-              model: this.model,
-              input: [...batch],
-              ...(this.#sendDimensions ? { dimensions: this.dimensions } : {}),
-            },
-            { signal, timeout: this.#timeoutMs, maxRetries: 0 },
+    const response: EmbeddingsResponse = await withRetries(
+      `embeddings call to ${host}`,
+      {
+        ...this.#options.retry,
+        maxAttempts: this.#maxAttempts,
+        onRetry: ({ attempt, delayMs, reason }) =>
+          logger?.warn(
+            `mem01/openai: embedding attempt ${attempt}/${this.#maxAttempts} failed (${reason}); retrying in ${delayMs} ms`,
+          ),
+      },
+      signal,
+      redact,
+      async (n) => {
+        attempts = n;
+        this.#requests++;
+        const res: unknown = await client.embeddings.create(
+          {
+            model: this.model,
+            input: [...batch],
+            ...(this.#sendDimensions ? { dimensions: this.dimensions } : {}),
+          },
+          { signal, timeout: this.#timeoutMs, maxRetries: 0 },
+        );
+        const data = (res as { data?: unknown } | null)?.data;
+        if (!Array.isArray(data) || data.length !== batch.length) {
+          throw new MalformedResponseError(
+            `embeddings response has ${Array.isArray(data) ? data.length : 'no'} vectors for ${batch.length} inputs`,
           );
-          const data = (res as { data?: unknown } | null)?.data;
-          if (!Array.isArray(data) || data.length !== batch.length) {
-            throw new MalformedResponseError(
-              `embeddings response has ${Array.isArray(data) ? data.length : 'no'} vectors for ${batch.length} inputs`,
-            );
-          }
-          return res as typeof response;
-        },
-      );
-    } catch (err) {
-      this.#ledger.adjust(userId, 'embedding token', -estimate);
-      throw err;
-    }
+        }
+        return res as EmbeddingsResponse;
+      },
+    );
     const vectors: Float32Array[] = new Array(batch.length);
     response.data.forEach((item, j) => {
       const index = typeof item.index === 'number' ? item.index : j;
@@ -270,7 +261,6 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
     }
     const tokens =
       tokenCount(response.usage?.prompt_tokens) ?? tokenCount(response.usage?.total_tokens) ?? estimate;
-    this.#ledger.adjust(userId, 'embedding token', tokens - estimate);
     const usage: Usage = { embeddingCalls: 1, embeddingTokens: tokens };
     report(usage);
     emitUsage(this.#options.onUsage, {

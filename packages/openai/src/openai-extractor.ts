@@ -10,7 +10,7 @@ import {
 } from '@mem01/engine';
 import { type ExtractionOperation, normalizeScope, type Usage } from '@mem01/engine/provider-kit';
 import { zodTextFormat } from 'openai/helpers/zod';
-import { BudgetLedger } from './budget.js';
+import { budgetUsedRemoved, refuseOwnBudgets } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
 import { compactSchema } from './compact-schema.js';
 import { buildPrompt, EXTRACTION_INSTRUCTIONS, ExtractionOutputSchema, SCHEMA_NAME } from './prompt.js';
@@ -21,18 +21,14 @@ import { type RejectedOperation, validateOperations } from './validate.js';
 /** Default extraction model, unless `MEM01_LLM_MODEL` or `model` says otherwise. */
 export const DEFAULT_LLM_MODEL = 'gpt-5.6-sol';
 
-/** Per-user caps for extraction. A spent cap throws `BudgetExceededError`; the turns stay queued. */
+/**
+ * @deprecated The extractor keeps no budgets: passing `budgets` throws a `ConfigError`. Set the engine's
+ * `config.budgets` (same field names), which counts the usage the extractor reports, in the store.
+ */
 export interface ExtractionBudgets {
-  /** LLM calls per user per period. */
   readonly llmCallsPerUser?: number | undefined;
-  /** Input tokens per user per period (estimated as chars/4 before the call, corrected from usage after). */
   readonly inputTokensPerUser?: number | undefined;
-  /**
-   * Output tokens per user per period, as the provider reports them after each call. A call starts only while the user
-   * is under the limit, so the call that reaches it may go over (by at most its own output, see `maxOutputTokens`).
-   */
   readonly outputTokensPerUser?: number | undefined;
-  /** Window length. Default one hour. */
   readonly periodMs?: number | undefined;
 }
 
@@ -47,6 +43,10 @@ export interface OpenAIExtractorOptions extends OpenAIClientOptions {
   readonly reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | undefined;
   /** Passed as `max_output_tokens` when set. An output cut short is an `ExtractionError`. */
   readonly maxOutputTokens?: number | undefined;
+  /**
+   * @deprecated Throws a `ConfigError`: budgets are the engine's `config.budgets`, counted in the store from the usage
+   * every call reports.
+   */
   readonly budgets?: ExtractionBudgets | undefined;
   /** Usage of every call (tokens, attempts), for metrics and cost accounting. */
   readonly onUsage?: UsageListener | undefined;
@@ -54,7 +54,7 @@ export interface OpenAIExtractorOptions extends OpenAIClientOptions {
   readonly logger?: Logger | undefined;
   /** Backoff tuning. */
   readonly retry?: Omit<RetryPolicy, 'maxAttempts' | 'onRetry'> | undefined;
-  /** Clock for budget windows, ms since epoch. */
+  /** @deprecated Unused (it timed the removed in-process budgets); budget windows are the engine's clock. */
   readonly clock?: (() => number) | undefined;
 }
 
@@ -72,7 +72,7 @@ export interface OpenAIExtractor extends Extractor {
   /** Short hash identifying the credentials, or `injected`. */
   readonly fingerprint: string;
   extract(request: ExtractionRequest): Promise<OpenAIExtractionResult>;
-  /** LLM calls, input and output tokens the user has used in the current budget window. */
+  /** @deprecated Throws a `ConfigError`: the engine counts usage; read it with `engine.usage(scope)`. */
   budgetUsed(userId: string): Record<string, number>;
 }
 
@@ -110,7 +110,6 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
   readonly #maxAttempts: number;
   readonly #assistantChars: number;
   readonly #options: OpenAIExtractorOptions;
-  readonly #ledger: BudgetLedger;
 
   constructor(options: OpenAIExtractorOptions) {
     const env = options.env ?? process.env;
@@ -120,16 +119,7 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
     this.#timeoutMs = positive(options.timeoutMs ?? 60_000, 'timeoutMs');
     this.#maxAttempts = positive(options.maxAttempts ?? 4, 'maxAttempts');
     this.#assistantChars = nonNegative(options.assistantContextChars ?? 600, 'assistantContextChars');
-    const budgets = options.budgets ?? {};
-    this.#ledger = new BudgetLedger(
-      {
-        'LLM call': optionalPositive(budgets.llmCallsPerUser, 'budgets.llmCallsPerUser'),
-        'input token': optionalPositive(budgets.inputTokensPerUser, 'budgets.inputTokensPerUser'),
-        'output token': optionalPositive(budgets.outputTokensPerUser, 'budgets.outputTokensPerUser'),
-      },
-      positive(budgets.periodMs ?? 3_600_000, 'budgets.periodMs'),
-      options.clock ?? Date.now,
-    );
+    refuseOwnBudgets(options, 'createOpenAIExtractor');
     this.#resolved = resolveClient(options);
   }
 
@@ -137,8 +127,8 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
     return this.#resolved.fingerprint;
   }
 
-  budgetUsed(userId: string): Record<string, number> {
-    return this.#ledger.used(userId);
+  budgetUsed(_userId: string): Record<string, number> {
+    return budgetUsedRemoved();
   }
 
   async extract(request: ExtractionRequest): Promise<OpenAIExtractionResult> {
@@ -157,7 +147,6 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
 
     const prompt = buildPrompt(request.turns, request.candidates, request.now, this.#assistantChars);
     const estimate = estimateTokens(prompt.instructions.length + prompt.input.length + SCHEMA_JSON.length);
-    this.#ledger.reserve(scope.userId, { 'LLM call': 1, 'input token': estimate, 'output token': 0 });
 
     const { client, redact, host } = this.#resolved;
     const body = {
@@ -170,37 +159,27 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
       ...(this.#options.maxOutputTokens ? { max_output_tokens: this.#options.maxOutputTokens } : {}),
     };
     let attempts = 0;
-    let response: ResponseShape;
-    try {
-      response = await withRetries(
-        `responses call to ${host}`,
-        this.#policy(),
-        request.signal,
-        redact,
-        async (n) => {
-          attempts = n;
-          const res: unknown = await client.responses.create(body, {
-            signal: request.signal,
-            timeout: this.#timeoutMs,
-            maxRetries: 0,
-          });
-          return checkResponse(res);
-        },
-      );
-    } catch (err) {
-      this.#ledger.adjust(scope.userId, 'input token', -estimate);
-      // A call cancelled before any request was sent costs nothing.
-      if (attempts === 0) this.#ledger.adjust(scope.userId, 'LLM call', -1);
-      throw err;
-    }
+    const response: ResponseShape = await withRetries(
+      `responses call to ${host}`,
+      this.#policy(),
+      request.signal,
+      redact,
+      async (n) => {
+        attempts = n;
+        const res: unknown = await client.responses.create(body, {
+          signal: request.signal,
+          timeout: this.#timeoutMs,
+          maxRetries: 0,
+        });
+        return checkResponse(res);
+      },
+    );
 
     const usage: Usage = {
       llmCalls: 1,
       inputTokens: numberOr(response.usage?.input_tokens, estimate),
       outputTokens: numberOr(response.usage?.output_tokens, 0),
     };
-    this.#ledger.adjust(scope.userId, 'input token', (usage.inputTokens ?? 0) - estimate);
-    this.#ledger.adjust(scope.userId, 'output token', usage.outputTokens ?? 0);
     emitUsage(this.#options.onUsage, {
       kind: 'extraction',
       userId: scope.userId,
@@ -317,10 +296,6 @@ export function nonNegative(value: number, field: string): number {
   if (!Number.isFinite(value) || value < 0)
     throw new InvalidInputError(field, 'must be a non-negative number');
   return value;
-}
-
-export function optionalPositive(value: number | undefined, field: string): number | undefined {
-  return value === undefined ? undefined : positive(value, field);
 }
 
 /**

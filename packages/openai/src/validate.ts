@@ -1,6 +1,6 @@
 /** Validation of model output against the batch: grounding, ids, ranges. Pure; no I/O. */
 
-import { canonicalKey, type ExtractionOperation } from '@mem01/engine/provider-kit';
+import { canonicalKey, type ExtractionOperation, groundQuote } from '@mem01/engine/provider-kit';
 import type { ExtractionOutput, PromptAliases } from './prompt.js';
 
 /** A quote that grounds an added belief, with the turn it comes from. */
@@ -22,57 +22,10 @@ export interface RejectedOperation {
   readonly reason: DropReason;
 }
 
+/** Longest quote the model may give, in characters (the prompt's limit); grounding itself is the engine's rule. */
 const MAX_QUOTE = 400;
 const MAX_FIELD = 200;
 const MAX_STATEMENT = 1000;
-
-/**
- * Finds `quote` in `text`: exactly, else ignoring case, runs of whitespace and curly vs straight quotes.
- * Returns the verbatim slice of `text` that matched, or null. Quotes under 2 visible characters never match.
- *
- * A quote that does not match as a whole and holds an ellipsis (`…` or `...`) is read as a reference to a span,
- * `first words … last words`: the slice from where the first words occur to where the last words next occur (each
- * side needs 2 visible characters; the slice is cut to 400 characters). So the model can cite a long passage in a few
- * words and the stored evidence is still verbatim text of the turn.
- */
-export function groundQuote(text: string, quote: string): string | null {
-  const q = quote.trim();
-  if (q.replace(/\s/g, '').length < 2 || q.length > MAX_QUOTE) return null;
-  const whole = findQuote(text, q, 0);
-  if (whole) return text.slice(whole.start, whole.end);
-  const cut = /\s*(?:…|\.\.\.)\s*/u.exec(q);
-  if (!cut) return null;
-  const head = q.slice(0, cut.index);
-  const tail = q.slice(cut.index + cut[0].length);
-  if (head.replace(/\s/g, '').length < 2 || tail.replace(/\s/g, '').length < 2) return null;
-  const first = findQuote(text, head, 0);
-  const last = first && findQuote(text, tail, first.end);
-  if (!first || !last) return null;
-  return text.slice(first.start, Math.min(last.end, first.start + MAX_QUOTE)).trimEnd();
-}
-
-/** Where `q` first occurs in `text` at or after `from`: exactly, else with the tolerances of {@link groundQuote}. */
-function findQuote(text: string, q: string, from: number): { start: number; end: number } | null {
-  const exact = text.indexOf(q, from);
-  if (exact >= 0) return { start: exact, end: exact + q.length };
-  const pattern = q
-    .split(/\s+/)
-    .map((word) =>
-      [...word]
-        .map((ch) => {
-          if (/['‘’`]/.test(ch)) return "['‘’`]";
-          if (/["“”]/.test(ch)) return '["“”]';
-          // Only syntax characters may be escaped in a `u` regex (`\-` is an error there).
-          return ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-        })
-        .join(''),
-    )
-    .join('\\s+');
-  const re = new RegExp(pattern, 'giu');
-  re.lastIndex = from;
-  const m = re.exec(text);
-  return m ? { start: m.index, end: m.index + m[0].length } : null;
-}
 
 /** The statement of a claim the model gave none for: `subject attribute: value`, as the instructions promise. */
 export function derivedStatement(subject: string, attribute: string, value: string): string {
@@ -119,7 +72,7 @@ export function validateOperations(
         firstFailure ??= 'assistant_evidence';
         continue;
       }
-      const quote = groundQuote(turn.text, e.q);
+      const quote = e.q.trim().length > MAX_QUOTE ? null : groundQuote(turn.text, e.q);
       if (quote === null) {
         firstFailure ??= 'ungrounded_quote';
         continue;

@@ -1,4 +1,4 @@
-import { BudgetExceededError, DimensionMismatchError, InvalidInputError } from '@mem01/engine';
+import { ConfigError, DimensionMismatchError, InvalidInputError } from '@mem01/engine';
 import type { Usage } from '@mem01/engine/provider-kit';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -114,13 +114,13 @@ describe('OpenAI embedder over HTTP', () => {
     expect(await e.embed([])).toEqual([]);
   });
 
-  it('caps embedding calls per user when a scope is given', async () => {
-    const e = embedder({ dimensions: 8, budgets: { embeddingCallsPerUser: 1 } });
-    await e.embed(['a'], { scope: { userId: 'u1' } });
-    await expect(e.embed(['b'], { scope: { userId: 'u1' } })).rejects.toThrow(BudgetExceededError);
-    await e.embed(['a'], { scope: { userId: 'u1' } }); // a cache hit costs nothing
-    await e.embed(['b'], { scope: { userId: 'u2' } });
-    expect(fake.requests).toHaveLength(2);
+  it('the removed budgets option and budgetUsed() are a ConfigError that names the engine’s budgets', async () => {
+    expect(() => embedder({ dimensions: 8, budgets: { embeddingCallsPerUser: 1 } })).toThrow(
+      /createOpenAIEmbedder\(\{ budgets \}\) is no longer supported: budgets are the engine’s/,
+    );
+    expect(() => embedder({ dimensions: 8, budgets: {} })).toThrow(ConfigError);
+    expect(() => embedder({ dimensions: 8 }).budgetUsed('u1')).toThrow(ConfigError);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('reports each request’s usage to the caller (the engine): the response’s tokens, zeros for a cache hit', async () => {

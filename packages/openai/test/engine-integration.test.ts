@@ -1,5 +1,5 @@
 // The extractor and embedder inside the real MemoryEngine with the in-memory store, against the fake server.
-import { MemoryEngine } from '@mem01/engine';
+import { type EngineBudgets, MemoryEngine } from '@mem01/engine';
 import { createMemoryStore } from '@mem01/store-memory';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAIEmbedder, createOpenAIExtractor } from '../src/index.js';
@@ -59,13 +59,15 @@ fake.setResponses((request) => {
   return { ops };
 });
 
-function engineWith(extra: Parameters<typeof createOpenAIExtractor>[0] = {}) {
+/** The engine on the in-memory store with the OpenAI extractor and embedder, and the engine's `budgets`. */
+function engineWith(budgets?: Partial<EngineBudgets>) {
   const store = createMemoryStore();
   const common = { apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, env: {} };
   const engine = new MemoryEngine({
     store,
-    extractor: createOpenAIExtractor({ ...common, ...extra }),
+    extractor: createOpenAIExtractor(common),
     embedder: createOpenAIEmbedder({ ...common, dimensions: 64 }),
+    ...(budgets ? { config: { budgets } } : {}),
   });
   return { store, engine };
 }
@@ -88,10 +90,16 @@ describe('inside MemoryEngine', () => {
     await engine.close();
   });
 
-  it('a spent budget leaves the turn queued, with the reason as lastError', async () => {
-    const { engine, store } = engineWith({ budgets: { llmCallsPerUser: 1 } });
+  it('the engine counts the extractor’s reported usage in the store; a spent budget leaves the turn queued', async () => {
+    const { engine, store } = engineWith({ llmCallsPerUser: 1 });
     await engine.accept([input(0, 'user', 'I live in Seattle.')]);
     await engine.flush(scope);
+    const [first] = fake.requestsFor('responses');
+    expect(await engine.usage(scope)).toMatchObject({
+      llmCalls: { used: 1, limit: 1 },
+      inputTokens: { used: first!.inputTokens, limit: null },
+    });
+    expect((await engine.usage(scope)).outputTokens.used).toBeGreaterThan(0);
     await engine.accept([input(1, 'user', 'I live in Denver.')]);
     await engine.flush(scope);
     expect(fake.requestsFor('responses')).toHaveLength(1);
@@ -105,14 +113,7 @@ describe('inside MemoryEngine', () => {
 
 describe('embedder usage inside MemoryEngine', () => {
   it('the embeddings responses’ token counts reach the user’s budgets; a spent embedding budget holds extraction', async () => {
-    const store = createMemoryStore();
-    const common = { apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, env: {} };
-    const engine = new MemoryEngine({
-      store,
-      extractor: createOpenAIExtractor(common),
-      embedder: createOpenAIEmbedder({ ...common, dimensions: 64 }),
-      config: { budgets: { embeddingCallsPerUser: 4 } },
-    });
+    const { engine, store } = engineWith({ embeddingCallsPerUser: 4 });
     await engine.accept([input(0, 'user', 'I live in Seattle.')]);
     await engine.flush(scope);
     // The candidates' query, then the belief and the turn's episode in one request.

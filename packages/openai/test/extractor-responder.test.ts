@@ -41,7 +41,7 @@ describe('extractorResponder through the OpenAI extractor', () => {
       const direct = await local.extract(request);
       const viaOpenAI = await extractor.extract(request);
       expect(viaOpenAI.dropped).toEqual([]);
-      expect(viaOpenAI.operations).toEqual(direct.operations.map(normalise));
+      expect(viaOpenAI.operations).toEqual(direct.operations.map(normalize));
       for (const op of direct.operations) {
         for (const e of op.evidence) if (quoteReference(text, e.quote) !== e.quote) spans++;
         if (op.op === 'add')
@@ -68,7 +68,7 @@ describe('extractorResponder through the OpenAI extractor', () => {
 const NOW = '2026-02-01T12:00:00.000Z';
 
 /** What the OpenAI extractor returns for a reference operation: optional fields made explicit. */
-function normalise(op: ExtractionOperation): ExtractionOperation {
+function normalize(op: ExtractionOperation): ExtractionOperation {
   if (op.op === 'add') return { ...op, validFrom: op.validFrom ?? null, validTo: op.validTo ?? null };
   return op;
 }

@@ -1,4 +1,4 @@
-import { BudgetExceededError, ConfigError, ExtractionError } from '@mem01/engine';
+import { ConfigError, ExtractionError } from '@mem01/engine';
 import type { CandidateBelief } from '@mem01/engine/provider-kit';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAIExtractor, EXTRACTION_INSTRUCTIONS, type UsageEvent } from '../src/index.js';
@@ -449,52 +449,20 @@ describe('OpenAI extractor over HTTP', () => {
     });
   });
 
-  describe('budgets', () => {
-    const u = turn('user', 'I drink green tea every morning.');
-
-    it('caps LLM calls per user per period without calling, and resets with the period', async () => {
-      let now = 1_000_000;
-      const ex = extractor({ budgets: { llmCallsPerUser: 2, periodMs: 60_000 }, clock: () => now });
-      await ex.extract({ scope, turns: [u], candidates: [], now: NOW });
-      await ex.extract({ scope, turns: [u], candidates: [], now: NOW });
-      const err = await ex.extract({ scope, turns: [u], candidates: [], now: NOW }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(BudgetExceededError);
-      expect((err as Error).message).toMatch(/stay queued/);
-      expect((err as { resetAt: string }).resetAt).toBe(new Date(1_000_000 + 60_000).toISOString());
-      expect(fake.requests).toHaveLength(2);
-      // Another user has their own budget.
-      await ex.extract({ scope: { userId: 'u2' }, turns: [u], candidates: [], now: NOW });
-      expect(fake.requests).toHaveLength(3);
-      now += 60_000;
-      await ex.extract({ scope, turns: [u], candidates: [], now: NOW });
-      expect(fake.requests).toHaveLength(4);
-      expect(ex.budgetUsed('u1')['LLM call']).toBe(1);
-    });
-
-    it('caps input tokens per user, counting the tokens the provider reports', async () => {
-      const ex = extractor({ budgets: { inputTokensPerUser: 2000 } });
-      await ex.extract({ scope, turns: [u], candidates: [], now: NOW });
-      const used = ex.budgetUsed('u1')['input token']!;
-      expect(used).toBe(fake.requests[0]!.inputTokens);
-      // Over half the budget: a second call of the same size cannot fit.
-      expect(used).toBeGreaterThan(1000);
-      await expect(ex.extract({ scope, turns: [u], candidates: [], now: NOW })).rejects.toThrow(
-        BudgetExceededError,
-      );
-      expect(fake.requests).toHaveLength(1);
-    });
-
-    it('caps output tokens per user: a call starts only under the limit, its reported output is counted after', async () => {
-      const ex = extractor({ budgets: { outputTokensPerUser: 1 } });
-      const first = await ex.extract({ scope, turns: [u], candidates: [], now: NOW });
-      expect(first.usage.outputTokens).toBeGreaterThan(1);
-      expect(ex.budgetUsed('u1')['output token']).toBe(first.usage.outputTokens);
-      const err = await ex.extract({ scope, turns: [u], candidates: [], now: NOW }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(BudgetExceededError);
-      expect((err as { budget: string }).budget).toBe('output token');
-      expect(fake.requests).toHaveLength(1);
-      await ex.extract({ scope: { userId: 'u2' }, turns: [u], candidates: [], now: NOW });
-      expect(fake.requests).toHaveLength(2);
+  describe('budgets (the engine’s, not the extractor’s)', () => {
+    it('the removed budgets option and budgetUsed() are a ConfigError that names the engine’s budgets', async () => {
+      const err = (() => {
+        try {
+          extractor({ budgets: { llmCallsPerUser: 2 } });
+        } catch (e) {
+          return e;
+        }
+        return null;
+      })();
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toMatch(/no longer supported: budgets are the engine’s.*config/);
+      expect(() => extractor().budgetUsed('u1')).toThrow(ConfigError);
+      expect(fake.requests).toHaveLength(0);
     });
   });
 });

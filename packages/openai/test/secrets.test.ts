@@ -52,7 +52,7 @@ describe.each(KEYS)('the API key %#', (key) => {
     const err = await createOpenAIExtractor({ ...opts, logger })
       .extract({ scope: { userId: 'u' }, turns: [turn('user', 'I like tea')], candidates: [], now: NOW })
       .catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'provider_error', status: 401 });
+    expect(err).toMatchObject({ code: 'provider', status: 401 });
     const texts = [
       (err as Error).message,
       String(err),

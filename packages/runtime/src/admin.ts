@@ -5,32 +5,15 @@
  */
 import { existsSync } from 'node:fs';
 import { type Embedder, type FullStore, MemoryAdmin, NotFoundError } from '@mem01/engine';
-import { extractorName, openEmbedder } from './providers.js';
-import {
-  type MemoryRuntimeOptions,
-  type RuntimeDescription,
-  resolveSettings,
-  storeLogger,
-} from './resolve-runtime.js';
-import { describeStoreTarget, openStoreTarget, type StoreTarget } from './store-target.js';
+import { resolveSettings, type SettingOptions } from './env.js';
+import { extractorName, openEmbedder, openStoreTarget, storeLogger } from './open.js';
+import type { MemoryRuntimeOptions, RuntimeDescription } from './resolve-runtime.js';
+import { describeStoreTarget, type StoreTarget } from './store-target.js';
 
 /** Options of {@link openMemoryAdmin}: the runtime options that choose memory, plus how to open the database. */
 export interface MemoryAdminOptions
-  extends Pick<
-    MemoryRuntimeOptions,
-    | 'db'
-    | 'storeKind'
-    | 'pgSchema'
-    | 'extractor'
-    | 'embedder'
-    | 'strict'
-    | 'budgetBytes'
-    | 'episodic'
-    | 'engine'
-    | 'budgets'
-    | 'env'
-    | 'logger'
-  > {
+  extends SettingOptions,
+    Pick<MemoryRuntimeOptions, 'extractor' | 'logger'> {
   /**
    * May create the database: a new SQLite file, or the Postgres schema (and upgrade an older one). Default false:
    * a missing SQLite file is a `NotFoundError` and nothing is created; a missing or older Postgres schema fails.
@@ -103,7 +86,8 @@ export async function openMemoryAdmin(options: MemoryAdminOptions = {}): Promise
       embedder: embedded.name,
       dimensions: embedded.embedder?.dimensions ?? null,
       strict: admin.config.strict,
-      budgetBytes: settings.budgetBytes,
+      blockBytes: settings.blockBytes,
+      budgetBytes: settings.blockBytes,
     },
     close() {
       closing ??= (async () => {

@@ -14,16 +14,23 @@
  */
 export { type MemoryAdminOptions, type MemoryAdminRuntime, openMemoryAdmin } from './admin.js';
 export {
+  DEFAULT_WORKING_MEMORY_SIZE,
+  resolveWorkingMemorySize,
+  tuningFromEnv,
+  type WorkingMemorySize,
+  workingMemorySizeFromEnv,
+} from './env.js';
+export { type OpenStoreOptions, openStoreTarget } from './open.js';
+export {
   loadOptionalPeer,
   loadPostgresStore,
   MissingDependencyError,
   type OptionalPeerContext,
   type PostgresStoreModule,
-} from './optional-peer.js';
+} from './peers.js';
 export type { EmbedderChoice, EmbedderOption } from './providers.js';
 export {
   checkGivenRuntime,
-  DEFAULT_WORKING_MEMORY_SIZE,
   describeRuntime,
   type MemoryRuntime,
   type MemoryRuntimeOptions,
@@ -31,10 +38,6 @@ export {
   type RuntimeDescription,
   type RuntimeSpec,
   resolveRuntime,
-  resolveWorkingMemorySize,
-  tuningFromEnv,
-  type WorkingMemorySize,
-  workingMemorySizeFromEnv,
 } from './resolve-runtime.js';
 export {
   acquireRuntime,
@@ -46,8 +49,6 @@ export {
 } from './runtime-registry.js';
 export {
   describeStoreTarget,
-  type OpenStoreOptions,
-  openStoreTarget,
   resolveStoreTarget,
   type StoreSelection,
   type StoreTarget,

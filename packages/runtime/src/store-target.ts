@@ -3,10 +3,9 @@
  * default SQLite file. The one rule every entry point follows.
  */
 
-import { ConfigError, type FullStore, type Logger } from '@mem01/engine';
+import { ConfigError } from '@mem01/engine';
 import { sanitize } from '@mem01/engine/binding-kit';
 import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
-import { loadPostgresStore } from './optional-peer.js';
 
 /** A database to open. */
 export type StoreTarget =
@@ -98,43 +97,4 @@ export function describeStoreTarget(target: StoreTarget): string {
   return target.schema === undefined || target.schema === 'mem01'
     ? where
     : `${where} (schema ${target.schema})`;
-}
-
-/** How {@link openStoreTarget} opens a database. */
-export interface OpenStoreOptions {
-  /** Fixes the embedding length of a new store; an existing store with another length is refused. */
-  readonly dimensions?: number | undefined;
-  /**
-   * Postgres: create or upgrade the schema when opening (default true). With false a schema that is missing or
-   * older fails instead. A SQLite file is always brought up to date.
-   */
-  readonly migrate?: boolean | undefined;
-  /** Postgres: how long to retry a server that is not accepting connections yet (the store's default: 10 s). */
-  readonly openRetryMs?: number | undefined;
-  /** The store's notices and warnings. */
-  readonly logger?: Logger | undefined;
-}
-
-/** Opens the store of a target. Each adapter is imported only when used. */
-export async function openStoreTarget(
-  target: StoreTarget,
-  options: OpenStoreOptions = {},
-): Promise<FullStore> {
-  if (target.kind === 'sqlite') {
-    const sqlite = await import('@mem01/store-sqlite');
-    return sqlite.openSqliteStore({
-      path: target.path,
-      ...(options.dimensions === undefined ? {} : { dimensions: options.dimensions }),
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
-  }
-  const pg = await loadPostgresStore();
-  return pg.openPostgresStore({
-    connectionString: target.connectionString,
-    ...(target.schema === undefined ? {} : { schema: target.schema }),
-    ...(options.dimensions === undefined ? {} : { dimensions: options.dimensions }),
-    ...(options.logger ? { logger: options.logger } : {}),
-    ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
-    ...(options.openRetryMs === undefined ? {} : { openRetryMs: options.openRetryMs }),
-  });
 }

@@ -3,13 +3,11 @@
  * PostgreSQL (a schema of its own, dropped afterwards). The full runtime (agents, the MCP server) and the admin
  * facade (the CLI, the inspector) resolve the same database, models and settings from the same environment.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, NotFoundError } from '@mem01/engine';
 import { createMemoryStore } from '@mem01/store-memory';
-import pg from 'pg';
+import { dropPgSchema, quiet, TEST_PG_URL, type TempDir, tempDir, uniquePgName } from '@mem01/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   closeSharedRuntimes,
@@ -18,33 +16,27 @@ import {
   openMemoryRuntime,
   resolveRuntime,
   sharedRuntimeCount,
+  tuningFromEnv,
 } from '../src/index.js';
 
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 function tempHome(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mem01-runtime-'));
+  const dir = tempDir('mem01-runtime-');
   dirs.push(dir);
-  return dir;
+  return dir.path;
 }
-const PG_BASE = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `mem01_runtime_${randomBytes(4).toString('hex')}`;
+const PG_BASE = TEST_PG_URL;
+const SCHEMA = uniquePgName('runtime');
 afterAll(async () => {
   await closeSharedRuntimes();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  const client = new pg.Client({ connectionString: PG_BASE, application_name: 'mem01-runtime-test' });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists "${SCHEMA}" cascade`);
-  } finally {
-    await client.end();
-  }
+  for (const d of dirs) d.remove();
+  await dropPgSchema(SCHEMA);
 });
 
-const quiet = { info: () => {}, warn: () => {} };
 const TUNING = {
-  MEM01_BUDGET_BYTES: '640',
+  MEM01_BLOCK_BYTES: '640',
   MEM01_RECALL_LIMIT: '5',
-  MEM01_MIN_CONFIDENCE: '0.7',
+  MEM01_PENDING_BELOW: '0.7',
   MEM01_EPISODIC: 'off',
 };
 
@@ -60,10 +52,12 @@ describe('openMemoryRuntime', () => {
         embedder: 'local:mem01-local-hash-v1-384',
         dimensions: 384,
         strict: false,
+        blockBytes: 640,
         budgetBytes: 640,
       });
+      expect(runtime.blockBytes).toBe(640);
       expect(runtime.engine.config).toMatchObject({
-        budgetBytes: 640,
+        blockBytes: 640,
         recallLimit: 5,
         pendingBelow: 0.7,
         episodic: false,
@@ -143,13 +137,75 @@ describe('openMemoryRuntime', () => {
       'store is given, so db must not be: they choose a database to open',
     );
     expect(() => resolveRuntime({ env: { DATABASE_URL: 'mysql://h/d' } })).toThrow(ConfigError);
-    expect(() => resolveRuntime({ env: { MEM01_BUDGET_BYTES: 'lots' } })).toThrow(
-      'MEM01_BUDGET_BYTES must be a positive integer, got "lots"',
+    expect(() => resolveRuntime({ env: { MEM01_BLOCK_BYTES: 'lots' } })).toThrow(
+      'MEM01_BLOCK_BYTES must be a positive integer, got "lots"',
     );
     expect(() => resolveRuntime({ env: {}, embedder: 'openai' })).toThrow(
       'embedder "openai" needs OPENAI_API_KEY',
     );
     expect(() => resolveRuntime({ env: {}, embedder: 'remote' as 'local' })).toThrow(ConfigError);
+  });
+
+  it('blockBytes sizes the block (MEM01_BLOCK_BYTES); budgetBytes and MEM01_BUDGET_BYTES, the deprecated names, still do', () => {
+    expect(tuningFromEnv({ MEM01_BLOCK_BYTES: '640' })).toEqual({ blockBytes: 640 });
+    expect(tuningFromEnv({ MEM01_BUDGET_BYTES: '600' })).toEqual({ blockBytes: 600 });
+    expect(() => tuningFromEnv({ MEM01_BLOCK_BYTES: '640', MEM01_BUDGET_BYTES: '600' })).toThrow(
+      'MEM01_BLOCK_BYTES and MEM01_BUDGET_BYTES (its deprecated name) are both set, to different values',
+    );
+    expect(() => tuningFromEnv({ MEM01_BUDGET_BYTES: 'lots' })).toThrow(
+      'MEM01_BUDGET_BYTES must be a positive integer, got "lots"',
+    );
+    const env = { MEM01_HOME: '/tmp/mem01-block-bytes' };
+    expect(() => resolveRuntime({ env, blockBytes: 500, budgetBytes: 600 })).toThrow(
+      'blockBytes and budgetBytes (its deprecated name) differ: set blockBytes only',
+    );
+    expect(() => resolveRuntime({ env, engine: { blockBytes: 500, budgetBytes: 600 } })).toThrow(
+      'engine.blockBytes and engine.budgetBytes (its deprecated name) differ',
+    );
+  });
+
+  it('the block size under either name, from options or the environment (the option wins)', async () => {
+    const cases: Array<[Parameters<typeof openMemoryRuntime>[0], number]> = [
+      [{ blockBytes: 500 }, 500],
+      [{ budgetBytes: 500 }, 500],
+      [{ engine: { budgetBytes: 450 } }, 450],
+      [{ env: { MEM01_BUDGET_BYTES: '700' } }, 700],
+      [{ env: { MEM01_BLOCK_BYTES: '700' }, budgetBytes: 500 }, 500],
+    ];
+    for (const [options, expected] of cases) {
+      const runtime = await openMemoryRuntime({
+        env: {},
+        ...options,
+        store: createMemoryStore(),
+        resume: false,
+        logger: quiet,
+      });
+      try {
+        expect(runtime.blockBytes).toBe(expected);
+        expect(runtime.budgetBytes).toBe(expected);
+        expect(runtime.engine.config.blockBytes).toBe(expected);
+        expect(runtime.description.blockBytes).toBe(expected);
+      } finally {
+        await runtime.close();
+      }
+    }
+  });
+
+  it('MEM01_PENDING_BELOW sets pendingBelow; MEM01_MIN_CONFIDENCE, its deprecated name, still does', () => {
+    expect(tuningFromEnv({ MEM01_PENDING_BELOW: '0.7' })).toEqual({ pendingBelow: 0.7 });
+    expect(tuningFromEnv({ MEM01_MIN_CONFIDENCE: '0.6' })).toEqual({ pendingBelow: 0.6 });
+    expect(tuningFromEnv({ MEM01_PENDING_BELOW: '0.7', MEM01_MIN_CONFIDENCE: '0.7' })).toEqual({
+      pendingBelow: 0.7,
+    });
+    expect(() => tuningFromEnv({ MEM01_PENDING_BELOW: '0.7', MEM01_MIN_CONFIDENCE: '0.6' })).toThrow(
+      'MEM01_PENDING_BELOW and MEM01_MIN_CONFIDENCE (its deprecated name) are both set, to different values',
+    );
+    expect(() => tuningFromEnv({ MEM01_PENDING_BELOW: 'high' })).toThrow(
+      'MEM01_PENDING_BELOW must be a number from 0 to 1, got "high"',
+    );
+    expect(() => tuningFromEnv({ MEM01_MIN_CONFIDENCE: '2' })).toThrow(
+      'MEM01_MIN_CONFIDENCE must be a number from 0 to 1, got "2"',
+    );
   });
 
   it('runtimes of different keys or models are not shared; the key never enters the fingerprint', () => {

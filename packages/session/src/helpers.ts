@@ -71,11 +71,9 @@ export async function helperRuntime(
     return { runtime, scope };
   }
   const scope = normalizeScope({ userId: options.userId, namespace: options.namespace });
-  // `budgetBytes` of a helper call is a per-call block size, not a runtime setting: it must not pick another
-  // runtime, whose read barrier would not wait for this runtime's writes.
-  const { budgetBytes: _perCall, ...runtimeOptions } = options as MemoryHelperOptions & {
-    budgetBytes?: number;
-  };
+  // `blockBytes` (or its deprecated name `budgetBytes`) of a helper call is a per-call block size, not a runtime
+  // setting: it must not pick another runtime, whose read barrier would not wait for this runtime's writes.
+  const { blockBytes: _perCall, budgetBytes: _perCallOld, ...runtimeOptions } = options;
   const given = checkGivenRuntime(runtimeOptions);
   if (given) {
     if (given.engine.isClosed) throw new ClosedError('mem01session runtime');
@@ -94,7 +92,9 @@ export interface MemoryContextOptions extends MemoryHelperOptions {
    * recall: active beliefs of this user only; the others are left out and listed in `skipped`. Not with `query`.
    */
   readonly ids?: readonly string[] | undefined;
-  /** Block size in UTF-8 bytes. Default: the runtime's `budgetBytes` (800). */
+  /** Block size in UTF-8 bytes. Default: the runtime's `blockBytes` (800). */
+  readonly blockBytes?: number | undefined;
+  /** @deprecated The earlier name of `blockBytes`; use `blockBytes`. */
   readonly budgetBytes?: number | undefined;
 }
 
@@ -112,6 +112,7 @@ export async function getMemoryContext(options: MemoryContextOptions): Promise<M
   const selection = contextSelection(options);
   const { runtime, scope } = await helperRuntime(options);
   const block = await recallBlock(runtime, scope, selection, {
+    blockBytes: options.blockBytes,
     budgetBytes: options.budgetBytes,
     purpose: 'context',
   });
@@ -274,6 +275,9 @@ export interface MemoryInstructionsOptions extends Omit<MemoryHelperOptions, 'us
     | readonly string[]
     | ((runContext: RunContext<unknown>) => readonly string[] | undefined)
     | undefined;
+  /** Block size in UTF-8 bytes. Default: the runtime's `blockBytes` (800). */
+  readonly blockBytes?: number | undefined;
+  /** @deprecated The earlier name of `blockBytes`; use `blockBytes`. */
   readonly budgetBytes?: number | undefined;
 }
 
@@ -318,18 +322,15 @@ export function memoryInstructions<TContext = unknown>(
         : (options.userId as string | undefined);
       const resolved = await helperRuntime({ ...options, userId });
       runtime = resolved.runtime;
-      const budget = options.budgetBytes ?? runtime.budgetBytes;
+      const size = { blockBytes: options.blockBytes, budgetBytes: options.budgetBytes };
+      // Both names with different values are refused by the engine at the recall below, before this is used.
+      const budget = options.blockBytes ?? options.budgetBytes ?? runtime.blockBytes;
       if (options.ids !== undefined) {
         const ids =
           typeof options.ids === 'function'
             ? checkIds(options.ids(runContext as RunContext<unknown>) ?? [])
             : options.ids;
-        const block = await recallBlock(
-          runtime,
-          resolved.scope,
-          { ids },
-          { budgetBytes: budget, purpose: 'selected' },
-        );
+        const block = await recallBlock(runtime, resolved.scope, { ids }, { ...size, purpose: 'selected' });
         if (block.beliefs.length === 0) return baseText;
         return `${baseText}\n\n${block.text}\n\n${AUTHORITY_POLICY}`;
       }
@@ -345,10 +346,7 @@ export function memoryInstructions<TContext = unknown>(
       };
       const query = mode === 'profile' ? '' : queryOf(options, runContext as RunContext<unknown>);
       const recall = async (q: string, purpose: string) =>
-        add(
-          (await recallBlock(runtime as Runtime, resolved.scope, q, { budgetBytes: budget, purpose }))
-            .beliefs,
-        );
+        add((await recallBlock(runtime as Runtime, resolved.scope, q, { ...size, purpose })).beliefs);
       if (query) await recall(query, 'instructions');
       if (mode !== 'query' || !query) await recall('', 'profile');
       if (beliefs.length === 0) return baseText;

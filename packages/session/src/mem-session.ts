@@ -17,7 +17,9 @@ import {
   type AppendEnqueue,
   assertId,
   assertText,
+  BELIEF_STATUSES,
   describeError,
+  MAX_LIST_LIMIT,
   normalizeScope,
   operationConflictError,
   sanitizeError,
@@ -388,8 +390,9 @@ export class MemSession implements Session {
   // ---------------------------------------------------------------- memory management
 
   /**
-   * The user's beliefs, oldest first; with `includeInvalidated`, retired ones, tombstones and what an ended capture
-   * grant captured too.
+   * The user's beliefs, oldest first (by id, which is time-ordered); with `includeInvalidated`, retired ones,
+   * tombstones and what an ended capture grant captured too. Filtered and paged in the store: `limit` reads only the
+   * newest `limit` matches.
    */
   async memoryHistory(options: MemoryHistoryOptions = {}): Promise<Belief[]> {
     const limit = options.limit;
@@ -401,15 +404,22 @@ export class MemSession implements Session {
       throw new InvalidInputError('kinds', 'must be an array of belief kinds');
     }
     const rt = await this.runtime();
-    const all = await rt.engine.history(this.scope, { hideEndedGrants: !options.includeInvalidated });
-    const kinds = options.kinds ? new Set(options.kinds) : null;
-    const kept = all.filter(
-      (b) =>
-        (options.includeInvalidated || b.status === 'active' || b.status === 'pending') &&
-        (kinds === null || kinds.has(b.kind)) &&
-        (options.sessionId === undefined || b.evidence.some((e) => e.sessionId === options.sessionId)),
-    );
-    return limit === undefined ? kept : kept.slice(-limit);
+    if (options.kinds?.length === 0) return [];
+    const newestFirst: Belief[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof rt.engine.list>> = await rt.engine.list(this.scope, {
+        statuses: options.includeInvalidated ? BELIEF_STATUSES : ['active', 'pending'],
+        includeEndedGrants: options.includeInvalidated === true,
+        kinds: options.kinds,
+        sessionId: options.sessionId,
+        limit: Math.min(MAX_LIST_LIMIT, limit === undefined ? MAX_LIST_LIMIT : limit - newestFirst.length),
+        cursor,
+      });
+      newestFirst.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor !== null && (limit === undefined || newestFirst.length < limit));
+    return newestFirst.reverse();
   }
 
   /** A user's correction: the belief is superseded by `text` with full confidence. Returns the new belief. */

@@ -3,7 +3,7 @@
  * to the model as a short string; nothing is thrown into the run.
  */
 import { type Belief, EXTRACTABLE_KINDS } from '@mem01/engine';
-import { canonicalKey, describeError, neutralise, normalizeScope } from '@mem01/engine/binding-kit';
+import { canonicalKey, describeError, neutralize, normalizeScope } from '@mem01/engine/binding-kit';
 import type { FunctionTool } from '@openai/agents';
 import { requireAgentsSdk } from './agents-sdk.js';
 import { helperRuntime, type MemoryHelperOptions, reportError } from './helpers.js';
@@ -17,7 +17,7 @@ export interface MemoryToolsOptions extends MemoryHelperOptions {
 const KINDS = EXTRACTABLE_KINDS;
 
 function line(b: Belief): string {
-  return `${b.id} [${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}] ${neutralise(b.statement)}`;
+  return `${b.id} [${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}] ${neutralize(b.statement)}`;
 }
 
 async function safely(options: MemoryToolsOptions, fn: () => Promise<string>): Promise<string> {
@@ -31,8 +31,8 @@ async function safely(options: MemoryToolsOptions, fn: () => Promise<string>): P
 
 /**
  * Tools over one user's memory (`userId` + `namespace`, or `session`'s): `add_memory`, `search_memory` (the name
- * the specification uses), `search_memories` (the same search under its earlier name), `list_memories`,
- * `update_memory` and `delete_memory`. With `readOnly`, only the searches and the list.
+ * the specification uses), `search_memories` (its deprecated earlier name), `list_memories`, `update_memory` and
+ * `delete_memory`: the names of the MCP server's tools too. With `readOnly`, only the searches and the list.
  *
  * Asynchronous because the tools are built with the Agents SDK's `tool()`, loaded here on first use: the package
  * itself loads without the SDK. Without `@openai/agents` (or zod) installed it rejects with
@@ -82,10 +82,11 @@ export async function createMemoryTools(
     'search_memory',
     "Search the user's long-term memory for notes relevant to a query. Returns one note per line.",
   );
-  // The earlier name, kept so agents and prompts written against it keep working.
+  // The earlier name, kept so agents and prompts written against it keep working; described as the MCP server
+  // describes its deprecated names.
   const searchOld = searchTool(
     'search_memories',
-    "Same as search_memory: search the user's long-term memory for notes relevant to a query.",
+    'Deprecated: the earlier name of search_memory, with the same input and output. Call search_memory.',
   );
   const list = tool({
     name: 'list_memories',

@@ -36,6 +36,9 @@ export async function recallBlock(
   scope: Scope,
   query: string | { readonly ids: readonly string[] },
   options: {
+    /** The block's size; default the runtime's `blockBytes`. */
+    readonly blockBytes?: number | undefined;
+    /** @deprecated The earlier name of `blockBytes` (the engine refuses both with different values). */
     readonly budgetBytes?: number | undefined;
     readonly purpose?: string;
     /** With a query: the end of the conversation the model sees, left out of recall. */
@@ -50,14 +53,15 @@ export async function recallBlock(
     };
     if (span) span.spanData.data = data;
     try {
-      const budgetBytes = options.budgetBytes ?? runtime.budgetBytes;
+      // The runtime's size unless the call names one; the engine checks the call's two names against each other.
+      const size =
+        options.blockBytes === undefined && options.budgetBytes === undefined
+          ? { blockBytes: runtime.blockBytes }
+          : { blockBytes: options.blockBytes, budgetBytes: options.budgetBytes };
       const ctx =
         typeof query === 'string'
-          ? await runtime.engine.context(scope, query, {
-              budgetBytes,
-              workingMemory: options.workingMemory,
-            })
-          : await runtime.engine.context(scope, { ids: query.ids, budgetBytes });
+          ? await runtime.engine.context(scope, query, { ...size, workingMemory: options.workingMemory })
+          : await runtime.engine.context(scope, { ids: query.ids, ...size });
       const recalled = 'recalled' in ctx ? ctx.recalled.length : ctx.selected.length;
       const skipped = 'skipped' in ctx ? ctx.skipped : [];
       const ms = performance.now() - started;

@@ -37,6 +37,7 @@ describe('budgets', () => {
       MEM01_EMBEDDING_CALLS_PER_USER: '200',
       MEM01_EMBEDDING_TOKENS_PER_USER: '90000',
       MEM01_MAX_ACTIVE_BELIEFS_PER_USER: '500',
+      MEM01_MAX_ACTIVE_TOKENS_PER_USER: '20000',
       MEM01_BUDGET_PERIOD_MS: '60000',
     };
     const fromEnv = memSession('c', options({ env }));
@@ -48,6 +49,7 @@ describe('budgets', () => {
       embeddingCallsPerUser: 200,
       embeddingTokensPerUser: 90_000,
       maxActiveBeliefsPerUser: 500,
+      maxActiveTokensPerUser: 20_000,
     });
     await fromEnv.close();
     const layered = memSession(
@@ -70,6 +72,7 @@ describe('budgets', () => {
       llmCallsPerUser: null,
       outputTokensPerUser: null,
       maxActiveBeliefsPerUser: null,
+      maxActiveTokensPerUser: null,
     });
     await plain.close();
     expect(() => memSession('c', options({ env: { MEM01_OUTPUT_TOKENS_PER_USER: 'lots' } }))).toThrow(

@@ -3,27 +3,32 @@
  * fake OpenAI server; Postgres when DATABASE_URL is set. (The error for a missing Postgres package is
  * @mem01/runtime's, tested there.)
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { extractionData, startFakeOpenAI } from '@mem01/openai/testing';
 import { resetNoticeForTests } from '@mem01/runtime/testing';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import {
+  createPgDatabase,
+  dropPgDatabase,
+  quiet,
+  type TempDir,
+  tempDir,
+  uniquePgName,
+} from '@mem01/test-kit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeSharedRuntimes, memSession, sharedRuntimeCount } from '../src/index.js';
 import { agentWith, echoModel, runner } from './harness.js';
-import { PG_URL, pgClient } from './stores.js';
 
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 function tempHome(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mem01session-'));
+  const dir = tempDir('mem01session-');
   dirs.push(dir);
-  return dir;
+  return dir.path;
 }
 afterEach(() => closeSharedRuntimes());
 afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) d.remove();
 });
 
 const blockOf = (input: unknown): string | null => {
@@ -135,37 +140,24 @@ describe('OPENAI_API_KEY set: @mem01/openai', () => {
 describe('DATABASE_URL set: Postgres', () => {
   // The default schema (`mem01`) is what this test is about, so it gets a database of its own: other checkouts and
   // runs share the server, and one of an older or newer mem01 in the shared database's `mem01` schema would meet it.
-  const database = `mem01_session_defaults_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const url = new URL(PG_URL);
-  url.pathname = `/${database}`;
+  const database = uniquePgName('session_defaults');
+  let url: string;
   beforeAll(async () => {
-    const admin = pgClient(PG_URL);
-    await admin.connect();
-    try {
-      await admin.query(`CREATE DATABASE ${database}`);
-    } finally {
-      await admin.end();
-    }
+    url = await createPgDatabase(database);
   });
   afterAll(async () => {
     await closeSharedRuntimes();
-    const admin = pgClient(PG_URL);
-    await admin.connect();
-    try {
-      // Only this test's own database, whose connections are all this test's.
-      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    } finally {
-      await admin.end();
-    }
+    // Only this test's own database, whose connections are all this test's.
+    await dropPgDatabase(database);
   });
 
   it('stores transcript and beliefs in Postgres, in the default schema', async () => {
-    const env = { DATABASE_URL: url.toString() };
+    const env = { DATABASE_URL: url };
     const userId = `pg-user-${Date.now()}`;
     const session = memSession(`pg-conv-${Date.now()}`, {
       userId,
       env,
-      logger: { info: () => {}, warn: () => {} },
+      logger: quiet,
     });
     try {
       await session.addItems([{ role: 'user', content: 'I live in Berlin' }]);

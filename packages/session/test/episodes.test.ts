@@ -45,17 +45,16 @@ describe('episodes by default', () => {
     const options = offline();
     await say(options, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
     const seen = await say(options, 'c2', 'Which cabin did we book?');
-    expect(seen).toMatch(/user said: .*cabin in Tromsø/);
-    expect(seen).toMatch(/\(\d{4}-\d{2}-\d{2}\) user said:/);
+    expect(seen).toMatch(/\[user said \d{4}-\d{2}-\d{2}\] .*cabin in Tromsø/);
   });
 
   it('with episodic: false (or MEM01_EPISODIC=off) recalls beliefs only, no episode', async () => {
     const off = offline({ episodic: false });
     await say(off, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
-    expect(await say(off, 'c2', 'Which cabin did we book?')).not.toContain('user said:');
+    expect(await say(off, 'c2', 'Which cabin did we book?')).not.toContain('[user said ');
     const viaEnv = offline({ env: { MEM01_EPISODIC: 'off' } });
     await say(viaEnv, 'c1', 'We finally booked the cabin in Tromsø for the northern lights in February.');
-    expect(await say(viaEnv, 'c2', 'Which cabin did we book?')).not.toContain('user said:');
+    expect(await say(viaEnv, 'c2', 'Which cabin did we book?')).not.toContain('[user said ');
     expect(() => memSession('x', offline({ env: { MEM01_EPISODIC: 'maybe' } }))).toThrow(/MEM01_EPISODIC/);
   });
 
@@ -134,15 +133,22 @@ describe('engine settings reach the engine', () => {
     expect(() => memSession('c', offline({ engine: { leaseMs: -1 } }))).toThrow(/leaseMs/);
   });
 
-  it('the environment tunes the engine (MEM01_BUDGET_BYTES, MEM01_RECALL_LIMIT, MEM01_MIN_CONFIDENCE)', async () => {
+  it('the environment tunes the engine (MEM01_BLOCK_BYTES, MEM01_RECALL_LIMIT, MEM01_PENDING_BELOW)', async () => {
     const session = memSession(
       'c',
-      offline({ env: { MEM01_BUDGET_BYTES: '600', MEM01_RECALL_LIMIT: '4', MEM01_MIN_CONFIDENCE: '0.7' } }),
+      offline({ env: { MEM01_BLOCK_BYTES: '600', MEM01_RECALL_LIMIT: '4', MEM01_PENDING_BELOW: '0.7' } }),
     );
     const runtime = await session.runtime();
-    expect(runtime.engine.config).toMatchObject({ budgetBytes: 600, recallLimit: 4, pendingBelow: 0.7 });
-    expect(runtime.budgetBytes).toBe(600);
+    expect(runtime.engine.config).toMatchObject({ blockBytes: 600, recallLimit: 4, pendingBelow: 0.7 });
+    expect(runtime.blockBytes).toBe(600);
     await session.close();
+    // The deprecated names still work: the option `budgetBytes` and the variable MEM01_BUDGET_BYTES.
+    const old = memSession('c', offline({ budgetBytes: 500 }));
+    expect((await old.runtime()).blockBytes).toBe(500);
+    await old.close();
+    const oldEnv = memSession('c', offline({ env: { MEM01_BUDGET_BYTES: '700' } }));
+    expect((await oldEnv.runtime()).engine.config.blockBytes).toBe(700);
+    await oldEnv.close();
     expect(() => memSession('c', offline({ env: { MEM01_RECALL_LIMIT: 'ten' } }))).toThrow(
       /MEM01_RECALL_LIMIT/,
     );

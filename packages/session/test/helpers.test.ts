@@ -97,6 +97,10 @@ describe('createMemoryTools', () => {
     const { store, faults } = withFaults(createMemoryStore());
     const tools = await createMemoryTools({ ...runtimeOptions(), store, userId: 'ro', readOnly: true });
     expect(tools.map((t) => t.name)).toEqual(['search_memory', 'search_memories', 'list_memories']);
+    // The earlier name is described as deprecated, as the MCP server describes its earlier names.
+    expect(tools.find((t) => t.name === 'search_memories')?.description).toBe(
+      'Deprecated: the earlier name of search_memory, with the same input and output. Call search_memory.',
+    );
     faults.fail('list');
     const model = new ScriptedModel([
       [functionCall('list_memories', { limit: null }, { callId: 'l1' })],
@@ -104,7 +108,7 @@ describe('createMemoryTools', () => {
     ]);
     const result = await runner().run(new Agent({ name: 'a', instructions: 'x', model, tools }), 'list');
     expect(result.finalOutput).toBe('ok');
-    expect(outputs(model)[0]).toMatch(/memory error: StoreError \[store_error\]: injected failure in list/);
+    expect(outputs(model)[0]).toMatch(/memory error: StoreError \[store\]: injected failure in list/);
     await expect(createMemoryTools({ ...runtimeOptions(), userId: '' })).rejects.toThrow(/userId/);
   });
 });
@@ -133,8 +137,8 @@ describe('memoryInstructions', () => {
     expect(profile).toMatch(/Memory policy/);
     const query = await run('query', 'what is my diet');
     // query mode: the most relevant belief comes first (the profile would put the newest, Acme, first)
-    expect(query.split('\n').find((l) => l.startsWith('- '))).toMatch(/vegan/);
-    expect(profile.split('\n').find((l) => l.startsWith('- '))).toMatch(/Acme/);
+    expect(query.split('\n').find((l) => l.startsWith('['))).toMatch(/vegan/);
+    expect(profile.split('\n').find((l) => l.startsWith('['))).toMatch(/Acme/);
     const full = await run('full', 'what is my diet');
     expect(full).toMatch(/vegan/);
     expect(full).toMatch(/Acme/);
@@ -150,9 +154,14 @@ describe('getMemoryContext, searchMemories, saveTurn', () => {
     const saved = await saveTurn({ ...opts, sessionId: 'h-conv', user: 'pet=parrot', assistant: 'Nice!' });
     expect(saved).toEqual({ sessionId: 'h-conv', positions: [0, 1], accepted: 2 });
     expect(await opts.store.getItems({ userId: 'h1' }, 'h-conv')).toHaveLength(2);
-    const ctx = await getMemoryContext({ ...opts, query: 'what pet do I have', budgetBytes: 400 });
+    const ctx = await getMemoryContext({ ...opts, query: 'what pet do I have', blockBytes: 400 });
     expect(ctx.text).toMatch(/parrot/);
     expect(ctx.bytes).toBeLessThanOrEqual(400);
+    // `budgetBytes`, the deprecated name of `blockBytes`, gives the same block; both, differing, are refused.
+    expect(await getMemoryContext({ ...opts, query: 'what pet do I have', budgetBytes: 400 })).toEqual(ctx);
+    await expect(
+      getMemoryContext({ ...opts, query: 'what pet do I have', blockBytes: 400, budgetBytes: 500 }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
     expect(opts.extractor.texts).toContain('pet=parrot');
     const hits = await searchMemories({ ...opts, query: 'parrot', limit: 1 });
     expect(hits).toHaveLength(1);
@@ -330,7 +339,7 @@ describe('host-selected context ids', () => {
     );
     expect(fixed).toMatch(/^Base\.\n\n<mem01-memory/);
     expect(fixed).toMatch(/Memory policy/);
-    const lines = fixed.split('\n').filter((l) => l.startsWith('- '));
+    const lines = fixed.split('\n').filter((l) => l.startsWith('['));
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/vegan/);
     expect(lines[1]).toMatch(/Acme/);

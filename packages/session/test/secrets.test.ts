@@ -7,8 +7,8 @@
 import { inspect } from 'node:util';
 import type { Embedder, EngineStore, Extractor, FullStore } from '@mem01/engine';
 import { CREDENTIAL_FORMS, leakedSecret, WordHashEmbedder } from '@mem01/engine/testing';
-import { failureCase, failureOf } from '@mem01/store-conformance';
 import { createMemoryStore } from '@mem01/store-memory';
+import { failingExtractor, failingMethod, failureCase, failureOf } from '@mem01/test-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { memSession } from '../src/index.js';
@@ -22,48 +22,15 @@ function shown(err: unknown): string {
   return parts.join('\n');
 }
 
-/** The store, except that `method` throws what `failure` makes. */
-function failingStore(store: FullStore, method: string, failure: () => Error): FullStore {
-  return new Proxy(store, {
-    get(target, prop) {
-      if (prop === method)
-        return async () => {
-          throw failure();
-        };
-      const value = Reflect.get(target, prop, target) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
 type Source = 'extractor' | 'embedder' | 'store';
 
 function parts(source: Source, failure: () => Error) {
   const words = new WordHashEmbedder();
-  const extractor: Extractor =
-    source === 'extractor'
-      ? {
-          name: 'failing',
-          async extract() {
-            throw failure();
-          },
-        }
-      : new RecordingExtractor();
-  const embedder: Embedder =
-    source === 'embedder'
-      ? {
-          model: words.model,
-          dimensions: words.dimensions,
-          minSimilarity: words.minSimilarity,
-          kind: words.kind,
-          async embed() {
-            throw failure();
-          },
-        }
-      : words;
+  const extractor: Extractor = source === 'extractor' ? failingExtractor(failure) : new RecordingExtractor();
+  const embedder: Embedder = source === 'embedder' ? failingMethod(words, 'embed', failure) : words;
   const plain = createMemoryStore();
   const store: FullStore | EngineStore =
-    source === 'store' ? failingStore(plain, 'searchLexical', failure) : plain;
+    source === 'store' ? failingMethod(plain, 'searchLexical', failure) : plain;
   return { extractor, embedder, store };
 }
 

@@ -5,15 +5,13 @@
  * conversation. Where the SDK's own `MemorySession` has a message, it is run beside memSession and its message must
  * appear in memSession's.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FullStore, InvalidInputError } from '@mem01/engine';
 import { KeyValueExtractor } from '@mem01/engine/testing';
 import { createMemoryStore } from '@mem01/store-memory';
 import { openPostgresStore } from '@mem01/store-postgres';
 import { openSqliteStore } from '@mem01/store-sqlite';
+import { dropPgSchema, quiet, TEST_PG_URL, type TempDir, tempDir } from '@mem01/test-kit';
 import {
   type AgentInputItem,
   MemorySession,
@@ -24,8 +22,6 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { type MemSession, memSession, SessionHistoryError } from '../src/index.js';
 
-const quiet = { info: () => {}, warn: () => {} };
-const PG_URL = process.env.MEM01_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const SECRET = 'api-key-secret-7d2e';
 
 interface StoreUnderTest {
@@ -33,31 +29,13 @@ interface StoreUnderTest {
   open(): Promise<FullStore>;
 }
 
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 const pgSchemas: string[] = [];
 const opened: FullStore[] = [];
 afterAll(async () => {
   for (const store of opened) await store.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  if (pgSchemas.length > 0) {
-    // pg through the Postgres store's own dependency: this package does not depend on the driver.
-    const pg = createRequire(createRequire(import.meta.url).resolve('@mem01/store-postgres'))('pg') as {
-      Client: new (o: {
-        connectionString: string;
-      }) => {
-        connect(): Promise<void>;
-        query(sql: string): Promise<unknown>;
-        end(): Promise<void>;
-      };
-    };
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    try {
-      for (const schema of pgSchemas) await client.query(`drop schema if exists "${schema}" cascade`);
-    } finally {
-      await client.end();
-    }
-  }
+  for (const dir of dirs) dir.remove();
+  for (const schema of pgSchemas) await dropPgSchema(schema);
 });
 
 const STORES: StoreUnderTest[] = [
@@ -65,9 +43,9 @@ const STORES: StoreUnderTest[] = [
   {
     name: 'SQLite',
     open: async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'mem01session-contract-'));
+      const dir = tempDir('mem01session-contract-');
       dirs.push(dir);
-      return openSqliteStore({ path: join(dir, 'memory.db'), logger: quiet });
+      return openSqliteStore({ path: join(dir.path, 'memory.db'), logger: quiet });
     },
   },
   {
@@ -75,7 +53,7 @@ const STORES: StoreUnderTest[] = [
     open: async () => {
       const schema = `session_contract_${process.pid}_${pgSchemas.length}`;
       pgSchemas.push(schema);
-      return openPostgresStore({ connectionString: PG_URL, schema, logger: quiet, maxConnections: 2 });
+      return openPostgresStore({ connectionString: TEST_PG_URL, schema, logger: quiet, maxConnections: 2 });
     },
   },
 ];

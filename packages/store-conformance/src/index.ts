@@ -6,4 +6,3 @@ export type { ConformanceHarness, ConformanceOptions } from './context.js';
 export { completeOnly, completing } from './fixtures.js';
 export { expectCurrentFeatures, expectOldGrantWorks } from './migrated.js';
 export { CONFORMANCE_AREAS, runStoreConformance } from './run-store-conformance.js';
-export { embedded, failureCase, failureOf, partsOf } from './secret-cases.js';

@@ -97,16 +97,23 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (state, scope, keys) =
     .map((id) => cloneBelief(state.rows.get(id)!.belief));
 };
 
-export const list: Method<'list'> = (state, scope, { statuses, limit, before, excludeGrants }) => {
+export const list: Method<'list'> = (
+  state,
+  scope,
+  { statuses, limit, before, excludeGrants, kinds, sessionId },
+) => {
   const s = state.scope(scope);
   if (!s) return { items: [], nextCursor: null };
   const wanted = new Set(statuses);
   const excluded = new Set(excludeGrants);
+  const kindSet = kinds && new Set<string>(kinds);
   const ids = s.ids;
   const fetched: Belief[] = [];
   for (let i = before === null ? ids.length - 1 : lowerBound(ids, before) - 1; i >= 0; i--) {
     const b = state.rows.get(ids[i]!)!.belief;
     if (!wanted.has(b.status) || (b.grantId !== undefined && excluded.has(b.grantId))) continue;
+    if (kindSet && !kindSet.has(b.kind)) continue;
+    if (sessionId !== null && !b.evidence.some((e) => e.sessionId === sessionId)) continue;
     fetched.push(b);
     if (fetched.length > limit) break;
   }

@@ -7,6 +7,8 @@ import type { OperationRecord } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { type CanonicalScope, type MemoryState, type Method, scopeKey } from './state.js';
 
+const utf8 = new TextEncoder();
+
 export const getOperation: Method<'getOperation'> = (state, q) => {
   const record = state.operations.get(scopeKey(q.scope))?.get(q.key);
   return record ? { ...record, beliefIds: [...record.beliefIds] } : null;
@@ -91,7 +93,11 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, o) => {
   let n = 0;
   for (const s of state.scopes.values()) {
     if (s.scope.userId !== o.userId) continue;
-    for (const id of s.active.values()) if (!excluded.has(state.rows.get(id)!.belief.kind)) n++;
+    for (const id of s.active.values()) {
+      const { belief } = state.rows.get(id)!;
+      if (excluded.has(belief.kind)) continue;
+      n += o.unit === 'bytes' ? utf8.encode(belief.statement).byteLength : 1;
+    }
   }
   return n;
 };

@@ -146,13 +146,23 @@ export function grantFilter(excludeGrants: readonly string[], alias?: string) {
   return sql`and (${col} is null or ${col} <> all(${excludeGrants}::text[]))`;
 }
 
-export const list: Method<'list'> = async (c, s, { statuses, limit, before, excludeGrants }) => {
+export const list: Method<'list'> = async (
+  c,
+  s,
+  { statuses, limit, before, excludeGrants, kinds, sessionId },
+) => {
   return c.run(
     'list',
     async () => {
       const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}
         where user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[])
           ${before === null ? sql`` : sql`and id < ${before}`} ${grantFilter(excludeGrants)}
+          ${kinds === null ? sql`` : sql`and kind = any(${kinds}::text[])`}
+          ${
+            sessionId === null
+              ? sql``
+              : sql`and exists (select 1 from jsonb_array_elements(evidence::jsonb) e where e->>'sessionId' = ${sessionId})`
+          }
         order by id desc limit ${limit + 1}`.execute(c.db);
       return kit.listPage(r.rows.map(kit.beliefRow.read), limit);
     },

@@ -166,7 +166,8 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = async (c, o) => 
   return c.run(
     'countActiveBeliefs',
     async () => {
-      const r = await sql<{ n: string }>`select count(*) as n from ${c.t('beliefs')}
+      const measure = o.unit === 'bytes' ? sql`coalesce(sum(octet_length(statement)), 0)` : sql`count(*)`;
+      const r = await sql<{ n: string }>`select ${measure} as n from ${c.t('beliefs')}
         where user_id = ${o.userId} and status = 'active' and not (kind = any(${o.excludeKinds}::text[]))`.execute(
         c.db,
       );

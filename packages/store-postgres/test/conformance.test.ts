@@ -1,6 +1,6 @@
-import type { Logger } from '@mem01/engine';
 import type { ProcessIdentity } from '@mem01/engine/store-kit';
 import { runStoreConformance } from '@mem01/store-conformance';
+import { quiet } from '@mem01/test-kit';
 import { afterAll, describe } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/index.js';
 import {
@@ -13,7 +13,6 @@ import {
   vectorModeOf,
 } from './helpers.js';
 
-const quiet: Logger = { info: () => {}, warn: () => {} };
 const TABLES =
   'beliefs, audit, outbox, transcript_sessions, transcript_items, transcript_operations, operations, capture_grants, budget_usage';
 

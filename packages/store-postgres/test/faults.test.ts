@@ -3,13 +3,13 @@
  * dies holding a lease, pool exhaustion, statement timeouts, and per-user order across workers.
  */
 import { createBelief, MemoryEngine, type OutboxInput, StoreError } from '@mem01/engine';
+import { quiet } from '@mem01/test-kit';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/index.js';
 import { FakeExtractor } from './fake-extractor.js';
 import { connectClient, dropSchema, numberedFact, REAL_URL, uniqueSchema, withAppName } from './helpers.js';
 
-const quiet = { info: () => {}, warn: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `perUser` user turns of each of `users` users (`<prefix><u>`, session `s<u>`), interleaved position by position. */

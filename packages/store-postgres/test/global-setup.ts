@@ -1,7 +1,7 @@
+import { TEST_PG_URL as REAL_URL } from '@mem01/test-kit';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startPgliteServer } from './pglite-server.mjs';
-import { REAL_URL } from './real-url.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

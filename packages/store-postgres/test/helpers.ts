@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { type Belief, type BeliefSource, createBelief, type Scope } from '@mem01/engine';
+import { quiet, TEST_PG_URL, uniquePgName } from '@mem01/test-kit';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../src/index.js';
 
-import { REAL_URL } from './real-url.js';
-
-export { REAL_URL };
+/** The machine's PostgreSQL server. Whether it has pgvector is detected in global-setup.ts, never assumed. */
+export const REAL_URL = TEST_PG_URL;
 
 /**
  * Where a test runs:
@@ -49,7 +48,7 @@ export function withAppName(name: string): string {
 }
 
 export function uniqueSchema(prefix = 't'): string {
-  return `mem01_${prefix.replace(/[^a-z0-9_]/g, '_')}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  return uniquePgName(prefix);
 }
 
 /** How long a test waits for a free connection slot on a server that other test runs have filled. */
@@ -116,7 +115,7 @@ export class StoreFactory {
     const store = await openPostgresStore({
       connectionString: this.url,
       vector: vectorModeOf(this.target),
-      logger: { info: () => {}, warn: () => {} },
+      logger: quiet,
       maxConnections: 4,
       ...options,
       schema,

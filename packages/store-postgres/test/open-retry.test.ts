@@ -7,6 +7,7 @@
  */
 import { createServer, type Server, Socket } from 'node:net';
 import { StoreError } from '@mem01/engine';
+import { quiet } from '@mem01/test-kit';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
@@ -95,7 +96,7 @@ describe('opening while the server restarts', () => {
       connectionString: url.toString(),
       schema: uniqueSchema('never'),
       openRetryMs: 3000,
-      logger: { info: () => {}, warn: () => {} },
+      logger: quiet,
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreError);
     expect(proxy.dropped()).toBeGreaterThan(1);

@@ -14,6 +14,7 @@ import {
   VersionConflictError,
 } from '@mem01/engine';
 import { completeOnly, expectCurrentFeatures, expectOldGrantWorks } from '@mem01/store-conformance';
+import { quiet } from '@mem01/test-kit';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
@@ -571,7 +572,7 @@ describe('options', () => {
       schema: uniqueSchema('nopgv'),
       vector: 'pgvector',
       dimensions: DIMS,
-      logger: { info: () => {}, warn: () => {} },
+      logger: quiet,
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CapabilityError);
     expect((err as Error).message).toMatch(/postgres.*pgvector/);

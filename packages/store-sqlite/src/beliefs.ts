@@ -108,12 +108,19 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (c, s, valid) => {
   });
 };
 
-export const list: Method<'list'> = (c, s, { statuses, limit, before, excludeGrants }) => {
+export const list: Method<'list'> = (c, s, { statuses, limit, before, excludeGrants, kinds, sessionId }) => {
   return c.op('list', () => {
     const filter = scopeFilter({ ...s, statuses, excludeGrants }, 'b');
+    const kindSql = kinds ? ` AND b.kind IN (${kinds.map(() => '?').join(', ')})` : '';
+    const sessionSql =
+      sessionId === null
+        ? ''
+        : " AND EXISTS (SELECT 1 FROM json_each(b.evidence) e WHERE json_extract(e.value, '$.sessionId') = ?)";
     const rows = c.all(
-      `SELECT * FROM beliefs b WHERE ${filter.sql} AND (? IS NULL OR b.id < ?) ORDER BY b.id DESC LIMIT ?`,
+      `SELECT * FROM beliefs b WHERE ${filter.sql}${kindSql}${sessionSql} AND (? IS NULL OR b.id < ?) ORDER BY b.id DESC LIMIT ?`,
       ...filter.params,
+      ...(kinds ?? []),
+      ...(sessionId === null ? [] : [sessionId]),
       before,
       before,
       limit + 1,

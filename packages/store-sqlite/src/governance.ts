@@ -157,8 +157,8 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, o) => {
   return c.op('countActiveBeliefs', () =>
     Number(
       c.get(
-        `SELECT count(*) AS n FROM beliefs WHERE user_id = ? AND status = 'active'
-           AND kind NOT IN (SELECT value FROM json_each(?))`,
+        `SELECT ${o.unit === 'bytes' ? 'coalesce(sum(length(CAST(statement AS BLOB))), 0)' : 'count(*)'} AS n
+           FROM beliefs WHERE user_id = ? AND status = 'active' AND kind NOT IN (SELECT value FROM json_each(?))`,
         o.userId,
         JSON.stringify(o.excludeKinds),
       )?.n ?? 0,

@@ -1,23 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { Logger } from '@mem01/engine';
 import type { ProcessIdentity } from '@mem01/engine/store-kit';
 import { runStoreConformance } from '@mem01/store-conformance';
+import { quiet, type TempDir, tempDir } from '@mem01/test-kit';
 import { describe } from 'vitest';
 import { openSqliteStore, type SqliteStoreOptions } from './index.js';
 
-const quiet: Logger = { info: () => {}, warn: () => {} };
-
 /** A harness on a fresh temporary file per test; `openSecond` is another connection on the same file. */
 function harness(vector: SqliteStoreOptions['vector'], extra: Partial<SqliteStoreOptions> = {}) {
-  let dir: string | null = null;
+  let dir: TempDir | null = null;
   let path = '';
   return {
     async open({ dimensions }: { dimensions: number }) {
-      dir ??= mkdtempSync(join(tmpdir(), 'mem01-sqlite-conf-'));
-      path = join(dir, `memory-${Math.random().toString(36).slice(2)}.db`);
+      dir ??= tempDir('mem01-sqlite-conf-');
+      path = join(dir.path, `memory-${Math.random().toString(36).slice(2)}.db`);
       return openSqliteStore({ path, dimensions, vector, logger: quiet, ...extra });
     },
     async openSecond() {
@@ -46,7 +42,7 @@ function harness(vector: SqliteStoreOptions['vector'], extra: Partial<SqliteStor
       }
     },
     async cleanup() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      dir?.remove();
       dir = null;
     },
   };

@@ -1,21 +1,20 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Belief, createBelief, type Logger, type Scope } from '@mem01/engine';
+import { readFileSync } from 'node:fs';
+import { type Belief, createBelief, type Scope } from '@mem01/engine';
+import { tempDir as newTempDir, quiet, type TempDir } from '@mem01/test-kit';
 import { afterEach } from 'vitest';
 
-export const quiet: Logger = { info: () => {}, warn: () => {} };
+export { quiet };
 
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) d.remove();
 });
 
 /** A fresh temporary folder, removed after the test. */
 export function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'mem01-sqlite-'));
+  const d = newTempDir('mem01-sqlite-');
   dirs.push(d);
-  return d;
+  return d.path;
 }
 
 export function t(n: number): string {

@@ -6,10 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findOldNode } from '@mem01/test-kit';
 import { describe, expect, it } from 'vitest';
 import { loadNodeSqlite, MIN_NODE_VERSION } from '../src/index.js';
 import { tempDir } from './helpers.js';
-import { findOldNode } from './old-node.js';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 

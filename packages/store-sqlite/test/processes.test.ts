@@ -1,14 +1,14 @@
 /**
  * Crash and multi-process tests: real child processes (Node running the built dist) on one real SQLite file.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { type Belief, MemoryEngine } from '@mem01/engine';
+import { ensureBuilt, nodeBinary, waitFor } from '@mem01/test-kit';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/index.js';
 // @ts-expect-error plain .mjs fixture shared with the child processes
@@ -19,28 +19,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const pkgDir = join(here, '..');
 const fixtures = join(here, 'fixtures');
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
 /** The children import dist: build this package and the engine when a dist is missing or older than its source. */
-beforeAll(() => {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const engineDir = join(pkgDir, '..', 'engine');
-  const engineDist = join(engineDir, 'dist', 'index.js');
-  if (!existsSync(engineDist) || statSync(engineDist).mtimeMs < newestMtime(join(engineDir, 'src'))) {
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: engineDir, stdio: 'pipe' });
-  }
-  const ownDist = join(pkgDir, 'dist', 'index.js');
-  if (!existsSync(ownDist) || statSync(ownDist).mtimeMs < newestMtime(join(pkgDir, 'src'))) {
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: pkgDir, stdio: 'pipe' });
-  }
-}, 120_000);
+beforeAll(() => ensureBuilt([join(pkgDir, '..', 'engine'), pkgDir]), 120_000);
 
 interface LogLine {
   readonly tag: string;
@@ -59,14 +39,6 @@ function readLog(path: string): LogLine[] {
     });
 }
 
-async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A fresh folder with a database path and an empty extraction log for child processes to share. */
 function childFiles(): { dir: string; dbPath: string; logPath: string } {
   const dir = tempDir();
@@ -77,7 +49,7 @@ function childFiles(): { dir: string; dbPath: string; logPath: string } {
 
 /** Starts a fixture script in a child Node process; `output` collects what it writes, as it writes it. */
 function startChild(script: string, args: string[]) {
-  const child = spawn(process.execPath, [join(fixtures, script), ...args], { cwd: pkgDir });
+  const child = spawn(nodeBinary(), [join(fixtures, script), ...args], { cwd: pkgDir });
   const output = { stdout: '', stderr: '' };
   child.stdout.on('data', (d) => {
     output.stdout += String(d);
@@ -186,7 +158,7 @@ describe('crash: SIGKILL during extraction, then reopen and resume', () => {
 });
 
 describe('crash: SIGKILL mid-extraction, then a restarted process', () => {
-  it("recalls every accepted turn within 5 s: the dead predecessor's 60 s lease is taken over at once", async () => {
+  it("recalls every accepted turn: the dead predecessor's 60 s lease is taken over at once, not waited out", async () => {
     const { dir, dbPath, logPath } = childFiles();
     const userId = 'carol';
     const turns = 4;
@@ -248,9 +220,15 @@ describe('crash: SIGKILL mid-extraction, then a restarted process', () => {
     expect([...result.recalled].sort()).toEqual(all);
     // Each turn extracted once in the restarted process (the killed one committed none).
     expect(readLog(restartLog).map((l) => l.text)).toEqual(all);
-    // The target of the issue, a generous bound (the only timed assertion): from the restarted process's start
-    // (Node start-up, imports, opening, takeover, extraction, recall) to its recall's answer.
-    expect(result.recallMs).toBeLessThan(5_000);
+    // The dead predecessor's lease was taken over, not waited out: every belief was stored before it ran out.
+    const check = new DatabaseSync(dbPath);
+    const stored = check
+      .prepare('SELECT max(stored_at) AS last FROM beliefs WHERE user_id = ?')
+      .get(userId) as {
+      last: string;
+    };
+    check.close();
+    expect(Date.parse(stored.last)).toBeLessThan(Date.parse(held.until));
   }, 90_000);
 });
 

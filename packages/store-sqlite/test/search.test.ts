@@ -5,6 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { type Belief, ClosedError, InvalidInputError, type Scope } from '@mem01/engine';
 import { vectorToBytes } from '@mem01/engine/store-kit';
+import { nodeBinary } from '@mem01/test-kit';
 import * as sqliteVec from 'sqlite-vec';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/index.js';
@@ -133,7 +134,7 @@ describe('search workers', () => {
       const store = openSqliteStore({ path: ${JSON.stringify(join(dir, 'p.db'))}, logger: { info() {}, warn() {} } });
       const hits = await store.searchLexical({ userId: 'u' }, 'anything', { limit: 3 });
       console.log('searched', hits.length, store.searchWorkersRunning);`;
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    const child = spawnSync(nodeBinary(), ['--input-type=module', '-e', script], {
       encoding: 'utf8',
       timeout: 30_000,
     });

@@ -4,37 +4,35 @@
  * `openMemoryRuntime`, the MCP server's `openMcpRuntime` and the CLI (whose context the inspector uses) open the same
  * store, extractor and embedder (name and dimensions) with the same settings, and recall the same block.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { run } from '@mem01/cli';
 import { openMcpRuntime } from '@mem01/mcp';
 import { type FakeOpenAI, startFakeOpenAI } from '@mem01/openai/testing';
 import { describeRuntime } from '@mem01/runtime';
+import { quiet, type TempDir, tempDir } from '@mem01/test-kit';
 import { openMemoryRuntime } from 'mem01session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 let fake: FakeOpenAI;
 beforeAll(async () => {
   fake = await startFakeOpenAI();
 });
 afterAll(async () => {
   await fake.close();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) d.remove();
 });
 
-const quiet = { info: () => {}, warn: () => {} };
 const SCOPE = { userId: 'same-env-user' };
 const QUERY = 'Which city do I live in?';
 const TUNING = {
-  MEM01_BUDGET_BYTES: '600',
+  MEM01_BLOCK_BYTES: '600',
   MEM01_RECALL_LIMIT: '4',
-  MEM01_MIN_CONFIDENCE: '0.75',
+  MEM01_PENDING_BELOW: '0.75',
   MEM01_EPISODIC: 'off',
 };
-const SETTINGS = { budgetBytes: 600, recallLimit: 4, pendingBelow: 0.75, episodic: false };
+const SETTINGS = { blockBytes: 600, recallLimit: 4, pendingBelow: 0.75, episodic: false };
 
 /** What an entry point opened, in the terms every one of them can report. */
 interface Opened {
@@ -47,7 +45,7 @@ interface Opened {
 }
 
 const settingsOf = (config: typeof SETTINGS): typeof SETTINGS => ({
-  budgetBytes: config.budgetBytes,
+  blockBytes: config.blockBytes,
   recallLimit: config.recallLimit,
   pendingBelow: config.pendingBelow,
   episodic: config.episodic,
@@ -93,8 +91,9 @@ const cases: Array<{
 describe('one environment, every entry point', () => {
   for (const c of cases) {
     it(c.name, async () => {
-      const home = mkdtempSync(join(tmpdir(), 'mem01-same-env-'));
-      dirs.push(home);
+      const dir = tempDir('mem01-same-env-');
+      dirs.push(dir);
+      const home = dir.path;
       const env = { MEM01_HOME: home, ...TUNING, ...c.env() };
 
       // mem01session: the runtime memSession opens (it creates the file and fixes its dimensions).
@@ -155,10 +154,10 @@ describe('one environment, every entry point', () => {
         extractor: report.extractor,
         embedder: report.embedder?.name ?? null,
         dimensions: report.embedder?.dimensions ?? null,
-        settings: report.settings,
+        settings: settingsOf(report.settings),
         block: (JSON.parse(recall.stdout) as { block: { text: string } }).block.text,
       };
-      const line = `mem01: ${describeRuntime({ ...viaSession, store: 'sqlite', strict: false, budgetBytes: 600 })}\n`;
+      const line = `mem01: ${describeRuntime({ ...viaSession, store: 'sqlite', strict: false, blockBytes: 600, budgetBytes: 600 })}\n`;
       expect(doctor.stderr).toBe(line);
       expect(recall.stderr).toBe(line);
 

@@ -111,12 +111,15 @@ export async function recallCommand(
   ctx: CliContext,
   userId: string,
   query: string,
-  opts: { explain?: boolean; limit?: number; budget?: number },
+  opts: { explain?: boolean; limit?: number; blockBytes?: number; budget?: number },
 ): Promise<void> {
+  if (opts.blockBytes !== undefined && opts.budget !== undefined && opts.blockBytes !== opts.budget) {
+    throw new UsageError('--block-bytes and --budget (its deprecated name) differ: give --block-bytes only');
+  }
   const block = await ctx.engine.context(ctx.scope(userId), query, {
     explain: true,
     limit: opts.limit,
-    budgetBytes: opts.budget,
+    blockBytes: opts.blockBytes ?? opts.budget,
   });
   if (ctx.json) {
     await json(ctx, {
@@ -211,7 +214,9 @@ export async function doctorCommand(ctx: CliContext, supportedSchema: number | n
   // The settings recall runs with here, from the same environment as the agent's (MEM01_* variables).
   const config = ctx.engine.config;
   const settings = {
-    budgetBytes: config.budgetBytes,
+    blockBytes: config.blockBytes,
+    /** @deprecated The earlier name of `blockBytes`, kept in the JSON for scripts that read it. */
+    budgetBytes: config.blockBytes,
     recallLimit: config.recallLimit,
     pendingBelow: config.pendingBelow,
     episodic: config.episodic,
@@ -259,7 +264,7 @@ export async function doctorCommand(ctx: CliContext, supportedSchema: number | n
     ],
     [
       'recall',
-      `${settings.budgetBytes}-byte block, up to ${settings.recallLimit} memories, episodes ${settings.episodic ? 'on' : 'off'}; pending below confidence ${settings.pendingBelow}`,
+      `${settings.blockBytes}-byte block, up to ${settings.recallLimit} memories, episodes ${settings.episodic ? 'on' : 'off'}; pending below confidence ${settings.pendingBelow}`,
     ],
     [
       'outbox',
@@ -294,6 +299,7 @@ export async function usageCommand(ctx: CliContext, userId: string): Promise<voi
     ['embedding calls', u.embeddingCalls],
     ['embedding tokens', u.embeddingTokens],
     ['active beliefs', u.activeBeliefs],
+    ['active tokens (estimated)', u.activeTokens],
   ];
   const spent = (l: BudgetUsage['llmCalls']) => l.limit !== null && l.used >= l.limit;
   let text = `budgets of ${userId}, window ${u.windowStart} to ${u.windowEnd}\n\n`;

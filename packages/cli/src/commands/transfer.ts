@@ -1,8 +1,8 @@
 /** `mem01 export` and `mem01 import`: versioned JSON Lines, lossless, idempotent, all-or-nothing. */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Belief, FullStore, Scope } from '@mem01/engine';
-import type { BeliefInsert } from '@mem01/engine/binding-kit';
+import { type Belief, type FullStore, InvalidRecordError, type Scope } from '@mem01/engine';
+import { type BeliefInsert, resolveConfig, validateImportRecords } from '@mem01/engine/binding-kit';
 import cliProgress from 'cli-progress';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -77,11 +77,14 @@ export async function exportUser(ctx: CliContext, userId: string, output: CliOut
 export interface ParsedExport {
   readonly header: ExportHeader;
   readonly records: BeliefInsert[];
+  /** The file line of each record. */
+  readonly lines: readonly number[];
 }
 
 /**
- * Reads and validates every line of an export file before anything is written. Throws `ExportFormatError` with
- * the line number of the first bad line.
+ * Reads and checks every line of an export file before anything is written (even a store file created): the file
+ * format here, each belief with the engine's own import checks (`validateImportRecords`), which the engine's
+ * `importRecords` applies again. Throws `ExportFormatError` with the line number of the first bad line.
  */
 export async function readExportFile(
   io: CliIo,
@@ -105,7 +108,7 @@ export async function readExportFile(
   const rl = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let header: ExportHeader | null = null;
   const records: BeliefInsert[] = [];
-  const seen = new Map<string, number>();
+  const lines: number[] = [];
   let lineNo = 0;
   let dims: number | null = null;
   for await (const raw of rl) {
@@ -118,10 +121,6 @@ export async function readExportFile(
     if (raw.trim() === '') continue;
     if (!header) throw new ExportFormatError(lineNo, 'missing header');
     const rec = parseBeliefLine(raw, lineNo, header);
-    const prev = seen.get(rec.belief.id);
-    if (prev !== undefined)
-      throw new ExportFormatError(lineNo, `belief ${rec.belief.id} already appeared on line ${prev}`);
-    seen.set(rec.belief.id, lineNo);
     if (rec.embedding) {
       if (dims !== null && rec.embedding.length !== dims) {
         throw new ExportFormatError(
@@ -132,6 +131,7 @@ export async function readExportFile(
       dims = rec.embedding.length;
     }
     records.push(rec);
+    lines.push(lineNo);
     onProgress?.(records.length, header.beliefs);
   }
   if (!header) throw new ExportFormatError(1, 'the file is empty (expected the mem01-export header)');
@@ -141,10 +141,22 @@ export async function readExportFile(
       `the header announces ${header.beliefs} beliefs but the file has ${records.length} (truncated or edited file)`,
     );
   }
-  return { header, records };
+  const parsed = { header, records, lines };
+  try {
+    validateImportRecords(records, header.scope, resolveConfig(undefined, null).maxTextBytes);
+  } catch (err) {
+    throw atLine(parsed, err);
+  }
+  return parsed;
 }
 
-/** Imports validated records through the store (ids already present are skipped). */
+/** A bad record's `InvalidRecordError` as an `ExportFormatError` at the record's line; any other error as it is. */
+function atLine(parsed: ParsedExport, err: unknown): unknown {
+  if (!(err instanceof InvalidRecordError)) return err;
+  return new ExportFormatError(parsed.lines[err.index] ?? 0, `${err.recordField}: ${err.reason}`);
+}
+
+/** Imports checked records through the engine (ids already present are skipped). */
 export async function importRecords(ctx: CliContext, parsed: ParsedExport, path: string): Promise<void> {
   const bar =
     ctx.io.stderr.isTTY && parsed.records.length > 0
@@ -160,8 +172,15 @@ export async function importRecords(ctx: CliContext, parsed: ParsedExport, path:
   bar?.start(parsed.records.length, 0);
   let result: { inserted: number; skipped: number };
   try {
-    // One call: the store applies it all-or-nothing.
-    result = await ctx.store.importBeliefs(parsed.records);
+    // One call: the engine checks every record, then the store applies them all-or-nothing.
+    const { userId, namespace } = parsed.header.scope;
+    result = await ctx.engine
+      .importRecords({ userId, namespace: namespace ?? undefined }, parsed.records, {
+        anyNamespace: namespace === null,
+      })
+      .catch((err: unknown) => {
+        throw atLine(parsed, err);
+      });
     bar?.update(parsed.records.length);
   } finally {
     bar?.stop();

@@ -249,7 +249,7 @@ function statusOf(err: unknown): number {
     case 'not_found':
       return 404;
     case 'version_conflict':
-    case 'duplicate_active':
+    case 'duplicate_active_belief':
       return 409;
     default:
       return 500;

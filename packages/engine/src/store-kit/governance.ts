@@ -238,16 +238,19 @@ export function applyCharges(
 export function validateCountOptions(
   userId: unknown,
   options: unknown,
-): { userId: string; excludeKinds: BeliefKind[] } {
+): { userId: string; excludeKinds: BeliefKind[]; unit: 'beliefs' | 'bytes' } {
   assertId(userId, 'userId');
-  const o = (options ?? {}) as { excludeKinds?: unknown };
+  const o = (options ?? {}) as { excludeKinds?: unknown; unit?: unknown };
   if (typeof o !== 'object') throw new InvalidInputError('options', 'must be an object');
+  const unit = o.unit ?? 'beliefs';
+  if (unit !== 'beliefs' && unit !== 'bytes')
+    throw new InvalidInputError('unit', `must be 'beliefs' or 'bytes', got ${JSON.stringify(unit)}`);
   const kinds = o.excludeKinds ?? [];
   if (!Array.isArray(kinds))
     throw new InvalidInputError('excludeKinds', `must be an array, got ${typeOf(kinds)}`);
   for (const k of kinds)
     if (!isBeliefKind(k)) throw new InvalidInputError('excludeKinds', `unknown kind ${JSON.stringify(k)}`);
-  return { userId, excludeKinds: [...new Set(kinds as BeliefKind[])] };
+  return { userId, excludeKinds: [...new Set(kinds as BeliefKind[])], unit };
 }
 
 /** `recordAccess` arguments, checked: counts summed per id, each a positive integer. */

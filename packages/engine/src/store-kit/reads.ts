@@ -2,10 +2,18 @@
  * Checks of the read calls of the {@link BeliefStore} port, and the one list cursor every store hands out: what a
  * caller passes is refused the same way on every store, and a cursor is the same opaque string everywhere.
  */
+import { isBeliefKind } from '../belief.js';
 import { InvalidInputError } from '../errors.js';
 import type { ListOptions, ScopeSummary, SearchOptions } from '../ports.js';
 import { contentWords } from '../text.js';
-import { BELIEF_STATUSES, type Belief, type BeliefStatus, type Page, type Scope } from '../types.js';
+import {
+  BELIEF_STATUSES,
+  type Belief,
+  type BeliefKind,
+  type BeliefStatus,
+  type Page,
+  type Scope,
+} from '../types.js';
 import { assertId, assertText, normalizeScope, typeOf } from '../util.js';
 import {
   assertExcludedGrants,
@@ -44,25 +52,39 @@ export function decodeListCursor(cursor: unknown): string {
 }
 
 /**
- * `list` options, checked: statuses (default active), page size (1..1000, default 100), the cursor's id and the grants
- * whose beliefs to leave out.
+ * `list` options, checked: statuses (default active), page size (1..1000, default 100), the cursor's id, the grants
+ * whose beliefs to leave out, and the kinds (null: any) and evidence session (null: any) to keep.
  */
 export function validateListOptions(options: ListOptions | undefined): {
   statuses: BeliefStatus[];
   limit: number;
   before: string | null;
   excludeGrants: string[];
+  kinds: BeliefKind[] | null;
+  sessionId: string | null;
 } {
   const o = options ?? {};
   if (o === null || typeof o !== 'object') throw new InvalidInputError('options', 'must be an object');
   const limit = o.limit ?? DEFAULT_LIST_LIMIT;
   assertPositiveInteger(limit, 'limit', MAX_LIST_LIMIT);
   const before = o.cursor === undefined || o.cursor === null ? null : decodeListCursor(o.cursor);
+  let kinds: BeliefKind[] | null = null;
+  if (o.kinds !== undefined) {
+    if (!Array.isArray(o.kinds) || o.kinds.length === 0)
+      throw new InvalidInputError('kinds', 'must be a non-empty array of belief kinds');
+    for (const k of o.kinds)
+      if (!isBeliefKind(k))
+        throw new InvalidInputError('kinds', `unknown kind ${JSON.stringify(k) ?? 'undefined'}`);
+    kinds = [...new Set(o.kinds as BeliefKind[])];
+  }
+  if (o.sessionId !== undefined) assertId(o.sessionId, 'sessionId');
   return {
     statuses: assertStatuses(o.statuses),
     limit,
     before,
     excludeGrants: assertExcludedGrants(o.excludeGrants),
+    kinds,
+    sessionId: o.sessionId ?? null,
   };
 }
 

@@ -46,8 +46,17 @@ describe('list cursor', () => {
       limit: 100,
       before: 'b',
       excludeGrants: [],
+      kinds: null,
+      sessionId: null,
     });
     refuses(() => validateListOptions({ limit: 1001 }), 'limit');
+    expect(validateListOptions({ kinds: ['fact', 'episode', 'fact'], sessionId: 's1' })).toMatchObject({
+      kinds: ['fact', 'episode'],
+      sessionId: 's1',
+    });
+    refuses(() => validateListOptions({ kinds: [] }), 'kinds');
+    refuses(() => validateListOptions({ kinds: ['mood' as never] }), 'kinds');
+    refuses(() => validateListOptions({ sessionId: '' }), 'sessionId');
     expect(validateListOptions({ excludeGrants: ['g1', 'g1', 'g2'] }).excludeGrants).toEqual(['g1', 'g2']);
     refuses(() => validateListOptions({ excludeGrants: 'g1' as never }), 'excludeGrants');
     refuses(() => validateListOptions({ excludeGrants: [''] }), 'excludeGrants[0]');

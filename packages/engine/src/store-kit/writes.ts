@@ -3,6 +3,7 @@
  * that every store refuses a bad request the same way, before it writes anything. What only the database can tell
  * (versions, ids that exist, the one-active-per-key rule against stored beliefs, dimensions) stays in the store.
  */
+import { duplicateActive, type ValidInsert, validateBelief, validateEmbedding } from '../belief-input.js';
 import { DuplicateActiveBeliefError, InvalidInputError } from '../errors.js';
 import type {
   BeliefUpdate,
@@ -15,20 +16,9 @@ import type { AuditEvent, Belief } from '../types.js';
 import { assertId, normalizeScope, sameScope, typeOf } from '../util.js';
 import { validateOperationRecord } from './governance.js';
 import type { CanonicalScope } from './transcript.js';
-import {
-  assertPositiveInteger,
-  assertTimestamp,
-  validateAuditEvent,
-  validateBelief,
-  validateEmbedding,
-  validateUpdate,
-} from './validate.js';
+import { assertPositiveInteger, assertTimestamp, validateAuditEvent, validateUpdate } from './validate.js';
 
-/** A belief to insert, checked: a canonical copy of the belief and its embedding (null without one). */
-export interface ValidInsert {
-  readonly belief: Belief;
-  readonly embedding: Float32Array | null;
-}
+export { type ImportTarget, type ValidInsert, validateImportRecords } from '../belief-input.js';
 
 /** A commit request, checked and canonical (see {@link validateCommit}). */
 export interface ValidCommit {
@@ -192,12 +182,7 @@ export function eraseEach(users: Iterable<string>, erase: (userId: string) => Er
 
 /** Refuses two active beliefs of one scope on one subject + attribute among `beliefs`. */
 function assertOneActivePerKey(beliefs: readonly Belief[]): void {
-  const keys = new Set<string>();
-  for (const b of beliefs) {
-    if (b.status !== 'active') continue;
-    const s = normalizeScope(b.scope);
-    const key = JSON.stringify([s.userId, s.namespace, b.subject, b.attribute]);
-    if (keys.has(key)) throw new DuplicateActiveBeliefError(b.subject, b.attribute);
-    keys.add(key);
-  }
+  const clash = duplicateActive(beliefs);
+  const b = clash && beliefs[clash.index];
+  if (b) throw new DuplicateActiveBeliefError(b.subject, b.attribute);
 }

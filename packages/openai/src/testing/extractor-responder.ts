@@ -1,6 +1,7 @@
 import type { Extractor } from '@mem01/engine';
 import type { CandidateBelief, ExtractionOperation, ExtractionTurn } from '@mem01/engine/provider-kit';
-import { derivedStatement, groundQuote } from '../validate.js';
+import { groundQuote } from '@mem01/engine/provider-kit';
+import { derivedStatement } from '../validate.js';
 import { extractionData } from './extraction-data.js';
 import type { FakeResponsesHandler } from './fake-openai.js';
 

@@ -337,6 +337,36 @@ export function governanceTests(ctx: SuiteContext): void {
       expect(await store.countActiveBeliefs(user, { excludeKinds: ['episode'] })).toBe(2);
       expect(await store.countActiveBeliefs(unique('nobody-'))).toBe(0);
       await rejects(store.countActiveBeliefs(user, { excludeKinds: ['bogus' as never] }), InvalidInputError);
+      await rejects(store.countActiveBeliefs(user, { unit: 'tokens' as never }), InvalidInputError);
+    },
+  );
+
+  ctx.test(
+    'countActiveBeliefs in bytes sums the UTF-8 bytes of the active statements, leaving out kinds',
+    async () => {
+      const store = await ctx.open();
+      const user = unique('user-');
+      const home = { userId: user };
+      const work = { userId: user, namespace: 'work' };
+      await insertAll(store, home, [
+        belief(home, { statement: 'The user lives in Zürich.' }),
+        belief(home, { kind: 'episode', statement: 'I moved to Zürich last spring.' }),
+        belief(home, { status: 'pending', statement: 'The user likes fondue.' }),
+      ]);
+      await insertAll(store, work, [
+        belief(work, { statement: 'The user works at a café 😀.' }),
+        belief(work, { status: 'superseded', statement: 'The user works at a bank.' }),
+      ]);
+      const bytes = (s: string) => new TextEncoder().encode(s).length;
+      expect(await store.countActiveBeliefs(user, { unit: 'bytes', excludeKinds: ['episode'] })).toBe(
+        bytes('The user lives in Zürich.') + bytes('The user works at a café 😀.'),
+      );
+      expect(await store.countActiveBeliefs(user, { unit: 'bytes' })).toBe(
+        bytes('The user lives in Zürich.') +
+          bytes('I moved to Zürich last spring.') +
+          bytes('The user works at a café 😀.'),
+      );
+      expect(await store.countActiveBeliefs(unique('nobody-'), { unit: 'bytes' })).toBe(0);
     },
   );
 

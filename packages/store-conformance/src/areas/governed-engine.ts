@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  type Belief,
   BudgetExceededError,
   CapabilityError,
   CaptureNotAuthorizedError,
@@ -286,8 +287,8 @@ export function governedEngineTests(ctx: SuiteContext): void {
       ]);
       expect(block.text.indexOf('Beta statement')).toBeLessThan(block.text.indexOf('Alpha statement'));
       expect(block.text).not.toContain('Foreign secret');
-      expect(block.bytes).toBeLessThanOrEqual(e.config.budgetBytes);
-      const small = await e.context(scope, { ids: [a.id, b.id], budgetBytes: 200 });
+      expect(block.bytes).toBeLessThanOrEqual(e.config.blockBytes);
+      const small = await e.context(scope, { ids: [a.id, b.id], blockBytes: 200 });
       expect(small.bytes).toBeLessThanOrEqual(200);
       await e.close();
     },
@@ -508,6 +509,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
         embeddingCalls: { used: 2, limit: 3 },
         embeddingTokens: { used: 20, limit: null },
         activeBeliefs: { used: 1, limit: null },
+        activeTokens: { used: statementTokens(await a.list(scope)), limit: null },
       });
       expect((await a.recall(scope, 'city')).map((h) => h.belief.value)).toEqual(['NYC']);
       expect(requests).toBe(3);
@@ -585,6 +587,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       embeddingCalls: { used: 0, limit: null },
       embeddingTokens: { used: 0, limit: null },
       activeBeliefs: { used: 3, limit: 10 },
+      activeTokens: { used: statementTokens(await counted.list(scope)), limit: null },
     });
     // The engine without budgets reads the same counters.
     expect((await plain.usage(scope)).inputTokens).toEqual({ used: 40, limit: null });
@@ -620,6 +623,40 @@ export function governedEngineTests(ctx: SuiteContext): void {
     expect((await e.list(scope)).items.map((x) => [x.attribute, x.value])).toContainEqual(['d', '4']);
     await e.close();
   });
+
+  ctx.test(
+    'budgets: result capacity in tokens caps the estimated tokens of a user’s active beliefs',
+    async () => {
+      const store = await ctx.open();
+      const time = manualClock('2026-01-01T00:00:00.000Z');
+      // "The user's a is 1." and "The user's b is 2.": 18 UTF-8 bytes each, 36 together: 9 tokens at 4 bytes a token.
+      const e = engine(store, {
+        clock: time.clock,
+        config: { episodic: true, budgets: { maxActiveTokensPerUser: 9 } },
+      });
+      const scope = { userId: unique('tokcap-') };
+      await e.accept([turn(scope, 's1', 0, 'a=1; b=2')]);
+      await e.flush(scope);
+      expect(await e.usage(scope)).toMatchObject({
+        activeBeliefs: { used: 2, limit: null },
+        activeTokens: { used: 9, limit: 9 },
+      });
+      await rejects(e.remember(scope, { kind: 'fact', attribute: 'c', value: '3' }), BudgetExceededError);
+      await e.accept([turn(scope, 's2', 0, 'd=4')]);
+      await e.flush(scope);
+      expect(e.lastError(scope)).toMatch(
+        /capacity reached .*9 estimated tokens of active beliefs, at most 9/,
+      );
+      expect((await store.backlog({ now: time.clock().toISOString(), userId: scope.userId })).queued).toBe(1);
+      const [first] = (await e.list(scope)).items.filter((x) => x.attribute === 'a');
+      await e.forget(scope, first!.id);
+      time.set('2026-01-01T00:01:01.000Z');
+      await e.flush(scope);
+      expect((await e.list(scope)).items.map((x) => [x.attribute, x.value])).toContainEqual(['d', '4']);
+      expect((await e.usage(scope)).activeTokens).toEqual({ used: 9, limit: 9 });
+      await e.close();
+    },
+  );
 
   ctx.test('access counts: recall never writes; the counts are written in a batch at flush', async () => {
     const store = await ctx.open();
@@ -691,4 +728,12 @@ export function governedEngineTests(ctx: SuiteContext): void {
       CapabilityError,
     );
   });
+}
+
+/** The estimated tokens of listed beliefs' statements, episodes left out: UTF-8 bytes / 4, rounded up. */
+function statementTokens(page: { readonly items: readonly Belief[] }): number {
+  const bytes = page.items
+    .filter((b) => b.kind !== 'episode')
+    .reduce((n, b) => n + new TextEncoder().encode(b.statement).length, 0);
+  return Math.ceil(bytes / 4);
 }

@@ -25,12 +25,12 @@ import {
   scriptedExtractor,
   WordHashEmbedder,
 } from '@mem01/engine/testing';
+import { failureCase, failureOf } from '@mem01/test-kit';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { FAR_FUTURE, storeAndUser, unique } from '../fixtures.js';
 import { exitedProcess } from '../processes.js';
-import { failureCase, failureOf } from '../secret-cases.js';
 
 const DIMS = 16;
 const AT = '2026-01-01T00:00:00.000Z';
@@ -462,7 +462,7 @@ export function pipelineTests(ctx: SuiteContext): void {
     await expect(e.recall(scope, 'x')).rejects.toBeInstanceOf(ExtractionError);
     await expect(e.recall(other, 'x')).resolves.toEqual([]);
     await expect(e.recall(scope, 'x')).resolves.toEqual([]);
-    expect(e.lastError(scope)).toMatch(/extraction_invalid/);
+    expect(e.lastError(scope)).toMatch(/ExtractionError \[extraction\]/);
     // Nothing was written by the invalid output.
     expect((await store.list(scope, { statuses: ['active', 'pending'] })).items).toEqual([]);
     await e.close();
@@ -743,7 +743,7 @@ export function pipelineTests(ctx: SuiteContext): void {
       const strict = engine(store, { config: { strict: true } });
       const err = await strict.flush(scope, { timeoutMs: 50 }).catch((x: unknown) => x);
       expect(err).toBeInstanceOf(PendingWritesError);
-      expect(err).toMatchObject({ code: 'timeout', pending: 1, until: held!.leaseUntil });
+      expect(err).toMatchObject({ code: 'pending_writes', pending: 1, until: held!.leaseUntil });
       await e.close();
       await strict.close();
     },

@@ -129,6 +129,81 @@ export function readTests(ctx: SuiteContext): void {
     expect(stranger.items).toEqual([]);
   });
 
+  ctx.test(
+    'list filters by kind and by evidence session in the store, and pages the filtered beliefs',
+    async () => {
+      const [store, scope] = await storeAndUser(ctx);
+      const from = (sessionId: string, position = 0) => ({
+        sessionId,
+        position,
+        role: 'user' as const,
+        quote: 'q',
+        at: t(0),
+      });
+      const specs = [
+        { kind: 'fact', evidence: [from('s1')] },
+        { kind: 'episode', evidence: [from('s1', 1)] },
+        { kind: 'fact', evidence: [from('s2')] },
+        { kind: 'preference', evidence: [from('s2'), from('s1', 2)] },
+        { kind: 'fact', evidence: [] },
+        { kind: 'fact', evidence: [from('s1', 3)], status: 'superseded' },
+        { kind: 'episode', evidence: [from('s3')] },
+        { kind: 'fact', evidence: [from('s1', 4)] },
+      ] as const;
+      const made = specs.map((spec) =>
+        belief(scope, {
+          kind: spec.kind,
+          evidence: [...spec.evidence],
+          status: 'status' in spec ? spec.status : 'active',
+        }),
+      );
+      await insertAll(store, scope, made);
+      const expected = (keep: (b: Belief) => boolean) => sortDesc(made.filter(keep).map((b) => b.id));
+      const inS1 = (b: Belief) => b.evidence.some((e) => e.sessionId === 's1');
+      expect(ids((await store.list(scope, { kinds: ['fact'] })).items)).toEqual(
+        expected((b) => b.kind === 'fact' && b.status === 'active'),
+      );
+      expect(
+        ids((await store.list(scope, { kinds: ['fact', 'episode'], statuses: ALL_STATUSES })).items),
+      ).toEqual(expected((b) => b.kind === 'fact' || b.kind === 'episode'));
+      expect(ids((await store.list(scope, { sessionId: 's1' })).items)).toEqual(
+        expected((b) => inS1(b) && b.status === 'active'),
+      );
+      expect(
+        ids((await store.list(scope, { sessionId: 's1', kinds: ['fact'], statuses: ALL_STATUSES })).items),
+      ).toEqual(expected((b) => inS1(b) && b.kind === 'fact'));
+      expect((await store.list(scope, { sessionId: 'nowhere' })).items).toEqual([]);
+      // Another scope's beliefs with the same session stay out.
+      const other = { userId: unique('user-') };
+      await insertAll(store, other, [belief(other, { kind: 'fact', evidence: [from('s1')] })]);
+      // Pages of the filtered beliefs: no gaps, no repeats, a cursor only while more match.
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: Awaited<ReturnType<typeof store.list>> = await store.list(scope, {
+          sessionId: 's1',
+          statuses: ALL_STATUSES,
+          limit: 2,
+          cursor,
+        });
+        seen.push(...ids(page.items));
+        cursor = page.nextCursor;
+        pages += 1;
+        expect(pages).toBeLessThan(10);
+      } while (cursor !== null);
+      expect(seen).toEqual(expected(inS1));
+      expect(pages).toBe(3);
+      // A found belief comes back whole.
+      const [newest] = (await store.list(scope, { kinds: ['preference'] })).items;
+      expect(newest).toEqual(made[3]);
+      for (const bad of [[], ['mood'], 'fact']) {
+        await rejects(store.list(scope, { kinds: bad as never }), InvalidInputError);
+      }
+      await rejects(store.list(scope, { sessionId: '' }), InvalidInputError);
+    },
+  );
+
   ctx.test('list refuses a page size outside 1..1000', async () => {
     const [store, scope] = await storeAndUser(ctx);
     for (const limit of [0, -1, 1001, Number.NaN, 2.5]) {

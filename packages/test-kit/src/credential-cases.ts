@@ -4,8 +4,13 @@
  * error message, or the same credential in an error and its cause.
  */
 
-import type { CredentialForm } from '@mem01/engine/testing';
 import fc from 'fast-check';
+
+/** A credential form of `@mem01/engine/testing` (its `CredentialForm`), as these cases read it. */
+export interface CredentialForm {
+  readonly parts: readonly RegExp[];
+  readonly contexts: readonly ((parts: readonly string[]) => string)[];
+}
 
 /** Generated secrets with too few distinct characters ("aaaa…") could match unrelated text; real ones never do. */
 const distinct = (s: string) => new Set(s).size;

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Mem01Error } from '@mem01/engine';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadOptionalPeer, loadPostgresStore, MissingDependencyError } from './optional-peer.js';
+import { loadOptionalPeer, loadPostgresStore, MissingDependencyError } from './peers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mem01-runtime-peer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,7 +60,7 @@ describe('loadOptionalPeer: one check of "is it installed?", naming what is miss
   });
 
   it('under plain Node.js (the built package), the same errors from Node’s own messages', () => {
-    const built = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'optional-peer.js');
+    const built = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'peers.js');
     expect(existsSync(built), `${built} is built (turbo builds before testing)`).toBe(true);
     const script = `
       import { loadOptionalPeer } from ${JSON.stringify(pathToFileURL(built).href)};
