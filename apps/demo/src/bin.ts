@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { Mem01Error } from '@mem01/engine';
-import { describeError } from '@mem01/engine/store-kit';
+import { describeError } from '@mem01/engine/binding-kit';
 import { SingleBar } from 'cli-progress';
 import { Command, CommanderError } from 'commander';
 import { artifactText } from './artifact.js';

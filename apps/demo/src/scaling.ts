@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG } from '@mem01/engine';
-import { MEMORY_BLOCK_OPEN, utf8Length } from '@mem01/engine/store-kit';
+import { MEMORY_BLOCK_OPEN } from '@mem01/engine/binding-kit';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';
 import { Agent, MemorySession, Runner } from '@openai/agents';
@@ -38,7 +38,7 @@ export interface ScalingResult {
 
 function memoryItemBytes(prepared: PreparedInput): number {
   const item = prepared.input.find((i) => itemText(i).startsWith(MEMORY_BLOCK_OPEN));
-  return item ? utf8Length(itemText(item)) : 0;
+  return item ? Buffer.byteLength(itemText(item), 'utf8') : 0;
 }
 
 /** Runs the 120 preparations. `onRun` is called after each run (for a progress bar). */

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Belief, Embedder, Extractor, FullStore } from '@mem01/engine';
-import { MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
+import { MEMORY_BLOCK_OPEN } from '@mem01/engine/binding-kit';
 import { Agent, type AgentInputItem, Runner } from '@openai/agents';
 import { memSession } from 'mem01session';
 import { itemText, RecordingModel } from './recording-model.js';

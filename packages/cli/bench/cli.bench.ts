@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { MemoryEngine } from '@mem01/engine';
-import type { BeliefInsert } from '@mem01/engine/store-kit';
+import type { BeliefInsert } from '@mem01/engine/binding-kit';
 import { syntheticBeliefs } from '@mem01/engine/testing';
 import { createLocalEmbedder } from '@mem01/local';
 import { openSqliteStore } from '@mem01/store-sqlite';

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Embedder, FullStore, MemoryAdmin, Scope } from '@mem01/engine';
-import { normalizeScope, sanitize } from '@mem01/engine/store-kit';
+import { normalizeScope, sanitize } from '@mem01/engine/binding-kit';
 import {
   describeRuntime,
   type MemoryAdminOptions,

@@ -1,6 +1,6 @@
 /** CLI errors and exit codes. */
 import { Mem01Error } from '@mem01/engine';
-import { sanitize } from '@mem01/engine/store-kit';
+import { sanitize } from '@mem01/engine/binding-kit';
 
 /** Process exit codes of `mem01`. */
 export const EXIT = { ok: 0, runtime: 1, usage: 2 } as const;

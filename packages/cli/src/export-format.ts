@@ -8,7 +8,7 @@
  * ```
  */
 import { type Belief, Mem01Error } from '@mem01/engine';
-import { type BeliefInsert, bytesToVector, vectorToBytes } from '@mem01/engine/store-kit';
+import { type BeliefInsert, bytesToVector, vectorToBytes } from '@mem01/engine/binding-kit';
 
 export const EXPORT_FORMAT = 'mem01-export';
 export const EXPORT_VERSION = 1;

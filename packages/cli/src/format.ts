@@ -1,6 +1,5 @@
 /** Plain-text rendering for the terminal: tables, receipts and timelines. */
-import type { Belief } from '@mem01/engine';
-import type { RecallSignals } from '@mem01/engine/store-kit';
+import type { Belief, ScoredBelief } from '@mem01/engine';
 
 /** A left-aligned table; cells are made single-line, columns padded to the widest cell. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -30,7 +29,7 @@ export function beliefKey(b: Belief): string {
   return `${b.subject}.${b.attribute}`;
 }
 
-export function signalCells(s: RecallSignals | undefined): string[] {
+export function signalCells(s: ScoredBelief['signals']): string[] {
   if (!s) return ['-', '-', '-', '-', '-'];
   return [num(s.lexical), num(s.vector), num(s.recency), num(s.confidence, 2), num(s.kind, 2)];
 }

@@ -7,19 +7,7 @@
  */
 
 export { CliError, EXIT, UsageError } from './errors.js';
-export {
-  decodeEmbedding,
-  EXPORT_FORMAT,
-  EXPORT_VERSION,
-  ExportFormatError,
-  type ExportHeader,
-  type ExportLine,
-  encodeEmbedding,
-  parseBeliefLine,
-  parseHeader,
-} from './export-format.js';
 export { type Inspector, type InspectorOptions, startInspector } from './inspect/server.js';
 export { type CliIo, type CliOutput, processIo } from './io.js';
 export { CLI_VERSION, createProgram, run } from './program.js';
-export { redactUrl, resolveStoreTarget, type StoreSelection, type StoreTarget } from './store-target.js';
-export { beliefTimeline, describeEvent, type TimelineEvent } from './timeline.js';
+export { resolveStoreTarget, type StoreSelection, type StoreTarget } from './store-target.js';

@@ -1,6 +1,6 @@
 /** The `mem01` command line: commander wiring, exit codes and one-line errors. */
 
-import { sanitize } from '@mem01/engine/store-kit';
+import { sanitize } from '@mem01/engine/binding-kit';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { migrateCommand, supportedSchemaVersion } from './commands/migrate.js';
 import {

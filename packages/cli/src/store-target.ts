@@ -3,7 +3,7 @@
  * kind. The rule itself is `@mem01/runtime`'s (`resolveStoreTarget`), the one every entry point follows; this maps
  * the flags onto it and its errors onto usage errors.
  */
-import { sanitize } from '@mem01/engine/store-kit';
+import { sanitize } from '@mem01/engine/binding-kit';
 import {
   describeStoreTarget,
   resolveStoreTarget as resolveRuntimeTarget,

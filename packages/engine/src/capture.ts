@@ -14,7 +14,7 @@ import {
   OperationConflictError,
 } from './errors.js';
 import type { CaptureGrant, CaptureGrantStore } from './ports.js';
-import { canonicalTimestamp } from './store-kit/governance.js';
+import { canonicalTimestamp } from './store-input.js';
 import type { Scope } from './types.js';
 import { assertId, assertText, newId, normalizeScope, sha256Hex } from './util.js';
 

@@ -16,7 +16,7 @@ import {
   type ReconcilePlan,
   reconcile,
 } from './reconcile.js';
-import { CAPTURE_DECISIONS } from './store-kit/validate.js';
+import { CAPTURE_DECISIONS } from './store-input.js';
 import type { Belief, BeliefSource, CaptureDecision, Scope } from './types.js';
 
 /** Attempts of one plan-and-commit before a lost race is reported. */

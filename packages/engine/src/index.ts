@@ -1,14 +1,14 @@
 /**
  * `@mem01/engine`: the belief engine. This root is the consumer API: the engine and its admin facade, the belief
  * model, configuration, the context block, errors, and the ports a store, extractor or embedder is passed as.
- * Authors of stores, extractors, embedders and bindings: `@mem01/engine/store-kit` (port contracts, input checks,
- * codecs, extraction records, the block's delimiters, error helpers). Test doubles: `@mem01/engine/testing`.
+ * What authors need beyond it, one subpath per audience: `@mem01/engine/store-kit` (stores),
+ * `@mem01/engine/provider-kit` (extractors and embedders), `@mem01/engine/binding-kit` (sessions, tools, servers,
+ * CLIs). Test doubles: `@mem01/engine/testing`.
  * @packageDocumentation
  */
 
 export { createBelief } from './belief.js';
 export type { BudgetUsage } from './budgets.js';
-export type { GrantCaptureOptions } from './capture.js';
 export {
   DEFAULT_CONFIG,
   type EngineBudgets,
@@ -17,7 +17,7 @@ export {
   MAX_QUERY_CHARS,
 } from './config.js';
 export { MemoryEngine, type MemoryEngineOptions } from './engine.js';
-export type { EngineEvent, EngineStats } from './engine-core.js';
+export type { EngineEvent } from './engine-core.js';
 export {
   AbortedError,
   BudgetExceededError,
@@ -29,11 +29,12 @@ export {
   CorruptStoreError,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
+  DuplicateOperationError,
   ExtractionError,
   InvalidInputError,
+  InvalidRecordError,
   LeaseLostError,
   Mem01Error,
-  type Mem01ErrorCode,
   NotFoundError,
   OperationConflictError,
   PendingWritesError,
@@ -43,8 +44,7 @@ export {
   UnsupportedRuntimeError,
   VersionConflictError,
 } from './errors.js';
-export type { RememberInput, RememberOptions, VersionedOptions } from './lifecycle.js';
-export { MemoryAdmin, type MemoryAdminOptions } from './memory-admin.js';
+export { MemoryAdmin } from './memory-admin.js';
 export type {
   CaptureGrant,
   CapturePolicy,
@@ -57,13 +57,11 @@ export type {
   ExtractionResult,
   Extractor,
   FullStore,
-  ListOptions,
   Logger,
   OutboxInput,
   TranscriptStore,
 } from './ports.js';
 export type { RecallOptions, SelectedContext } from './recall-service.js';
-export type { RememberTextOptions, RememberTextResult } from './remember-text.js';
 export {
   AUTHORITY_POLICY,
   type ContextBlock,
@@ -74,17 +72,12 @@ export {
   BELIEF_KINDS,
   type Belief,
   type BeliefKind,
-  type BeliefMetadata,
-  type BeliefOrigin,
   type BeliefSource,
   type BeliefStatus,
-  type CaptureDecision,
   type Evidence,
   EXTRACTABLE_KINDS,
-  type Page,
   type RecallTier,
   type Scope,
   type ScoredBelief,
   type TurnRole,
 } from './types.js';
-export type { AppendTranscriptOptions, AppendTranscriptResult } from './write-pipeline.js';

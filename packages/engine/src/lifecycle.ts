@@ -10,7 +10,7 @@ import { CaptureGrantEndedError, InvalidInputError, NotFoundError, VersionConfli
 import { keyed, operationRecord, type PendingOperation, replayedOne } from './operations.js';
 import type { ExtractionOperation, OperationAction } from './ports.js';
 import type { PlanOperation, ReconcilePlan } from './reconcile.js';
-import { validateMetadata } from './store-kit/validate.js';
+import { validateMetadata } from './store-input.js';
 import type { Belief, BeliefKind, BeliefMetadata, BeliefSource, BeliefStatus, Scope } from './types.js';
 import { assertText } from './util.js';
 

@@ -3,6 +3,8 @@
  * extractor. It is what a CLI, an inspector or an admin service needs; `MemoryEngine` extends it with the write
  * pipeline, whose read barrier makes every one of these operations wait for the user's accepted writes.
  */
+
+import { validateImportRecords } from './belief-input.js';
 import { type BudgetUsage, budgetUsage, checkCapacity } from './budgets.js';
 import {
   authorizeCapture,
@@ -35,8 +37,7 @@ import {
   selectedContext,
 } from './recall-service.js';
 import type { ContextBlock } from './render.js';
-import { validateMetadata } from './store-kit/validate.js';
-import { validateImportRecords } from './store-kit/writes.js';
+import { validateMetadata } from './store-input.js';
 import type { Belief, BeliefMetadata, Page, Scope, ScoredBelief } from './types.js';
 import { assertId, assertText, normalizeScope } from './util.js';
 

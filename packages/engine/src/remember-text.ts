@@ -14,7 +14,7 @@ import { assertState } from './lifecycle.js';
 import { keyed, operationRecord, replayed } from './operations.js';
 import type { ExtractionOperation, ExtractionTurn, Extractor } from './ports.js';
 import { validateOperations } from './reconcile.js';
-import { assertOriginLabel, MAX_REF_BYTES, validateMetadata } from './store-kit/validate.js';
+import { assertOriginLabel, MAX_REF_BYTES, validateMetadata } from './store-input.js';
 import {
   type Belief,
   type BeliefMetadata,

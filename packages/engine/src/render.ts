@@ -60,9 +60,6 @@ export function neutralize(text: string): string {
   return out.replace(/\s+/g, ' ').trim();
 }
 
-/** @deprecated The British spelling of {@link neutralize}, kept for code written against it; use `neutralize`. */
-export const neutralise: (text: string) => string = neutralize;
-
 /** The day (UTC) of an ISO-8601 timestamp. */
 const day = (iso: string): string => iso.slice(0, 10);
 

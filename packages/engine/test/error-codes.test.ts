@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import * as bindingKit from '../src/binding-kit/index.js';
 import {
   AbortedError,
   BudgetExceededError,
@@ -25,6 +26,7 @@ import {
   VersionConflictError,
 } from '../src/errors.js';
 import * as engine from '../src/index.js';
+import * as providerKit from '../src/provider-kit/index.js';
 import * as storeKit from '../src/store-kit/index.js';
 
 /** One instance of every error class of the engine, built as the engine builds it. */
@@ -75,15 +77,15 @@ describe('error codes follow their classes', () => {
   });
 
   it('a refinement of a class keeps its code: InvalidRecordError is an invalid_input naming the record', () => {
-    const e = new storeKit.InvalidRecordError(2, 'belief.status', 'unknown status "x"');
+    const e = new engine.InvalidRecordError(2, 'belief.status', 'unknown status "x"');
     expect(e).toBeInstanceOf(InvalidInputError);
     expect(e.code).toBe('invalid_input');
     expect(e.field).toBe('records[2].belief.status');
   });
 
-  it('every error class the engine exports (root and store kit) is covered above', () => {
+  it('every error class the engine exports (root and kits) is covered above', () => {
     // A direct subclass of Mem01Error has a code of its own; a refinement of one (tested above) keeps its parent's.
-    const exported = Object.entries({ ...engine, ...storeKit })
+    const exported = Object.entries({ ...engine, ...storeKit, ...providerKit, ...bindingKit })
       .filter(
         ([, v]) =>
           typeof v === 'function' &&

@@ -4,7 +4,6 @@ import {
   MEMORY_BLOCK_CLOSE,
   MEMORY_BLOCK_OPEN,
   MIN_BLOCK_BYTES,
-  neutralise,
   neutralize,
   renderBeliefLine,
   renderContextBlock,
@@ -153,9 +152,5 @@ describe('renderContextBlock', () => {
 
   it('neutralize keeps ordinary text readable', () => {
     expect(neutralize('The user  lives in\nSan Francisco.')).toBe('The user lives in San Francisco.');
-  });
-  it('neutralise, the deprecated spelling, is the same function', () => {
-    expect(neutralise).toBe(neutralize);
-    expect(neutralise('a </mem01-memory> b')).toBe(neutralize('a </mem01-memory> b'));
   });
 });

@@ -7,14 +7,14 @@ import { inspect } from 'node:util';
 import { embedded } from '@mem01/test-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ProviderError } from '../src/errors.js';
 import {
   describeError,
   Mem01Error,
+  ProviderError,
   SECRET_PATTERNS,
   sanitize,
   sanitizeError,
-} from '../src/store-kit/index.js';
+} from '../src/errors.js';
 import { CREDENTIAL_FORMS, leakedSecret } from '../src/testing/index.js';
 
 describe('sanitize masks every credential form', () => {

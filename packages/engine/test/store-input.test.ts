@@ -10,7 +10,7 @@ import {
   validatePatch,
   validateSearchOptions,
   validateUpdate,
-} from '../src/store-input.js';
+} from '../src/store-kit/validate.js';
 import { tombstoneOf } from '../src/store-kit/writes.js';
 import { belief, scope, T0 } from './helpers.js';
 

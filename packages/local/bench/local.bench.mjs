@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { cosineSimilarity } from '@mem01/engine/store-kit';
+import { cosineSimilarity } from '@mem01/engine/provider-kit';
 import { createLocalEmbedder, createLocalExtractor, DEFAULT_MIN_SIMILARITY } from '../dist/index.js';
 
 const root = new URL('../../../', import.meta.url);

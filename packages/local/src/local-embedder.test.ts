@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { InvalidInputError } from '@mem01/engine';
-import { cosineSimilarity } from '@mem01/engine/store-kit';
+import { cosineSimilarity } from '@mem01/engine/provider-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLocalEmbedder, DEFAULT_MIN_SIMILARITY, type LocalEmbedder } from './index.js';

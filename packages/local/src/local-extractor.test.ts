@@ -1,11 +1,8 @@
-import type { ExtractionRequest } from '@mem01/engine';
-import { InvalidInputError } from '@mem01/engine';
-import type {
-  AddOperation,
-  CandidateBelief,
-  ExtractionOperation,
-  ExtractionTurn,
-} from '@mem01/engine/store-kit';
+import { type ExtractionRequest, InvalidInputError } from '@mem01/engine';
+import type { CandidateBelief, ExtractionOperation, ExtractionTurn } from '@mem01/engine/provider-kit';
+
+type AddOperation = Extract<ExtractionOperation, { op: 'add' }>;
+
 import { describe, expect, it } from 'vitest';
 import { createLocalExtractor, LocalExtractor } from './index.js';
 

@@ -9,7 +9,7 @@ import {
   canonicalKey,
   canonicalValue,
   type ExtractionOperation,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine/provider-kit';
 import type { Found, TurnSettings } from './turn-intents.js';
 import { sameValue } from './values.js';
 

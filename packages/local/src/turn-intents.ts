@@ -3,7 +3,7 @@
  * (chrono-node) and the rules. `local-extractor.ts` imports this module on first use, so that importing
  * `@mem01/local` (and recalling with its embedder) never loads the NLP libraries.
  */
-import { canonicalKey } from '@mem01/engine/store-kit';
+import { canonicalKey } from '@mem01/engine/provider-kit';
 import { type DateMention, findDates } from './dates.js';
 import { type Intent, matchClause, type RuleContext } from './rules.js';
 import { clausesOf, isInjection, isQuestion, looksLikeQuestion, sentencesOf } from './text.js';

@@ -2,7 +2,7 @@
  * Value comparison for the extractor's reconciliation against candidates. Kept apart from `text.ts` so that the
  * extractor's thin front (`local-extractor.ts`) loads without compromise.
  */
-import { canonicalValue } from '@mem01/engine/store-kit';
+import { canonicalValue } from '@mem01/engine/provider-kit';
 import { CITY_ALIASES } from './lexicon.js';
 
 /** Display name for a city as written ("NYC" → "New York City"); unknown names are returned unchanged. */

@@ -4,7 +4,7 @@
  * text only inside the block's untrusted-data markers.
  */
 import { type Belief, Mem01Error } from '@mem01/engine';
-import { describeError, MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralize } from '@mem01/engine/store-kit';
+import { describeError, MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralize } from '@mem01/engine/binding-kit';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
-import { sanitize } from '@mem01/engine/store-kit';
+import { sanitize } from '@mem01/engine/binding-kit';
 import getRawBody from 'raw-body';
 
 export { DEFAULT_MAX_BODY_BYTES } from './http-limits.js';

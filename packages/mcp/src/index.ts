@@ -20,7 +20,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   return http.startHttpServer(options);
 }
 export { DEFAULT_HTTP_PORT, type ProgramIo, run } from './program.js';
-export { beliefUri, profileUri, usageUri } from './resources.js';
 export {
   type McpRuntime,
   type McpRuntimeDescription,
@@ -28,20 +27,5 @@ export {
   openMcpRuntime,
 } from './runtime.js';
 export { createMemoryServer, MCP_SERVER_VERSION, type MemoryServerOptions } from './server.js';
-export {
-  clientSessionId,
-  conversationSessionId,
-  SESSION_PREFIX,
-  STATEMENT_WINDOW_MS,
-  statementPosition,
-  statementSessionId,
-  type TurnKey,
-} from './session-ids.js';
 export { MAX_QUERY_CHARS, MAX_TEXT_CHARS } from './tools.js';
-export {
-  globMatcher,
-  parseAllowUsers,
-  type ServedScope,
-  UserAccess,
-  type UserAccessOptions,
-} from './user-access.js';
+export { type ServedScope, UserAccess, type UserAccessOptions } from './user-access.js';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { ConfigError, Mem01Error, UnsupportedRuntimeError } from '@mem01/engine';
-import { describeError, sanitize } from '@mem01/engine/store-kit';
+import { describeError, sanitize } from '@mem01/engine/binding-kit';
 import { describeRuntime } from '@mem01/runtime';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';

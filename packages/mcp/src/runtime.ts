@@ -6,7 +6,7 @@
  * The server never resumes other users' queued turns: it drains each user it serves when it first serves them.
  */
 import type { EngineStore, Logger, MemoryEngine } from '@mem01/engine';
-import { sanitize } from '@mem01/engine/store-kit';
+import { sanitize } from '@mem01/engine/binding-kit';
 import { openMemoryRuntime, type RuntimeDescription } from '@mem01/runtime';
 
 /** Options of {@link openMcpRuntime}. */

@@ -1,13 +1,7 @@
-import { MAX_POSITION } from '@mem01/engine/store-kit';
+import { MAX_POSITION } from '@mem01/engine/binding-kit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  clientSessionId,
-  conversationSessionId,
-  scopeTag,
-  statementPosition,
-  statementSessionId,
-} from './session-ids.js';
+import { clientSessionId, scopeTag, statementPosition, statementSessionId } from './session-ids.js';
 
 const alice = { userId: 'alice', namespace: '' };
 const at = new Date('2026-05-01T10:23:45.000Z');
@@ -27,8 +21,6 @@ describe('session ids and positions of what clients remember', () => {
       scopeTag({ userId: 'alice', namespace: '\u0000' }),
     );
     expect(clientSessionId(alice, 'chat-1')).toBe(`mcp:${scopeTag(alice)}:c:chat-1`);
-    // The deprecated name is the same function.
-    expect(conversationSessionId).toBe(clientSessionId);
   });
 
   it('property: positions are 31-bit, stable for a text and a time, distinct across texts and times', () => {

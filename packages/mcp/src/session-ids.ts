@@ -13,7 +13,7 @@
  * Positions stay within the engine's bound, `MAX_POSITION` (2^31 - 1).
  */
 import { createHash } from 'node:crypto';
-import { MAX_POSITION } from '@mem01/engine/store-kit';
+import { MAX_POSITION } from '@mem01/engine/binding-kit';
 import type { ServedScope } from './user-access.js';
 /** Length of the retry window of statements. */
 export const STATEMENT_WINDOW_MS = 10 * 60 * 1000;
@@ -36,9 +36,6 @@ export function scopeTag(scope: ServedScope): string {
 export function clientSessionId(scope: ServedScope, sessionId: string): string {
   return `${SESSION_PREFIX}${scopeTag(scope)}:c:${sessionId}`;
 }
-
-/** @deprecated The earlier name of {@link clientSessionId}; use `clientSessionId`. */
-export const conversationSessionId: (scope: ServedScope, sessionId: string) => string = clientSessionId;
 
 /** The session id of statements remembered in the window holding `at`, e.g. `mcp:<tag>:20260501T1020Z`. */
 export function statementSessionId(scope: ServedScope, at: Date): string {

@@ -4,7 +4,7 @@
  * tool errors.
  */
 import { type Belief, type BeliefStatus, InvalidInputError, NotFoundError } from '@mem01/engine';
-import { assertText, BELIEF_STATUSES, neutralize } from '@mem01/engine/store-kit';
+import { assertText, BELIEF_STATUSES, neutralize } from '@mem01/engine/binding-kit';
 import { beliefView, dataBlock, type ToolOutput } from './format.js';
 import type { ServerContext } from './server-context.js';
 import { clientSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';

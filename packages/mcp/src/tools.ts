@@ -6,7 +6,7 @@
  * rendering; every failure is a tool error result. What each tool does is in `tool-handlers.ts`.
  */
 import { AUTHORITY_POLICY, MAX_QUERY_CHARS, type RecallTier } from '@mem01/engine';
-import { BELIEF_STATUSES, MAX_POSITION } from '@mem01/engine/store-kit';
+import { BELIEF_STATUSES, MAX_POSITION } from '@mem01/engine/binding-kit';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';

@@ -5,7 +5,7 @@
  * prompt resolves its scope here and nowhere else.
  */
 import { ConfigError, InvalidInputError } from '@mem01/engine';
-import { normalizeScope } from '@mem01/engine/store-kit';
+import { normalizeScope } from '@mem01/engine/binding-kit';
 
 /** A scope in canonical form. */
 export interface ServedScope {

@@ -2,7 +2,7 @@
  * The OpenAI Agents SDK as the MCP client: an `Agent` with `MCPServerStdio` pointed at the built bin, run by the
  * real `Runner` with an offline `ScriptedModel` that calls `recall` and then answers from what came back.
  */
-import { MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
+import { MEMORY_BLOCK_OPEN } from '@mem01/engine/binding-kit';
 import { nodeBinary } from '@mem01/test-kit';
 import { Agent, MCPServerStdio, Runner } from '@openai/agents';
 import { assistantMessage, functionCall, modelResponder, ScriptedModel } from '@openai/agents/testing';

@@ -3,7 +3,7 @@
  * one is an MCP error (a tool error result, or a protocol error for resources and prompts), and the same server
  * process keeps serving after each.
  */
-import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralize } from '@mem01/engine/store-kit';
+import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralize } from '@mem01/engine/binding-kit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

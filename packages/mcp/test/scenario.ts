@@ -3,7 +3,7 @@
  * lists, corrects, reads the history and the resources, asks the prompt, and forgets.
  */
 import { AUTHORITY_POLICY } from '@mem01/engine';
-import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
+import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine/binding-kit';
 import type { TextResourceContents } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import {

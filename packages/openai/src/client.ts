@@ -1,7 +1,7 @@
 /** Client resolution: an injected `OpenAI` client, or one built from a key, shared by a credential fingerprint. */
 import { createHash } from 'node:crypto';
 import { ConfigError } from '@mem01/engine';
-import { sanitize } from '@mem01/engine/store-kit';
+import { sanitize } from '@mem01/engine/provider-kit';
 import OpenAI from 'openai';
 
 /** Connection options shared by the extractor and the embedder. */

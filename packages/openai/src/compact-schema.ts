@@ -3,7 +3,7 @@
  * property names) into `$defs`, referenced by `$ref`. Structured Outputs supports `$defs`; the schema is part of
  * every request's input tokens, so repeats cost on every call.
  */
-import { stableJson } from '@mem01/engine/store-kit';
+import { stableJson } from '@mem01/engine/provider-kit';
 
 type Json = unknown;
 

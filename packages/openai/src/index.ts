@@ -3,8 +3,8 @@
  * (batched, cached) for mem01, with retries, timeouts, cancellation, per-user budgets and usage reporting.
  */
 
-/** The engine's quote-grounding rule (`@mem01/engine/store-kit`), re-exported where extractor authors found it. */
-export { groundQuote } from '@mem01/engine/store-kit';
+/** The engine's quote-grounding rule (`@mem01/engine/provider-kit`), re-exported where extractor authors found it. */
+export { groundQuote } from '@mem01/engine/provider-kit';
 export { OpenAIBudgetExceededError } from './budget.js';
 export { credentialFingerprint, type OpenAIClientOptions } from './client.js';
 export type { EmbeddingCache } from './lru-cache.js';
@@ -21,13 +21,12 @@ export {
   DEFAULT_LLM_MODEL,
   EXTRACTION_INSTRUCTIONS,
   type ExtractionBudgets,
-  estimateTokens,
   extractionTextFormat,
   type OpenAIExtractionResult,
   type OpenAIExtractor,
   type OpenAIExtractorOptions,
 } from './openai-extractor.js';
-export { buildPrompt, EXTRACTABLE_KINDS, type ExtractionOutput, ExtractionOutputSchema } from './prompt.js';
-export { OpenAIAbortedError, OpenAIProviderError, retryAfterFromHeaders } from './retry.js';
+export { type ExtractionOutput, ExtractionOutputSchema } from './prompt.js';
+export { OpenAIAbortedError, OpenAIProviderError } from './retry.js';
 export type { UsageEvent, UsageListener } from './usage.js';
 export type { DropReason, RejectedOperation } from './validate.js';

@@ -6,7 +6,7 @@ import {
   type Logger,
   type Scope,
 } from '@mem01/engine';
-import { contentHash, normalizeScope, type Usage } from '@mem01/engine/store-kit';
+import { contentHash, normalizeScope, type Usage } from '@mem01/engine/provider-kit';
 import { budgetUsedRemoved, refuseOwnBudgets } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
 import { type EmbeddingCache, LruCache } from './lru-cache.js';

@@ -8,7 +8,7 @@ import {
   type Logger,
   ProviderError,
 } from '@mem01/engine';
-import { type ExtractionOperation, normalizeScope, type Usage } from '@mem01/engine/store-kit';
+import { type ExtractionOperation, normalizeScope, type Usage } from '@mem01/engine/provider-kit';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { budgetUsedRemoved, refuseOwnBudgets } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';

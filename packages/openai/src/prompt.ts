@@ -3,7 +3,7 @@
  * they show in review through the snapshot in `prompt.test.ts`.
  */
 import { EXTRACTABLE_KINDS } from '@mem01/engine';
-import type { CandidateBelief, ExtractionTurn } from '@mem01/engine/store-kit';
+import type { CandidateBelief, ExtractionTurn } from '@mem01/engine/provider-kit';
 import { z } from 'zod';
 
 /** Kinds the model may produce: the engine's extractable kinds (`episode` is the engine's own, never extracted). */

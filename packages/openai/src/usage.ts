@@ -1,4 +1,4 @@
-import type { Usage } from '@mem01/engine/store-kit';
+import type { Usage } from '@mem01/engine/provider-kit';
 
 /** One call's usage, reported through `onUsage`. Content-free. */
 export interface UsageEvent {

@@ -1,8 +1,10 @@
 /** Validation of model output against the batch: grounding, ids, ranges. Pure; no I/O. */
 
-import type { OperationEvidence } from '@mem01/engine/store-kit';
-import { canonicalKey, type ExtractionOperation, groundQuote } from '@mem01/engine/store-kit';
+import { canonicalKey, type ExtractionOperation, groundQuote } from '@mem01/engine/provider-kit';
 import type { ExtractionOutput, PromptAliases } from './prompt.js';
+
+/** A quote that grounds an added belief, with the turn it comes from. */
+type OperationEvidence = Extract<ExtractionOperation, { op: 'add' }>['evidence'][number];
 
 /** Why an operation was dropped. No content, so it can be logged. */
 export type DropReason =

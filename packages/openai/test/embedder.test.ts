@@ -1,5 +1,5 @@
 import { ConfigError, DimensionMismatchError, InvalidInputError } from '@mem01/engine';
-import type { Usage } from '@mem01/engine/store-kit';
+import type { Usage } from '@mem01/engine/provider-kit';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createOpenAIEmbedder,

@@ -2,7 +2,7 @@
 // the output schema by `extractorResponder` (short keys, derived statements, quotes by reference), come back out of
 // the OpenAI extractor exactly as the reference made them.
 import { readFileSync } from 'node:fs';
-import type { CandidateBelief, ExtractionOperation, ExtractionTurn } from '@mem01/engine/store-kit';
+import type { CandidateBelief, ExtractionOperation, ExtractionTurn } from '@mem01/engine/provider-kit';
 import { createLocalExtractor } from '@mem01/local';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOpenAIExtractor } from '../src/index.js';

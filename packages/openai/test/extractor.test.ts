@@ -1,5 +1,5 @@
 import { ConfigError, ExtractionError } from '@mem01/engine';
-import type { CandidateBelief } from '@mem01/engine/store-kit';
+import type { CandidateBelief } from '@mem01/engine/provider-kit';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAIExtractor, EXTRACTION_INSTRUCTIONS, type UsageEvent } from '../src/index.js';
 import { extractionData, type FakeOpenAI, startFakeOpenAI } from '../src/testing/index.js';

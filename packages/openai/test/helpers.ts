@@ -1,4 +1,4 @@
-import type { ExtractionTurn } from '@mem01/engine/store-kit';
+import type { ExtractionTurn } from '@mem01/engine/provider-kit';
 
 export const API_KEY = 'sk-test-0123456789abcdefSECRET';
 export const NOW = '2026-02-01T12:00:00.000Z';

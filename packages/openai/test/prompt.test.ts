@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildPrompt, EXTRACTION_INSTRUCTIONS, extractionTextFormat } from '../src/index.js';
+import { EXTRACTION_INSTRUCTIONS, extractionTextFormat } from '../src/index.js';
+import { buildPrompt } from '../src/prompt.js';
 
 // Any change to what the model reads shows in review as a diff of these files.
 describe('extraction prompt and schema', () => {

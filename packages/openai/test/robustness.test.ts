@@ -2,12 +2,8 @@ import { inspect } from 'node:util';
 import { ProviderError } from '@mem01/engine';
 import OpenAI from 'openai';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createOpenAIExtractor,
-  OpenAIAbortedError,
-  OpenAIProviderError,
-  retryAfterFromHeaders,
-} from '../src/index.js';
+import { createOpenAIExtractor, OpenAIAbortedError, OpenAIProviderError } from '../src/index.js';
+import { retryAfterFromHeaders } from '../src/retry.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../src/testing/index.js';
 import { API_KEY, captureLogger, FAST_RETRY, NOW, turn } from './helpers.js';
 

@@ -11,7 +11,7 @@ import {
   type EngineConfigInput,
   InvalidInputError,
 } from '@mem01/engine';
-import { resolveConfig } from '@mem01/engine/store-kit';
+import { resolveConfig } from '@mem01/engine/binding-kit';
 import { checkEmbedderOption, embedderKind } from './providers.js';
 import type { MemoryRuntimeOptions } from './resolve-runtime.js';
 import { resolveStoreTarget, type StoreTarget } from './store-target.js';

@@ -3,7 +3,7 @@
  * credentials and the resolved settings. Never contains a secret.
  */
 import { createHash } from 'node:crypto';
-import { stableJson } from '@mem01/engine/store-kit';
+import { stableJson } from '@mem01/engine/binding-kit';
 import type { ProviderSettings, ResolvedSettings } from './env.js';
 import type { MemoryRuntimeOptions } from './resolve-runtime.js';
 

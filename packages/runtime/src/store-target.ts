@@ -4,7 +4,7 @@
  */
 
 import { ConfigError } from '@mem01/engine';
-import { sanitize } from '@mem01/engine/store-kit';
+import { sanitize } from '@mem01/engine/binding-kit';
 import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
 
 /** A database to open. */

@@ -16,7 +16,7 @@ import {
   type ScoredBelief,
   type SelectedContext,
 } from '@mem01/engine';
-import { type AppendEnqueue, assertId, normalizeScope, sanitizeError } from '@mem01/engine/store-kit';
+import { type AppendEnqueue, assertId, normalizeScope, sanitizeError } from '@mem01/engine/binding-kit';
 import {
   checkGivenRuntime,
   type MemoryRuntimeOptions,

@@ -14,7 +14,7 @@
  * @packageDocumentation
  */
 export { AUTHORITY_POLICY } from '@mem01/engine';
-export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine/store-kit';
+export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN } from '@mem01/engine/binding-kit';
 export type { WorkingMemorySize } from '@mem01/runtime';
 export { closeSharedRuntimes, sharedRuntimeCount } from '@mem01/runtime';
 export {

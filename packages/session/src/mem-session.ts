@@ -11,7 +11,6 @@ import {
   type EraseReceipt,
   InvalidInputError,
   Mem01Error,
-  type Page,
   type Scope,
 } from '@mem01/engine';
 import {
@@ -27,7 +26,7 @@ import {
   snapshotItem,
   stableJson,
   suffixMismatchError,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine/binding-kit';
 import {
   acquireRuntime,
   checkGivenRuntime,
@@ -409,7 +408,7 @@ export class MemSession implements Session {
     const newestFirst: Belief[] = [];
     let cursor: string | null = null;
     do {
-      const page: Page<Belief> = await rt.engine.list(this.scope, {
+      const page: Awaited<ReturnType<typeof rt.engine.list>> = await rt.engine.list(this.scope, {
         statuses: options.includeInvalidated ? BELIEF_STATUSES : ['active', 'pending'],
         includeEndedGrants: options.includeInvalidated === true,
         kinds: options.kinds,

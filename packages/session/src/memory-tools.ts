@@ -3,7 +3,7 @@
  * to the model as a short string; nothing is thrown into the run.
  */
 import { type Belief, EXTRACTABLE_KINDS } from '@mem01/engine';
-import { canonicalKey, describeError, neutralize, normalizeScope } from '@mem01/engine/store-kit';
+import { canonicalKey, describeError, neutralize, normalizeScope } from '@mem01/engine/binding-kit';
 import type { FunctionTool } from '@openai/agents';
 import { requireAgentsSdk } from './agents-sdk.js';
 import { helperRuntime, type MemoryHelperOptions, reportError } from './helpers.js';

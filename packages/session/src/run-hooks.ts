@@ -3,7 +3,7 @@
  * run and adds the memory block and the authority policy to every model call of that run.
  */
 import { AUTHORITY_POLICY, type RecallOptions, type Scope } from '@mem01/engine';
-import { sanitizeError } from '@mem01/engine/store-kit';
+import { sanitizeError } from '@mem01/engine/binding-kit';
 import type { MemoryRuntime as Runtime } from '@mem01/runtime';
 import type {
   AgentInputItem,

@@ -4,7 +4,7 @@
  * with the SDK's wording. Items are checked once, by the store kit's `snapshotItem`, which every store applies too.
  */
 import { InvalidInputError } from '@mem01/engine';
-import { snapshotItem } from '@mem01/engine/store-kit';
+import { snapshotItem } from '@mem01/engine/binding-kit';
 import { SessionHistoryError } from './errors.js';
 
 /** Appends items (`SessionHistoryAppendItemsTransaction` of the SDK). */

@@ -2,7 +2,7 @@
  * What a memSession user gets by default: beliefs and what they said (dated episodes), a relevance floor, and the
  * ways to opt out; plus the settings that reach the engine (`engine`, a caller-owned runtime, the environment).
  */
-import { FORGOTTEN_MARKER } from '@mem01/engine/store-kit';
+import { FORGOTTEN_MARKER } from '@mem01/engine/binding-kit';
 import { WordHashEmbedder } from '@mem01/engine/testing';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { createMemoryStore } from '@mem01/store-memory';

@@ -1,4 +1,5 @@
-import type { FullStore, ProcessIdentity } from '@mem01/engine/store-kit';
+import type { FullStore } from '@mem01/engine';
+import type { ProcessIdentity } from '@mem01/engine/store-kit';
 
 /** How the suite gets stores. Each store package implements this in its test file. */
 export interface ConformanceHarness {

@@ -1,19 +1,22 @@
-import { createBelief } from '@mem01/engine';
-import type {
-  AuditEvent,
-  Belief,
-  BeliefInsert,
-  BeliefKind,
-  CommitRequest,
-  Evidence,
-  FullStore,
-  Mem01Error,
-  OutboxClaim,
-  OutboxInput,
-  Scope,
-} from '@mem01/engine/store-kit';
+import {
+  type AuditEvent,
+  type Belief,
+  type BeliefKind,
+  createBelief,
+  type Evidence,
+  type FullStore,
+  type Mem01Error,
+  type OutboxInput,
+  type Scope,
+} from '@mem01/engine';
+import type { BeliefInsert } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from './context.js';
+
+/** The records of the port calls the suite makes (the store kit publishes only their checked forms). */
+export type CommitRequest = Parameters<FullStore['commit']>[0];
+export type BeliefUpdate = NonNullable<CommitRequest['updates']>[number];
+export type OutboxClaim = NonNullable<Awaited<ReturnType<FullStore['claim']>>>;
 
 /** The fixed start of test time; `t(n)` is n seconds later. */
 export const T0 = Date.parse('2025-03-01T12:00:00.000Z');

@@ -2,14 +2,14 @@
  * What a store's migration test checks after opening a database an earlier schema wrote: the features of the current
  * schema work on the old rows. Each store writes its old databases its own way; the checks after opening are these.
  */
-import { MemoryEngine } from '@mem01/engine';
 import {
   type CaptureGrant,
   DuplicateOperationError,
   type FullStore,
-  normalizeScope,
+  MemoryEngine,
   type Scope,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine';
+import { normalizeScope } from '@mem01/engine/store-kit';
 import { KeyValueExtractor } from '@mem01/engine/testing';
 import { expect } from 'vitest';
 import { belief, rejects, t, turn, unique } from './fixtures.js';

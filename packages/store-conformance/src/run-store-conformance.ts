@@ -1,4 +1,4 @@
-import type { FullStore } from '@mem01/engine/store-kit';
+import type { FullStore } from '@mem01/engine';
 import { afterEach, describe, it } from 'vitest';
 import { eraseTests, importTests } from './areas/admin.js';
 import { commitTests } from './areas/commit.js';

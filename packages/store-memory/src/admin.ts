@@ -1,12 +1,11 @@
 /** Admin of the in-memory store: erasing a user, the scopes with their counts, the audit log. */
 
-import type { AuditEvent } from '@mem01/engine/store-kit';
+import type { AuditEvent } from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import { cloneScope, type Entry, type Method, scopeKey } from './state.js';
 
 /** Deletes everything of a user, in every namespace: beliefs, audit, outbox entries and the user's sessions. */
 export const eraseUser: Method<'eraseUser'> = (state, userId) => {
-  kit.assertId(userId, 'userId');
   let beliefs = 0;
   let auditEvents = 0;
   for (const [key, s] of state.scopes) {
@@ -49,8 +48,7 @@ export const eraseUser: Method<'eraseUser'> = (state, userId) => {
  * Deletes one scope: its beliefs (with their indexes), audit, outbox entries, operation keys and grants. Transcripts
  * stay, and so do the user's budget counters (they span the user's namespaces).
  */
-export const eraseScope: Method<'eraseScope'> = (state, scope) => {
-  const s = kit.normalizeScope(scope);
+export const eraseScope: Method<'eraseScope'> = (state, s) => {
   const key = scopeKey(s);
   const held = state.scopes.get(key);
   let beliefs = 0;
@@ -109,9 +107,8 @@ export const listScopes: Method<'listScopes'> = (state) => {
   );
 };
 
-export const auditLog: Method<'auditLog'> = (state, scope, options) => {
-  const s = state.scope(kit.normalizeScope(scope));
-  const { beliefId, limit } = kit.validateAuditOptions(options);
+export const auditLog: Method<'auditLog'> = (state, scope, { beliefId, limit }) => {
+  const s = state.scope(scope);
   const out: AuditEvent[] = [];
   for (const a of s?.audit ?? []) {
     if (out.length >= limit) break;

@@ -3,7 +3,14 @@
  * history, import and forget.
  */
 
-import type { Belief } from '@mem01/engine/store-kit';
+import {
+  type Belief,
+  DuplicateActiveBeliefError,
+  InvalidInputError,
+  NotFoundError,
+  StoreError,
+  VersionConflictError,
+} from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import { checkOperation, recordOperation } from './governance.js';
 import { eraseTurnText, finishEntry, heldEntries } from './outbox.js';
@@ -11,7 +18,6 @@ import {
   cloneBelief,
   keyOf,
   lowerBound,
-  MAX_TEXT_BYTES,
   type MemoryState,
   type Method,
   type Row,
@@ -19,29 +25,25 @@ import {
 } from './state.js';
 import { redactTranscripts } from './transcript.js';
 
-export const commit: Method<'commit'> = (state, request) => {
-  const valid = kit.validateCommit(request, MAX_TEXT_BYTES);
+export const commit: Method<'commit'> = (state, valid) => {
   const sk = scopeKey(valid.scope);
   // Updates apply first (as a database applies them before inserting), each against the running state.
   const next = new Map<string, Belief>();
   valid.updates.forEach((u, i) => {
     const row = state.rows.get(u.id);
-    if (!row || row.scope.key !== sk) throw new kit.NotFoundError(`belief ${u.id}`);
+    if (!row || row.scope.key !== sk) throw new NotFoundError(`belief ${u.id}`);
     const current = next.get(u.id) ?? row.belief;
     if (current.version !== u.expectedVersion) {
-      throw new kit.VersionConflictError(u.id, u.expectedVersion, current.version);
+      throw new VersionConflictError(u.id, u.expectedVersion, current.version);
     }
     if (current.status === 'forgotten') {
-      throw new kit.InvalidInputError(
-        `updates[${i}]`,
-        `belief ${u.id} is forgotten and can no longer change`,
-      );
+      throw new InvalidInputError(`updates[${i}]`, `belief ${u.id} is forgotten and can no longer change`);
     }
     next.set(u.id, { ...current, ...u.set, version: current.version + 1 });
   });
   for (const ins of valid.inserts) {
     if (state.rows.has(ins.belief.id)) {
-      throw new kit.StoreError(`commit refused: belief id ${ins.belief.id} already exists`);
+      throw new StoreError(`commit refused: belief id ${ins.belief.id} already exists`);
     }
   }
   state.checkDimensions(valid.inserts);
@@ -64,16 +66,15 @@ export const commit: Method<'commit'> = (state, request) => {
 };
 
 export const get: Method<'get'> = (state, scope, id) => {
-  const sk = scopeKey(kit.normalizeScope(scope));
-  kit.assertId(id, 'id');
+  const sk = scopeKey(scope);
   const row = state.rows.get(id);
   return row && row.scope.key === sk ? cloneBelief(row.belief) : null;
 };
 
 export const getEmbeddings: Method<'getEmbeddings'> = (state, scope, ids) => {
-  const sk = scopeKey(kit.normalizeScope(scope));
+  const sk = scopeKey(scope);
   const out = new Map<string, Float32Array>();
-  for (const id of kit.validateIds(ids)) {
+  for (const id of ids) {
     const row = state.rows.get(id);
     if (!row || row.scope.key !== sk) continue;
     const v = row.scope.vectors?.get(row) ?? null;
@@ -83,11 +84,10 @@ export const getEmbeddings: Method<'getEmbeddings'> = (state, scope, ids) => {
 };
 
 export const getActiveByKeys: Method<'getActiveByKeys'> = (state, scope, keys) => {
-  const s = state.scope(kit.normalizeScope(scope));
-  const valid = kit.validateKeys(keys);
+  const s = state.scope(scope);
   if (!s) return [];
   const ids = new Set<string>();
-  for (const k of valid) {
+  for (const k of keys) {
     const id = s.active.get(keyOf(k.subject, k.attribute));
     if (id !== undefined) ids.add(id);
   }
@@ -97,9 +97,12 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (state, scope, keys) =
     .map((id) => cloneBelief(state.rows.get(id)!.belief));
 };
 
-export const list: Method<'list'> = (state, scope, options = {}) => {
-  const s = state.scope(kit.normalizeScope(scope));
-  const { statuses, limit, before, excludeGrants, kinds, sessionId } = kit.validateListOptions(options);
+export const list: Method<'list'> = (
+  state,
+  scope,
+  { statuses, limit, before, excludeGrants, kinds, sessionId },
+) => {
+  const s = state.scope(scope);
   if (!s) return { items: [], nextCursor: null };
   const wanted = new Set(statuses);
   const excluded = new Set(excludeGrants);
@@ -117,9 +120,8 @@ export const list: Method<'list'> = (state, scope, options = {}) => {
   return kit.listPage(fetched.map(cloneBelief), limit);
 };
 
-export const history: Method<'history'> = (state, scope, options = {}) => {
-  const s = state.scope(kit.normalizeScope(scope));
-  const start = kit.validateHistoryOptions(options);
+export const history: Method<'history'> = (state, scope, start) => {
+  const s = state.scope(scope);
   if (!s) return [];
   let found: Belief[];
   if (start === null) {
@@ -149,8 +151,7 @@ export const history: Method<'history'> = (state, scope, options = {}) => {
   return found.sort(kit.historyOrder).map(cloneBelief);
 };
 
-export const importBeliefs: Method<'importBeliefs'> = (state, records) => {
-  const valid = kit.validateImport(records, MAX_TEXT_BYTES);
+export const importBeliefs: Method<'importBeliefs'> = (state, valid, given) => {
   const fresh = valid.filter((r) => !state.rows.has(r.belief.id));
   state.checkDimensions(fresh);
   const byScope = new Map<string, Belief[]>();
@@ -161,7 +162,7 @@ export const importBeliefs: Method<'importBeliefs'> = (state, records) => {
   for (const [sk, beliefs] of byScope) checkActiveUnique(state, sk, [], beliefs);
   for (const r of fresh)
     state.insertRow(state.scopeState(kit.normalizeScope(r.belief.scope)), r.belief, r.embedding);
-  return { inserted: fresh.length, skipped: records.length - fresh.length };
+  return { inserted: fresh.length, skipped: given - fresh.length };
 };
 
 /**
@@ -169,12 +170,10 @@ export const importBeliefs: Method<'importBeliefs'> = (state, records) => {
  * `planForget` names; the turns of the plan lose their text in the outbox and the transcript (with the belief's value
  * and statement in the user's other transcript items). Everything is checked before anything changes.
  */
-export const forget: Method<'forget'> = (state, scope, id, options) => {
-  const sk = scopeKey(kit.normalizeScope(scope));
-  kit.assertId(id, 'id');
-  const { at, expectedVersion, operation } = kit.validateForgetOptions(options);
+export const forget: Method<'forget'> = (state, scope, id, { at, expectedVersion, operation }) => {
+  const sk = scopeKey(scope);
   const row = state.rows.get(id);
-  if (!row || row.scope.key !== sk) throw new kit.NotFoundError(`belief ${id}`);
+  if (!row || row.scope.key !== sk) throw new NotFoundError(`belief ${id}`);
   const b = row.belief;
   checkOperation(state, row.scope.scope, operation);
   if (b.status === 'forgotten') {
@@ -182,7 +181,7 @@ export const forget: Method<'forget'> = (state, scope, id, options) => {
     return cloneBelief(b);
   }
   if (expectedVersion !== null && expectedVersion !== b.version) {
-    throw new kit.VersionConflictError(id, expectedVersion, b.version);
+    throw new VersionConflictError(id, expectedVersion, b.version);
   }
   // Every episode of the scope is a candidate: the scan is in memory, so no prefilter is worth its code.
   const episodes = new Map<string, Row>();
@@ -231,6 +230,6 @@ function checkActiveUnique(
     if (b.status !== 'active') continue;
     const set = holder(keyOf(b.subject, b.attribute));
     set.add(b.id);
-    if (set.size > 1) throw new kit.DuplicateActiveBeliefError(b.subject, b.attribute);
+    if (set.size > 1) throw new DuplicateActiveBeliefError(b.subject, b.attribute);
   }
 }

@@ -2,31 +2,25 @@
  * Governance of the in-memory store: operation keys (recorded by `commit` and `forget`, see `beliefs.ts`), capture
  * grants, budget counters, active counts and access counts. The contract checks are the store kit's.
  */
-import type { CaptureGrant, OperationRecord } from '@mem01/engine/store-kit';
+import { type CaptureGrant, DuplicateOperationError, StoreError } from '@mem01/engine';
+import type { OperationRecord } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
-import { type MemoryState, type Method, scopeKey } from './state.js';
+import { type CanonicalScope, type MemoryState, type Method, scopeKey } from './state.js';
 
-export const getOperation: Method<'getOperation'> = (state, scope, key) => {
-  const q = kit.validateOperationQuery(scope, key);
+const utf8 = new TextEncoder();
+
+export const getOperation: Method<'getOperation'> = (state, q) => {
   const record = state.operations.get(scopeKey(q.scope))?.get(q.key);
   return record ? { ...record, beliefIds: [...record.beliefIds] } : null;
 };
 
 /** `DuplicateOperationError` when the operation's key is recorded in the scope already. Writes nothing. */
-export function checkOperation(
-  state: MemoryState,
-  scope: kit.CanonicalScope,
-  op: OperationRecord | null,
-): void {
-  if (op && state.operations.get(scopeKey(scope))?.has(op.key)) throw new kit.DuplicateOperationError(op.key);
+export function checkOperation(state: MemoryState, scope: CanonicalScope, op: OperationRecord | null): void {
+  if (op && state.operations.get(scopeKey(scope))?.has(op.key)) throw new DuplicateOperationError(op.key);
 }
 
 /** Records a checked operation (after {@link checkOperation}). */
-export function recordOperation(
-  state: MemoryState,
-  scope: kit.CanonicalScope,
-  op: OperationRecord | null,
-): void {
+export function recordOperation(state: MemoryState, scope: CanonicalScope, op: OperationRecord | null): void {
   if (!op) return;
   const sk = scopeKey(scope);
   let ops = state.operations.get(sk);
@@ -39,34 +33,31 @@ export function recordOperation(
 
 const copyGrant = (g: CaptureGrant): CaptureGrant => ({ ...g, scope: { ...g.scope } });
 
-export const recordGrant: Method<'recordGrant'> = (state, grant) => {
-  const g = kit.validateGrant(grant);
-  if (state.grants.has(g.id)) throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
+export const recordGrant: Method<'recordGrant'> = (state, g) => {
+  if (state.grants.has(g.id)) throw new StoreError(`capture grant ${g.id} is recorded already`);
   const key = g.key;
   if (key !== undefined && grantsOfScope(state, g.scope).some((x) => x.key === key))
-    throw new kit.DuplicateOperationError(key);
+    throw new DuplicateOperationError(key);
   state.grants.set(g.id, g);
 };
 
-function grantsOfScope(state: MemoryState, scope: kit.CanonicalScope): CaptureGrant[] {
-  return [...state.grants.values()].filter((g) => kit.sameScope(g.scope, scope)).sort(kit.grantOrder);
+function grantsOfScope(state: MemoryState, scope: CanonicalScope): CaptureGrant[] {
+  return [...state.grants.values()]
+    .filter((g) => scopeKey(kit.normalizeScope(g.scope)) === scopeKey(scope))
+    .sort(kit.grantOrder);
 }
 
 export const listGrants: Method<'listGrants'> = (state, scope) => {
-  return grantsOfScope(state, kit.normalizeScope(scope)).map(copyGrant);
+  return grantsOfScope(state, scope).map(copyGrant);
 };
 
-export const activeGrant: Method<'activeGrant'> = (state, scope, now) => {
-  const s = kit.normalizeScope(scope);
-  const at = kit.canonicalTimestamp(now, 'now');
+export const activeGrant: Method<'activeGrant'> = (state, s, at) => {
   const valid = grantsOfScope(state, s).filter((g) => kit.grantValidAt(g, at));
   const latest = valid[valid.length - 1];
   return latest ? copyGrant(latest) : null;
 };
 
-export const revokeGrants: Method<'revokeGrants'> = (state, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { at, id } = kit.validateRevokeOptions(options);
+export const revokeGrants: Method<'revokeGrants'> = (state, s, { at, id }) => {
   let n = 0;
   for (const g of grantsOfScope(state, s)) {
     if (g.revokedAt !== null || (id !== null && g.id !== id)) continue;
@@ -76,8 +67,7 @@ export const revokeGrants: Method<'revokeGrants'> = (state, scope, options) => {
   return n;
 };
 
-export const chargeBudget: Method<'chargeBudget'> = (state, request) => {
-  const r = kit.validateBudgetRequest(request);
+export const chargeBudget: Method<'chargeBudget'> = (state, r) => {
   let current = state.budgets.get(r.userId);
   if (current && current.windowStart < r.windowStart) current = undefined;
   const used = current?.windowStart === r.windowStart ? current.used : new Map<string, number>();
@@ -91,16 +81,14 @@ export const chargeBudget: Method<'chargeBudget'> = (state, request) => {
   return result;
 };
 
-export const readBudget: Method<'readBudget'> = (state, request) => {
-  const r = kit.validateBudgetRead(request);
+export const readBudget: Method<'readBudget'> = (state, r) => {
   const current = state.budgets.get(r.userId);
   if (current?.windowStart !== r.windowStart) return {};
   // A zero charge (a check) keeps an entry here; the contract leaves counters at zero out.
   return Object.fromEntries([...current.used].filter(([, n]) => n > 0));
 };
 
-export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, userId, options) => {
-  const o = kit.validateCountOptions(userId, options);
+export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, o) => {
   const excluded = new Set(o.excludeKinds);
   let n = 0;
   for (const s of state.scopes.values()) {
@@ -108,14 +96,13 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = (state, userId, 
     for (const id of s.active.values()) {
       const { belief } = state.rows.get(id)!;
       if (excluded.has(belief.kind)) continue;
-      n += o.unit === 'bytes' ? kit.utf8Length(belief.statement) : 1;
+      n += o.unit === 'bytes' ? utf8.encode(belief.statement).byteLength : 1;
     }
   }
   return n;
 };
 
-export const recordAccess: Method<'recordAccess'> = (state, scope, hits, at) => {
-  const a = kit.validateAccess(scope, hits, at);
+export const recordAccess: Method<'recordAccess'> = (state, a) => {
   const sk = scopeKey(a.scope);
   for (const { id, count } of a.hits) {
     const row = state.rows.get(id);

@@ -1,4 +1,3 @@
-import { queryTerms } from '@mem01/engine/store-kit';
 import { describe, expect, it } from 'vitest';
 import { LexicalIndex, tokenize } from './lexical-index.js';
 
@@ -21,7 +20,8 @@ describe('LexicalIndex (BM25)', () => {
   const scores = (index: LexicalIndex<string>, query: string, limit = 10) => {
     const out = new Map<string, number>();
     index.score(
-      queryTerms(query),
+      // The content words a store receives (these queries have nothing else).
+      query.split(' '),
       limit,
       () => true,
       (doc, score) => out.set(doc, score),

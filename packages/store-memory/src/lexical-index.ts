@@ -1,28 +1,12 @@
 import * as kit from '@mem01/engine/store-kit';
-import { stemmer } from 'stemmer';
 
 /**
- * Index terms of a text: the store kit's words (the same splitting as every store's query terms: NFKC, lower case,
- * letters and digits, stop words removed, so no character of a query is syntax), Porter-stemmed, which is this
- * index's own part. Documents and queries go through this one function.
+ * Index terms of a text: the engine's content stems (the same splitting as every store's query terms: NFKC, lower
+ * case, letters and digits, stop words removed, so no character of a query is syntax, then Porter stems). Documents
+ * and queries go through this one function.
  */
 export function tokenize(text: string): string[] {
-  return kit.indexWords(text).map(stem);
-}
-
-/** Stems already computed (a vocabulary repeats; Porter's rules cost far more than a lookup), bounded. */
-const stems = new Map<string, string>();
-const STEM_MEMO_SIZE = 200_000;
-
-function stem(word: string): string {
-  if (word.length <= 2) return word;
-  let s = stems.get(word);
-  if (s === undefined) {
-    s = stemmer(word);
-    if (stems.size >= STEM_MEMO_SIZE) stems.clear();
-    stems.set(word, s);
-  }
-  return s;
+  return kit.contentStems(text);
 }
 
 const K1 = 1.2;
@@ -105,7 +89,8 @@ export class LexicalIndex<Doc> {
     const n = this.slotOf.size;
     if (n === 0 || limit <= 0) return;
     const avgdl = this.totalLength / n || 1;
-    const unique = [...new Set(words.map(stem))];
+    // Content words split again are themselves: this only stems them, as the documents were.
+    const unique = [...new Set(kit.contentStems(words.join(' ')))];
     const lists: { list: Map<number, number>; idf: number }[] = [];
     for (const term of unique) {
       const list = this.postings.get(term);

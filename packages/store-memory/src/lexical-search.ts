@@ -3,24 +3,19 @@
  * store kit's query terms.
  */
 
-import type { LexicalHit } from '@mem01/engine/store-kit';
-import * as kit from '@mem01/engine/store-kit';
+import type { Belief } from '@mem01/engine';
 import { cloneBelief, type Method } from './state.js';
 import { TopK } from './top-k.js';
 
-export const searchLexical: Method<'searchLexical'> = (state, scope, query, options) => {
-  const {
-    scope: canonical,
-    terms,
-    limit,
-    statuses,
-    excludeGrants,
-  } = kit.validateLexicalSearch(scope, query, options);
-  const s = state.scope(canonical);
+export const searchLexical: Method<'searchLexical'> = (
+  state,
+  { scope, terms, limit, statuses, excludeGrants },
+) => {
+  const s = state.scope(scope);
   if (!s || terms.length === 0) return [];
   const wanted = new Set(statuses);
   const excluded = new Set(excludeGrants);
-  const top = new TopK<LexicalHit['belief']>(limit);
+  const top = new TopK<Belief>(limit);
   s.lexical.score(
     terms,
     limit,

@@ -4,14 +4,15 @@
  * `transcript.ts` and `admin.ts`.
  */
 
-import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
+import { type FullStore, InvalidInputError } from '@mem01/engine';
+import type { StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import * as admin from './admin.js';
 import * as beliefs from './beliefs.js';
 import * as governance from './governance.js';
 import { searchLexical } from './lexical-search.js';
 import * as outbox from './outbox.js';
-import { MemoryState } from './state.js';
+import { MAX_TEXT_BYTES, MemoryState } from './state.js';
 import * as transcript from './transcript.js';
 import { searchVector } from './vector-search.js';
 
@@ -61,7 +62,10 @@ const ROLES = {
  * commit and forget; vector search is exact cosine over the scope's unit-length embeddings.
  */
 export class InMemoryStore
-  extends kit.storeClass<MemoryState>(ROLES, { guard: (state) => state.assertOpen() })
+  extends kit.storeClass<MemoryState>(ROLES, {
+    maxTextBytes: () => MAX_TEXT_BYTES,
+    guard: (state) => state.assertOpen(),
+  })
   implements FullStore
 {
   readonly name = 'memory';
@@ -71,7 +75,7 @@ export class InMemoryStore
   constructor(options: MemoryStoreOptions = {}) {
     const d = options.dimensions;
     if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 1)) {
-      throw new kit.InvalidInputError('dimensions', `must be a positive integer, got ${String(d)}`);
+      throw new InvalidInputError('dimensions', `must be a positive integer, got ${String(d)}`);
     }
     const state = new MemoryState(d ?? null);
     super(state);

@@ -3,12 +3,13 @@
  * dead entries. Not durable: it is lost with the process.
  */
 
-import type { OutboxBacklog, OutboxInput } from '@mem01/engine/store-kit';
+import { LeaseLostError, type OutboxInput } from '@mem01/engine';
+import type { StoreInfo } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
-import { cloneScope, type Entry, MAX_TEXT_BYTES, type MemoryState, type Method, push } from './state.js';
+import { cloneScope, type Entry, type MemoryState, type Method, push } from './state.js';
 
 export const enqueue: Method<'enqueue'> = (state, inputs) => {
-  return acceptEntries(state, kit.validateEnqueue(inputs, MAX_TEXT_BYTES));
+  return acceptEntries(state, inputs);
 };
 
 /** Adds checked turns; a turn whose idempotency key exists is a duplicate. */
@@ -51,8 +52,7 @@ export function acceptEntries(
   return { accepted, duplicates: inputs.length - accepted };
 }
 
-export const claim: Method<'claim'> = (state, options) => {
-  const o = kit.validateClaimOptions(options);
+export const claim: Method<'claim'> = (state, o) => {
   const now = o.now.ms;
   let chosen: Entry[] | null = null;
   if (o.userId !== null) {
@@ -89,16 +89,14 @@ export const claim: Method<'claim'> = (state, options) => {
   };
 };
 
-export const renew: Method<'renew'> = (state, held, options) => {
-  const r = kit.validateRenew(held, options);
+export const renew: Method<'renew'> = (state, r) => {
   const entries = claimed(state, r.claimId, r.entryIds);
-  if (!entries) throw new kit.LeaseLostError();
+  if (!entries) throw new LeaseLostError();
   for (const e of entries) e.leaseUntil = r.leaseUntil.ms;
   return { leaseUntil: r.leaseUntil.iso };
 };
 
-export const fail: Method<'fail'> = (state, held, error, options) => {
-  const f = kit.validateFail(held, error, options);
+export const fail: Method<'fail'> = (state, f) => {
   const entries = claimed(state, f.claimId, f.entryIds);
   if (!entries) return;
   for (const e of entries) {
@@ -109,13 +107,11 @@ export const fail: Method<'fail'> = (state, held, error, options) => {
   }
 };
 
-export const release: Method<'release'> = (state, held, options) => {
-  const r = kit.validateRelease(held, options);
+export const release: Method<'release'> = (state, r) => {
   for (const e of claimed(state, r.claimId, r.entryIds) ?? []) requeue(e, r.retryAt.ms);
 };
 
-export const drop: Method<'drop'> = (state, held, options) => {
-  const d = kit.validateDrop(held, options);
+export const drop: Method<'drop'> = (state, d) => {
   const entries = claimed(state, d.claimId, d.entryIds);
   if (!entries) return;
   for (const e of entries) {
@@ -125,12 +121,11 @@ export const drop: Method<'drop'> = (state, held, options) => {
   }
 };
 
-export const backlog: Method<'backlog'> = (state, options) => {
-  const o = kit.validateBacklogOptions(options);
+export const backlog: Method<'backlog'> = (state, o) => {
   return countBacklog(state, o.now.ms, o.userId);
 };
 
-export function countBacklog(state: MemoryState, now: number, userId: string | null): OutboxBacklog {
+export function countBacklog(state: MemoryState, now: number, userId: string | null): StoreInfo['outbox'] {
   let queued = 0;
   let claimedCount = 0;
   let dead = 0;
@@ -155,11 +150,11 @@ export function countBacklog(state: MemoryState, now: number, userId: string | n
 }
 
 /** The entries a commit completes; `LeaseLostError` unless `claimId` still holds every one. */
-export function heldEntries(state: MemoryState, complete: kit.ValidCommit['complete']): Entry[] {
+export function heldEntries(state: MemoryState, complete: kit.Checked<'commit'>[0]['complete']): Entry[] {
   if (complete === null) return [];
   return complete.entryIds.map((id) => {
     const e = state.entries.get(id);
-    if (e?.status !== 'claimed' || e.claimId !== complete.claimId) throw new kit.LeaseLostError();
+    if (e?.status !== 'claimed' || e.claimId !== complete.claimId) throw new LeaseLostError();
     return e;
   });
 }

@@ -4,24 +4,29 @@
  * works on one {@link MemoryState}.
  */
 
-import type {
-  AuditEvent,
-  Belief,
-  BeliefStatus,
-  CanonicalScope,
-  CaptureGrant,
-  OperationRecord,
-  OutboxEntry,
-} from '@mem01/engine/store-kit';
+import {
+  type AuditEvent,
+  type Belief,
+  type BeliefStatus,
+  type CaptureGrant,
+  ClosedError,
+  DimensionMismatchError,
+  type Scope,
+  type TurnRole,
+} from '@mem01/engine';
+import type { OperationRecord, OutboxEntry } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { LexicalIndex } from './lexical-index.js';
 import { VectorIndex } from './vector-index.js';
+
+/** A scope with its namespace resolved ('' when absent), as the store kit hands it over. */
+export type CanonicalScope = Readonly<Required<Scope>>;
 
 /** Upper bound on any stored text field (a store limit, not policy: the engine enforces its own smaller limit). */
 export const MAX_TEXT_BYTES = 1024 * 1024;
 
 /** A port method of this store: a function of its state (see the store kit's `StoreMethod`). */
-export type Method<K extends kit.PortMethod> = kit.SyncStoreMethod<MemoryState, K>;
+export type Method<K extends kit.RoleMethod> = kit.StoreMethod<MemoryState, K, true>;
 
 /** One stored belief. `belief` is a private copy that is replaced, never mutated, on change. */
 export interface Row {
@@ -47,7 +52,7 @@ export interface Entry {
   readonly scope: CanonicalScope;
   readonly sessionId: string;
   readonly position: number;
-  readonly role: kit.TurnRole;
+  readonly role: TurnRole;
   text: string;
   readonly at: string;
   readonly ref: string | undefined;
@@ -78,7 +83,7 @@ export function scopeKey(scope: CanonicalScope): string {
 
 export const keyOf = (subject: string, attribute: string): string => `${subject}\u0000${attribute}`;
 
-export function cloneScope(scope: kit.Scope): CanonicalScope {
+export function cloneScope(scope: Scope): CanonicalScope {
   return { userId: scope.userId, namespace: scope.namespace ?? '' };
 }
 
@@ -135,7 +140,7 @@ export class MemoryState {
 
   /** Throws `ClosedError` once the store is closed. */
   assertOpen(): void {
-    if (this.closed) throw new kit.ClosedError('memory store');
+    if (this.closed) throw new ClosedError('memory store');
   }
 
   /** The scope's state, or undefined when nothing was ever stored in it. */
@@ -169,7 +174,7 @@ export class MemoryState {
     for (const r of records) {
       if (r.embedding === null) continue;
       if (dims === null) dims = r.embedding.length;
-      else if (r.embedding.length !== dims) throw new kit.DimensionMismatchError(dims, r.embedding.length);
+      else if (r.embedding.length !== dims) throw new DimensionMismatchError(dims, r.embedding.length);
     }
   }
 

@@ -5,12 +5,11 @@
 
 import * as kit from '@mem01/engine/store-kit';
 import { acceptEntries } from './outbox.js';
-import { MAX_TEXT_BYTES, type MemoryState, type Method, push, type Session } from './state.js';
+import { type MemoryState, type Method, push, type Session } from './state.js';
 
-export const appendItems: Method<'appendItems'> = (state, ...[owner, sessionId, items, options]) => {
-  const append = kit.validateAppend(owner, sessionId, items, options, MAX_TEXT_BYTES);
+export const appendItems: Method<'appendItems'> = (state, append) => {
   const session = state.sessions.get(append.sessionId);
-  if (session && !kit.mayUseSession(append.owner, session.owner)) throw kit.foreignSessionError();
+  if (session) kit.assertSessionOwner(append.owner, session.owner);
   if (append.operationId !== null) {
     const done = session?.operations.get(append.operationId);
     if (done) {
@@ -39,20 +38,19 @@ export const appendItems: Method<'appendItems'> = (state, ...[owner, sessionId, 
   return { positions: [...positions], duplicate: false };
 };
 
-export const getItems: Method<'getItems'> = (state, owner, sessionId, limit) => {
-  const call = kit.validateSessionCall(owner, sessionId, limit);
+export const getItems: Method<'getItems'> = (state, call) => {
   const items = ownedSession(state, call)?.items ?? [];
   const from = call.limit === null ? 0 : Math.max(0, items.length - call.limit);
   return call.limit === 0 ? [] : items.slice(from).map(kit.decodeItem);
 };
 
-export const popItem: Method<'popItem'> = (state, owner, sessionId) => {
-  const last = changeableSession(state, kit.validateSessionCall(owner, sessionId))?.items.pop();
+export const popItem: Method<'popItem'> = (state, call) => {
+  const last = changeableSession(state, call)?.items.pop();
   return last === undefined ? undefined : kit.decodeItem(last);
 };
 
-export const clearSession: Method<'clearSession'> = (state, owner, sessionId) => {
-  const session = changeableSession(state, kit.validateSessionCall(owner, sessionId));
+export const clearSession: Method<'clearSession'> = (state, call) => {
+  const session = changeableSession(state, call);
   if (!session) return;
   session.items = [];
   session.operations.clear();
@@ -94,6 +92,6 @@ function changeableSession(
   call: { readonly owner: Parameters<typeof kit.mayUseSession>[0]; readonly sessionId: string },
 ): Session | undefined {
   const session = state.sessions.get(call.sessionId);
-  if (session && !kit.mayUseSession(call.owner, session.owner)) throw kit.foreignSessionError();
+  if (session) kit.assertSessionOwner(call.owner, session.owner);
   return session;
 }

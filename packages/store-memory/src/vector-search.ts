@@ -1,26 +1,22 @@
 /** Vector search of the in-memory store: exact cosine over each scope's unit-length embeddings (`vector-index.ts`). */
 
-import type { VectorHit } from '@mem01/engine/store-kit';
+import { type Belief, DimensionMismatchError } from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import { cloneBelief, type Method } from './state.js';
 import { TopK } from './top-k.js';
 
-export const searchVector: Method<'searchVector'> = (state, scope, vector, options) => {
-  const {
-    scope: canonical,
-    vector: query,
-    limit,
-    statuses,
-    excludeGrants,
-  } = kit.validateVectorSearch(scope, vector, options);
+export const searchVector: Method<'searchVector'> = (
+  state,
+  { scope: canonical, vector: query, limit, statuses, excludeGrants },
+) => {
   if (state.dimensions !== null && query.length !== state.dimensions) {
-    throw new kit.DimensionMismatchError(state.dimensions, query.length, 'query vector');
+    throw new DimensionMismatchError(state.dimensions, query.length, 'query vector');
   }
   const s = state.scope(canonical);
   if (!s?.vectors) return [];
   const wanted = new Set(statuses);
   const excluded = new Set(excludeGrants);
-  const top = new TopK<VectorHit['belief']>(limit);
+  const top = new TopK<Belief>(limit);
   s.vectors.scan(
     kit.normalizeVector(query),
     (row) =>

@@ -1,6 +1,7 @@
 /** Admin of the PostgreSQL store: erasing a user, the scopes with their counts, the audit log, ANALYZE. */
 
-import type { ClearAllReceipt, EraseReceipt, Row } from '@mem01/engine/store-kit';
+import type { ClearAllReceipt, EraseReceipt } from '@mem01/engine';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { type RawBuilder, sql } from 'kysely';
 import type { Method, PgConnection } from './connection.js';
@@ -8,7 +9,6 @@ import { eraseSessions } from './transcript.js';
 
 /** Deletes everything of a user, in every namespace, in one transaction. */
 export const eraseUser: Method<'eraseUser'> = async (c, userId) => {
-  kit.assertId(userId, 'userId');
   return c.run(
     'eraseUser',
     () =>
@@ -32,8 +32,7 @@ export const eraseUser: Method<'eraseUser'> = async (c, userId) => {
  * entries, operation keys and grants. Transcripts stay, and so do the user's budget counters (they span the user's
  * namespaces).
  */
-export const eraseScope: Method<'eraseScope'> = async (c, scope) => {
-  const s = kit.normalizeScope(scope);
+export const eraseScope: Method<'eraseScope'> = async (c, s) => {
   const receipt = await c.run(
     'eraseScope',
     () =>
@@ -117,18 +116,16 @@ export const listScopes: Method<'listScopes'> = async (c) => {
   );
 };
 
-export const auditLog: Method<'auditLog'> = async (c, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { beliefId, limit } = kit.validateAuditOptions(options);
+export const auditLog: Method<'auditLog'> = async (c, s, { beliefId, limit }) => {
   return c.run(
     'auditLog',
     async () => {
       const r = await sql<Row>`
-        select ${sql.raw(kit.AUDIT_COLUMNS.join(', '))} from ${c.t('audit')}
+        select ${sql.raw(kit.auditRow.columns.join(', '))} from ${c.t('audit')}
         where user_id = ${s.userId} and namespace = ${s.namespace}
           ${beliefId === null ? sql`` : sql`and belief_id = ${beliefId}`}
         order by seq limit ${limit}`.execute(c.db);
-      return r.rows.map(kit.auditFromRow);
+      return r.rows.map(kit.auditRow.read);
     },
     { idempotent: true },
   );

@@ -4,23 +4,32 @@
  * belief per key is the partial unique index `beliefs_one_active_per_key`.
  */
 
-import type { AuditEvent, Belief, Row, ValidInsert } from '@mem01/engine/store-kit';
+import {
+  type AuditEvent,
+  type Belief,
+  DimensionMismatchError,
+  DuplicateActiveBeliefError,
+  LeaseLostError,
+  NotFoundError,
+  StoreError,
+  VersionConflictError,
+} from '@mem01/engine';
+import type { Checked, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import pgvector from 'pgvector';
 import type { Method, PgConnection } from './connection.js';
 import { constraintOf, detailOf, sqlState } from './errors.js';
 import { recordOperation } from './governance.js';
-import { INSERT_CHUNK, MAX_TEXT_BYTES } from './options.js';
+import { INSERT_CHUNK } from './options.js';
 import { pgText } from './text.js';
 
 /** The belief columns, for `select`. */
-export const COLUMNS = sql.raw(kit.BELIEF_COLUMNS.join(', '));
+export const COLUMNS = sql.raw(kit.beliefRow.columns.join(', '));
 /** The belief columns of the alias `b`. */
-export const COLUMNS_B = sql.raw(kit.BELIEF_COLUMNS.map((col) => `b.${col}`).join(', '));
+export const COLUMNS_B = sql.raw(kit.beliefRow.columns.map((col) => `b.${col}`).join(', '));
 
-export const commit: Method<'commit'> = async (c, request) => {
-  const valid = kit.validateCommit(request, MAX_TEXT_BYTES);
+export const commit: Method<'commit'> = async (c, valid) => {
   const { scope, inserts, updates, complete } = valid;
   const rows = insertRows(c, inserts, 'inserts');
   const patches = updates.map((u) => patchSql(u.set));
@@ -35,7 +44,7 @@ export const commit: Method<'commit'> = async (c, request) => {
             where id = any(${complete.entryIds}::text[]) and claim_id = ${complete.claimId} and status = 'claimed'
               and user_id = ${scope.userId}
             for update`.execute(trx);
-          if (held.rows.length !== complete.entryIds.length) throw new kit.LeaseLostError();
+          if (held.rows.length !== complete.entryIds.length) throw new LeaseLostError();
         }
         // Retire before activating: the one-active-per-key index is checked per statement, so an update that
         // activates a belief runs after the updates that move another one out of `active`.
@@ -60,8 +69,8 @@ export const commit: Method<'commit'> = async (c, request) => {
               trx,
             );
             const row = found.rows[0];
-            if (!row) throw new kit.NotFoundError(`belief ${u.id}`);
-            throw new kit.VersionConflictError(u.id, u.expectedVersion, Number(row.version));
+            if (!row) throw new NotFoundError(`belief ${u.id}`);
+            throw new VersionConflictError(u.id, u.expectedVersion, Number(row.version));
           }
         }
         await insertBeliefs(c, trx, inserts, rows);
@@ -94,30 +103,26 @@ export async function insertAudit(
   audit: readonly AuditEvent[],
 ): Promise<void> {
   if (audit.length === 0) return;
-  const rows = audit.map((a) => sql`(${sql.join(kit.auditRowValues(a))})`);
-  await sql`insert into ${c.t('audit')} (${sql.raw(kit.AUDIT_COLUMNS.join(', '))}) values ${sql.join(rows)}`.execute(
+  const rows = audit.map((a) => sql`(${sql.join(kit.auditRow.values(a))})`);
+  await sql`insert into ${c.t('audit')} (${sql.raw(kit.auditRow.columns.join(', '))}) values ${sql.join(rows)}`.execute(
     trx,
   );
 }
 
-export const get: Method<'get'> = async (c, scope, id) => {
-  const s = kit.normalizeScope(scope);
-  kit.assertId(id, 'id');
+export const get: Method<'get'> = async (c, s, id) => {
   return c.run(
     'get',
     async () => {
       const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}
         where id = ${id} and user_id = ${s.userId} and namespace = ${s.namespace}`.execute(c.db);
       const row = r.rows[0];
-      return row ? kit.beliefFromRow(row) : null;
+      return row ? kit.beliefRow.read(row) : null;
     },
     { idempotent: true },
   );
 };
 
-export const getActiveByKeys: Method<'getActiveByKeys'> = async (c, scope, keys) => {
-  const s = kit.normalizeScope(scope);
-  const valid = kit.validateKeys(keys);
+export const getActiveByKeys: Method<'getActiveByKeys'> = async (c, s, valid) => {
   if (valid.length === 0) return [];
   const subjects = valid.map((k) => pgText(k.subject));
   const attributes = valid.map((k) => pgText(k.attribute));
@@ -128,7 +133,7 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = async (c, scope, keys)
         where user_id = ${s.userId} and namespace = ${s.namespace} and status = 'active'
           and (subject, attribute) in (select * from unnest(${subjects}::text[], ${attributes}::text[]))
         order by id desc`.execute(c.db);
-      return r.rows.map(kit.beliefFromRow);
+      return r.rows.map(kit.beliefRow.read);
     },
     { idempotent: true },
   );
@@ -141,9 +146,11 @@ export function grantFilter(excludeGrants: readonly string[], alias?: string) {
   return sql`and (${col} is null or ${col} <> all(${excludeGrants}::text[]))`;
 }
 
-export const list: Method<'list'> = async (c, scope, options = {}) => {
-  const s = kit.normalizeScope(scope);
-  const { statuses, limit, before, excludeGrants, kinds, sessionId } = kit.validateListOptions(options);
+export const list: Method<'list'> = async (
+  c,
+  s,
+  { statuses, limit, before, excludeGrants, kinds, sessionId },
+) => {
   return c.run(
     'list',
     async () => {
@@ -157,22 +164,20 @@ export const list: Method<'list'> = async (c, scope, options = {}) => {
               : sql`and exists (select 1 from jsonb_array_elements(evidence::jsonb) e where e->>'sessionId' = ${sessionId})`
           }
         order by id desc limit ${limit + 1}`.execute(c.db);
-      return kit.listPage(r.rows.map(kit.beliefFromRow), limit);
+      return kit.listPage(r.rows.map(kit.beliefRow.read), limit);
     },
     { idempotent: true },
   );
 };
 
-export const history: Method<'history'> = async (c, scope, options = {}) => {
-  const s = kit.normalizeScope(scope);
-  const id = kit.validateHistoryOptions(options);
+export const history: Method<'history'> = async (c, s, id) => {
   return c.run(
     'history',
     async () => {
       if (id === null) {
         const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}
           where user_id = ${s.userId} and namespace = ${s.namespace} order by stored_at, id`.execute(c.db);
-        return r.rows.map(kit.beliefFromRow);
+        return r.rows.map(kit.beliefRow.read);
       }
       const found = new Map<string, Belief>();
       const queried = new Set<string>();
@@ -186,7 +191,7 @@ export const history: Method<'history'> = async (c, scope, options = {}) => {
         );
         const next = new Set<string>();
         for (const row of r.rows) {
-          const b = kit.beliefFromRow(row);
+          const b = kit.beliefRow.read(row);
           found.set(b.id, b);
           for (const link of [b.id, b.supersedes, b.supersededBy])
             if (link && !queried.has(link)) next.add(link);
@@ -200,9 +205,7 @@ export const history: Method<'history'> = async (c, scope, options = {}) => {
   );
 };
 
-export const getEmbeddings: Method<'getEmbeddings'> = async (c, scope, ids) => {
-  const s = kit.normalizeScope(scope);
-  const valid = kit.validateIds(ids);
+export const getEmbeddings: Method<'getEmbeddings'> = async (c, s, valid) => {
   const state = c.state();
   if (valid.length === 0) return new Map();
   return c.run(
@@ -224,10 +227,9 @@ export const getEmbeddings: Method<'getEmbeddings'> = async (c, scope, ids) => {
   );
 };
 
-export const importBeliefs: Method<'importBeliefs'> = async (c, records) => {
-  const valid = kit.validateImport(records, MAX_TEXT_BYTES);
+export const importBeliefs: Method<'importBeliefs'> = async (c, valid, given) => {
   const rows = insertRows(c, valid, 'records');
-  if (valid.length === 0) return { inserted: 0, skipped: records.length };
+  if (valid.length === 0) return { inserted: 0, skipped: given };
   return c.run(
     'importBeliefs',
     () =>
@@ -246,7 +248,7 @@ export const importBeliefs: Method<'importBeliefs'> = async (c, records) => {
           fresh.map((f) => f.r),
           fresh.map((f) => f.row),
         );
-        return { inserted: fresh.length, skipped: records.length - fresh.length };
+        return { inserted: fresh.length, skipped: given - fresh.length };
       }),
     // Re-running converges: ids already present are skipped.
     { idempotent: true },
@@ -254,9 +256,12 @@ export const importBeliefs: Method<'importBeliefs'> = async (c, records) => {
 };
 
 /** The `values` row of each checked belief (text without NUL, see `text.ts`), with its embedding. */
+/** A checked belief record to insert, with its embedding. */
+type ValidInsert = Checked<'importBeliefs'>[0][number];
+
 function insertRows(c: PgConnection, inserts: readonly ValidInsert[], field: string): RawBuilder<unknown>[] {
   return inserts.map(({ belief, embedding }, i) => {
-    const values = kit.beliefRowValues(belief).map((v) => (typeof v === 'string' ? pgText(v) : v));
+    const values = kit.beliefRow.values(belief).map((v) => (typeof v === 'string' ? pgText(v) : v));
     return sql`(${sql.join(values)}, ${embeddingSql(c, embedding, `${field}[${i}].embedding`)})`;
   });
 }
@@ -282,7 +287,7 @@ function embeddingSql(c: PgConnection, vector: Float32Array | null, where: strin
   const state = c.state();
   if (vector === null) return sql`null`;
   if (vector.length !== state.dimensions)
-    throw new kit.DimensionMismatchError(state.dimensions, vector.length, where);
+    throw new DimensionMismatchError(state.dimensions, vector.length, where);
   if (state.mode === 'pgvector') {
     return sql`${pgvector.toSql(Array.from(vector))}::${sql.id(state.extensionSchema ?? 'public')}.vector`;
   }
@@ -300,16 +305,16 @@ function uniqueError(err: unknown, inserts: readonly ValidInsert[] = []): unknow
     for (const { belief: b } of inserts) {
       const s = kit.normalizeScope(b.scope);
       if (match === `${s.userId}, ${s.namespace}, ${pgText(b.subject)}, ${pgText(b.attribute)}`) {
-        return new kit.DuplicateActiveBeliefError(b.subject, b.attribute, { cause: err });
+        return new DuplicateActiveBeliefError(b.subject, b.attribute, { cause: err });
       }
     }
     const parts = match.split(', ');
     const attribute = parts.at(-1) ?? 'unknown';
     const subject = parts.at(-2) ?? 'unknown';
-    return new kit.DuplicateActiveBeliefError(subject, attribute, { cause: err });
+    return new DuplicateActiveBeliefError(subject, attribute, { cause: err });
   }
   if (constraint === 'beliefs_pkey')
-    return new kit.StoreError('postgres: a belief with this id already exists', { cause: err });
+    return new StoreError('postgres: a belief with this id already exists', { cause: err });
   return err;
 }
 

@@ -3,6 +3,7 @@
  * or the caller's), the loaded schema state, retries of rolled-back or disconnected calls with typed errors, the
  * per-user order of enqueues, and the search statistics caches.
  */
+import { ClosedError, ConfigError, StoreError } from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import { Kysely, PostgresDialect, type RawBuilder, sql, type Transaction } from 'kysely';
 import pg from 'pg';
@@ -14,7 +15,7 @@ import type { SearchStats } from './search-stats.js';
 export const STORE_NAME = 'postgres';
 
 /** A port method of this store: a function of its connection (see the store kit's `StoreMethod`). */
-export type Method<K extends kit.PortMethod> = kit.StoreMethod<PgConnection, K>;
+export type Method<K extends kit.RoleMethod> = kit.StoreMethod<PgConnection, K>;
 
 /** A Kysely instance or one of its transactions: what the role modules run SQL on. */
 export type Db = Kysely<unknown> | Transaction<unknown>;
@@ -60,7 +61,7 @@ export class PgConnection {
     } else {
       const connectionString = options.connectionString ?? process.env.DATABASE_URL;
       if (!connectionString) {
-        throw new kit.ConfigError(
+        throw new ConfigError(
           'postgres: no connection string (pass connectionString, pool or db, or set DATABASE_URL)',
         );
       }
@@ -90,8 +91,8 @@ export class PgConnection {
 
   /** The loaded schema, once the store is known to be open and migrated (or loaded). */
   state(): LoadedSchema {
-    if (this.closed) throw new kit.ClosedError('postgres store');
-    if (!this.loaded) throw new kit.StoreError('postgres store is not migrated or loaded yet');
+    if (this.closed) throw new ClosedError('postgres store');
+    if (!this.loaded) throw new StoreError('postgres store is not migrated or loaded yet');
     return this.loaded;
   }
 

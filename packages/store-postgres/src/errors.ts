@@ -1,4 +1,4 @@
-import * as kit from '@mem01/engine/store-kit';
+import { Mem01Error, StoreError } from '@mem01/engine';
 
 /** SQLSTATE codes after which the statement did not run to completion and the session may be gone. */
 const CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
@@ -38,7 +38,7 @@ function messageOf(err: unknown): string {
 
 /** The connection broke (backend terminated, socket reset, server shut down). */
 export function isConnectionLoss(err: unknown): boolean {
-  if (err instanceof kit.Mem01Error) return false;
+  if (err instanceof Mem01Error) return false;
   const code = sqlState(err);
   if (code !== undefined && CONNECTION_CODES.has(code)) return true;
   // "has been discarded": kysely's refusal to use a connection whose rollback failed, which a lost connection causes.
@@ -58,8 +58,8 @@ export function isRetryableConflict(err: unknown): boolean {
  * "the database system is starting up" 57P03, too many connections 53300). Looks through a mem01 error's cause.
  */
 export function isTransientOpenFailure(err: unknown): boolean {
-  const inner = err instanceof kit.Mem01Error && err.cause !== undefined ? err.cause : err;
-  if (inner instanceof kit.Mem01Error) return false;
+  const inner = err instanceof Mem01Error && err.cause !== undefined ? err.cause : err;
+  if (inner instanceof Mem01Error) return false;
   const code = sqlState(inner);
   return code === '53300' || isConnectionLoss(inner) || isPoolTimeout(inner);
 }
@@ -74,31 +74,28 @@ export function toStoreError(
   operation: string,
   limits: { statementTimeoutMs: number | null; connectionTimeoutMs: number | null },
 ): Error {
-  if (err instanceof kit.Mem01Error) return err;
+  if (err instanceof Mem01Error) return err;
   const code = sqlState(err);
   if (code === '57014') {
     const ms = limits.statementTimeoutMs === null ? '' : ` of ${limits.statementTimeoutMs} ms`;
-    return new kit.StoreError(`postgres: ${operation} was cancelled by the statement timeout${ms}`, {
+    return new StoreError(`postgres: ${operation} was cancelled by the statement timeout${ms}`, {
       cause: err,
     });
   }
   if (isPoolTimeout(err)) {
     const ms = limits.connectionTimeoutMs === null ? '' : ` within ${limits.connectionTimeoutMs} ms`;
-    return new kit.StoreError(
+    return new StoreError(
       `postgres: ${operation}: no connection available from the pool${ms} (pool exhausted or server unreachable)`,
       { cause: err },
     );
   }
   if (isConnectionLoss(err)) {
-    return new kit.StoreError(
-      `postgres: ${operation}: the database connection was lost (${messageOf(err)})`,
-      {
-        cause: err,
-      },
-    );
+    return new StoreError(`postgres: ${operation}: the database connection was lost (${messageOf(err)})`, {
+      cause: err,
+    });
   }
   const suffix = code === undefined ? '' : ` [${code}]`;
-  return new kit.StoreError(`postgres: ${operation} failed${suffix}: ${messageOf(err)}`, { cause: err });
+  return new StoreError(`postgres: ${operation} failed${suffix}: ${messageOf(err)}`, { cause: err });
 }
 
 /**
@@ -111,12 +108,12 @@ export function migrationError(
   first: { readonly error: unknown } | null,
   limits: { statementTimeoutMs: number | null; connectionTimeoutMs: number | null },
 ): Error {
-  if (err instanceof kit.Mem01Error || first === null || first.error === err) {
+  if (err instanceof Mem01Error || first === null || first.error === err) {
     return toStoreError(err, 'migrate', limits);
   }
   const original = toStoreError(first.error, 'migrate', limits);
-  if (!(original instanceof kit.StoreError) || original.cause !== first.error) return original;
-  return new kit.StoreError(`${original.message}; cleaning up after it failed too (${messageOf(err)})`, {
+  if (!(original instanceof StoreError) || original.cause !== first.error) return original;
+  return new StoreError(`${original.message}; cleaning up after it failed too (${messageOf(err)})`, {
     cause: first.error,
   });
 }

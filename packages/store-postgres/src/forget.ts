@@ -4,6 +4,7 @@
  * the outbox, and in the transcript (`transcript.ts`).
  */
 
+import { type Belief, NotFoundError, StoreError, VersionConflictError } from '@mem01/engine';
 import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { sql, type Transaction } from 'kysely';
@@ -12,23 +13,20 @@ import type { Method, PgConnection } from './connection.js';
 import { recordOperation } from './governance.js';
 import { redactTranscripts } from './transcript.js';
 
-export const forget: Method<'forget'> = async (c, scope, id, options) => {
-  const s = kit.normalizeScope(scope);
-  kit.assertId(id, 'id');
-  const { at, expectedVersion: expected, operation } = kit.validateForgetOptions(options);
+export const forget: Method<'forget'> = async (c, s, id, { at, expectedVersion: expected, operation }) => {
   return c.run('forget', () =>
     c.tx(async (trx) => {
       const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}
         where id = ${id} and user_id = ${s.userId} and namespace = ${s.namespace} for update`.execute(trx);
       const row = r.rows[0];
-      if (!row) throw new kit.NotFoundError(`belief ${id}`);
-      const current = kit.beliefFromRow(row);
+      if (!row) throw new NotFoundError(`belief ${id}`);
+      const current = kit.beliefRow.read(row);
       if (current.status === 'forgotten') {
         await recordOperation(c, trx, s, operation);
         return current;
       }
       if (expected !== null && expected !== current.version) {
-        throw new kit.VersionConflictError(id, expected, current.version);
+        throw new VersionConflictError(id, expected, current.version);
       }
       await recordOperation(c, trx, s, operation);
       const plan = await kit.planForgetAsync(current, (candidates) => episodeRows(c, trx, s, id, candidates));
@@ -56,8 +54,8 @@ export const forget: Method<'forget'> = async (c, scope, id, options) => {
         forgotten.map((beliefId) => ({ at, scope: s, beliefId, action: 'forget' as const, actor: 'user' })),
       );
       const out = updated.rows.find((u) => u.id === id);
-      if (!out) throw new kit.StoreError('postgres: forget updated no row');
-      return kit.beliefFromRow(out);
+      if (!out) throw new StoreError('postgres: forget updated no row');
+      return kit.beliefRow.read(out);
     }),
   );
 };
@@ -72,7 +70,7 @@ async function episodeRows(
   s: { readonly userId: string; readonly namespace: string },
   id: string,
   candidates: kit.ForgetCandidates,
-): Promise<kit.Belief[]> {
+): Promise<Belief[]> {
   const where = candidates.sessions.map((session) => sql`strpos(evidence, ${session}) > 0`);
   if (candidates.loweredNeedles === null) where.push(sql`true`);
   else {
@@ -85,5 +83,5 @@ async function episodeRows(
     where user_id = ${s.userId} and namespace = ${s.namespace} and kind = 'episode' and status <> 'forgotten'
       and id <> ${id} and (${sql.join(where, sql` or `)})
     order by id for update`.execute(trx);
-  return r.rows.map(kit.beliefFromRow);
+  return r.rows.map(kit.beliefRow.read);
 }

@@ -3,6 +3,7 @@
  * grants, budget counters (one transaction per charge under a per-user advisory lock, so every process sharing the
  * database counts one budget), active counts and access counts. The contract checks are the store kit's.
  */
+import { DuplicateOperationError, StoreError } from '@mem01/engine';
 import type { OperationRecord, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { sql, type Transaction } from 'kysely';
@@ -10,8 +11,7 @@ import type { Method, PgConnection } from './connection.js';
 
 type CanonicalScope = { readonly userId: string; readonly namespace: string };
 
-export const getOperation: Method<'getOperation'> = async (c, scope, key) => {
-  const q = kit.validateOperationQuery(scope, key);
+export const getOperation: Method<'getOperation'> = async (c, q) => {
   return c.run(
     'getOperation',
     async () => {
@@ -40,11 +40,10 @@ export async function recordOperation(
     values (${scope.userId}, ${scope.namespace}, ${op.key}, ${op.fingerprint}, ${op.action},
       ${JSON.stringify(op.beliefIds)}, ${op.outcome}, ${op.at})
     on conflict do nothing returning key`.execute(trx);
-  if (r.rows.length === 0) throw new kit.DuplicateOperationError(op.key);
+  if (r.rows.length === 0) throw new DuplicateOperationError(op.key);
 }
 
-export const recordGrant: Method<'recordGrant'> = async (c, grant) => {
-  const g = kit.validateGrant(grant);
+export const recordGrant: Method<'recordGrant'> = async (c, g) => {
   await c.run(
     'recordGrant',
     async () => {
@@ -59,8 +58,8 @@ export const recordGrant: Method<'recordGrant'> = async (c, grant) => {
       // Refused by the id or by the scope's unique key (a racing grant with the same key won).
       const same = await sql`select 1 from ${c.t('capture_grants')} where id = ${g.id}`.execute(c.db);
       if (same.rows.length > 0 || g.key === undefined)
-        throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
-      throw new kit.DuplicateOperationError(g.key);
+        throw new StoreError(`capture grant ${g.id} is recorded already`);
+      throw new DuplicateOperationError(g.key);
     },
     { idempotent: false },
   );
@@ -70,8 +69,7 @@ const GRANT_COLUMNS = sql.raw(
   'id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at, key, policy_id, principal_id, decision_id',
 );
 
-export const listGrants: Method<'listGrants'> = async (c, scope) => {
-  const s = kit.normalizeScope(scope);
+export const listGrants: Method<'listGrants'> = async (c, s) => {
   return c.run(
     'listGrants',
     async () => {
@@ -83,9 +81,7 @@ export const listGrants: Method<'listGrants'> = async (c, scope) => {
   );
 };
 
-export const activeGrant: Method<'activeGrant'> = async (c, scope, now) => {
-  const s = kit.normalizeScope(scope);
-  const at = kit.canonicalTimestamp(now, 'now');
+export const activeGrant: Method<'activeGrant'> = async (c, s, at) => {
   return c.run(
     'activeGrant',
     async () => {
@@ -100,9 +96,7 @@ export const activeGrant: Method<'activeGrant'> = async (c, scope, now) => {
   );
 };
 
-export const revokeGrants: Method<'revokeGrants'> = async (c, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { at, id } = kit.validateRevokeOptions(options);
+export const revokeGrants: Method<'revokeGrants'> = async (c, s, { at, id }) => {
   return c.run(
     'revokeGrants',
     async () => {
@@ -116,8 +110,7 @@ export const revokeGrants: Method<'revokeGrants'> = async (c, scope, options) =>
   );
 };
 
-export const chargeBudget: Method<'chargeBudget'> = async (c, request) => {
-  const r = kit.validateBudgetRequest(request);
+export const chargeBudget: Method<'chargeBudget'> = async (c, r) => {
   const names = r.charges.map((x) => x.name);
   return c.run(
     'chargeBudget',
@@ -153,8 +146,7 @@ export const chargeBudget: Method<'chargeBudget'> = async (c, request) => {
   );
 };
 
-export const readBudget: Method<'readBudget'> = async (c, request) => {
-  const r = kit.validateBudgetRead(request);
+export const readBudget: Method<'readBudget'> = async (c, r) => {
   return c.run(
     'readBudget',
     async () => {
@@ -170,8 +162,7 @@ export const readBudget: Method<'readBudget'> = async (c, request) => {
   );
 };
 
-export const countActiveBeliefs: Method<'countActiveBeliefs'> = async (c, userId, options) => {
-  const o = kit.validateCountOptions(userId, options);
+export const countActiveBeliefs: Method<'countActiveBeliefs'> = async (c, o) => {
   return c.run(
     'countActiveBeliefs',
     async () => {
@@ -186,8 +177,7 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = async (c, userId
   );
 };
 
-export const recordAccess: Method<'recordAccess'> = async (c, scope, hits, at) => {
-  const a = kit.validateAccess(scope, hits, at);
+export const recordAccess: Method<'recordAccess'> = async (c, a) => {
   if (a.hits.length === 0) return;
   const ids = a.hits.map((h) => h.id);
   const counts = a.hits.map((h) => h.count);

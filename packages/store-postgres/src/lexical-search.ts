@@ -50,14 +50,10 @@ const ONE_WORD_WALK_FACTOR = 20;
 const RARE_LEXEME_ROWS = 250;
 /** Search words whose lexemes are remembered (see `#stems`). */
 const STEM_CACHE_SIZE = 10_000;
-export const searchLexical: Method<'searchLexical'> = async (c, scope, query, options) => {
-  const {
-    scope: s,
-    limit,
-    statuses,
-    excludeGrants,
-    ...words
-  } = kit.validateLexicalSearch(scope, query, options);
+export const searchLexical: Method<'searchLexical'> = async (
+  c,
+  { scope: s, limit, statuses, excludeGrants, ...words },
+) => {
   // The kit's words; longer ones are cut, as `to_tsvector` would not index a word of thousands of characters.
   const terms = words.terms.map((t) => t.slice(0, MAX_TERM_CHARS));
   if (terms.length === 0) return [];
@@ -140,7 +136,7 @@ export const searchLexical: Method<'searchLexical'> = async (c, scope, query, op
           where not (select v from enough) and ${scoped} and ${oneWord}
           order by score desc, b.id desc limit ${limit})`.execute(c.db);
       return r.rows
-        .map((row) => ({ belief: kit.beliefFromRow(row), score: Number(row.score) }))
+        .map((row) => ({ belief: kit.beliefRow.read(row), score: Number(row.score) }))
         .sort(
           (a, b) => b.score - a.score || (a.belief.id < b.belief.id ? 1 : a.belief.id > b.belief.id ? -1 : 0),
         )

@@ -1,10 +1,10 @@
 /** Options of the PostgreSQL store, with their defaults resolved in one place ({@link resolveOptions}). */
 
-import type { Logger, ProcessIdentity } from '@mem01/engine/store-kit';
+import { ConfigError, InvalidInputError, type Logger } from '@mem01/engine';
+import type { ProcessIdentity } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import { THIS_PROCESS } from './process-owner.js';
 
 /** Options of {@link openPostgresStore}. Defaults are resolved in one place, {@link resolveOptions}. */
 export interface PostgresStoreOptions {
@@ -96,17 +96,17 @@ export function positiveInt(value: unknown, field: string, max = Number.MAX_SAFE
 export function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
   const schema = options.schema ?? 'mem01';
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
-    throw new kit.ConfigError(
+    throw new ConfigError(
       `schema must match ${SCHEMA_NAME.source} (lower-case letters, digits, underscore), got ${JSON.stringify(schema)}`,
     );
   }
   const vector = options.vector ?? 'auto';
   if (vector !== 'auto' && vector !== 'pgvector' && vector !== 'exact') {
-    throw new kit.ConfigError(`vector must be auto, pgvector or exact, got ${JSON.stringify(vector)}`);
+    throw new ConfigError(`vector must be auto, pgvector or exact, got ${JSON.stringify(vector)}`);
   }
   const leaseOwner =
     options.leaseOwner === undefined
-      ? THIS_PROCESS
+      ? kit.THIS_PROCESS
       : kit.validateProcessIdentity(options.leaseOwner, 'leaseOwner');
   return {
     schema,
@@ -133,6 +133,6 @@ export function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
 
 function nonNegativeInt(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
-    throw new kit.InvalidInputError(field, `must be a non-negative integer, got ${String(value)}`);
+    throw new InvalidInputError(field, `must be a non-negative integer, got ${String(value)}`);
   return value;
 }

@@ -6,19 +6,18 @@
  * host cannot be probed: its claim runs until its (short, heartbeat-renewed) lease expires.
  */
 
-import type { OutboxInput, Row } from '@mem01/engine/store-kit';
+import { LeaseLostError, type OutboxInput } from '@mem01/engine';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
 import type { Db, Method, PgConnection } from './connection.js';
-import { INSERT_CHUNK, MAX_TEXT_BYTES } from './options.js';
-import { pidExists } from './process-owner.js';
+import { INSERT_CHUNK } from './options.js';
 import { pgText, pgTextOrNull } from './text.js';
 
 /** The outbox columns under the names the store kit reads (`idem_key` is `idempotency_key`). */
 const ENTRY = sql.raw('*, idem_key as idempotency_key');
 
-export const enqueue: Method<'enqueue'> = async (c, entries) => {
-  const valid = kit.validateEnqueue(entries, MAX_TEXT_BYTES);
+export const enqueue: Method<'enqueue'> = async (c, valid) => {
   if (valid.length === 0) return { accepted: 0, duplicates: 0 };
   // Idempotent by key, so a retry after a lost connection converges instead of duplicating.
   const accepted = await c.inUserOrder(
@@ -49,8 +48,7 @@ export async function insertOutbox(
   return accepted;
 }
 
-export const claim: Method<'claim'> = async (c, options) => {
-  const o = kit.validateClaimOptions(options);
+export const claim: Method<'claim'> = async (c, o) => {
   const now = o.now.iso;
   const outbox = c.t('outbox');
   await expireExitedLeases(c, now, 'claim');
@@ -104,8 +102,7 @@ export const claim: Method<'claim'> = async (c, options) => {
   );
 };
 
-export const renew: Method<'renew'> = async (c, held, options) => {
-  const r = kit.validateRenew(held, options);
+export const renew: Method<'renew'> = async (c, r) => {
   const ids = [...new Set(r.entryIds)];
   return c.run(
     'renew',
@@ -115,7 +112,7 @@ export const renew: Method<'renew'> = async (c, held, options) => {
           select id from ${c.t('outbox')}
           where claim_id = ${r.claimId} and status = 'claimed' and id = any(${ids}::text[])
           for update`.execute(trx);
-        if (owned.rows.length !== ids.length) throw new kit.LeaseLostError();
+        if (owned.rows.length !== ids.length) throw new LeaseLostError();
         await sql`update ${c.t('outbox')} set lease_until = ${r.leaseUntil.iso}::timestamptz
           where claim_id = ${r.claimId} and status = 'claimed'`.execute(trx);
         return { leaseUntil: r.leaseUntil.iso };
@@ -125,8 +122,7 @@ export const renew: Method<'renew'> = async (c, held, options) => {
   );
 };
 
-export const fail: Method<'fail'> = async (c, held, error, options) => {
-  const f = kit.validateFail(held, error, options);
+export const fail: Method<'fail'> = async (c, f) => {
   await c.run(
     'fail',
     async () => {
@@ -143,8 +139,7 @@ export const fail: Method<'fail'> = async (c, held, error, options) => {
   );
 };
 
-export const release: Method<'release'> = async (c, held, options) => {
-  const r = kit.validateRelease(held, options);
+export const release: Method<'release'> = async (c, r) => {
   await c.run(
     'release',
     async () => {
@@ -159,8 +154,7 @@ export const release: Method<'release'> = async (c, held, options) => {
   );
 };
 
-export const drop: Method<'drop'> = async (c, held, options) => {
-  const d = kit.validateDrop(held, options);
+export const drop: Method<'drop'> = async (c, d) => {
   const ids = [...new Set(d.entryIds)];
   await c.run(
     'drop',
@@ -181,8 +175,7 @@ export const drop: Method<'drop'> = async (c, held, options) => {
   );
 };
 
-export const backlog: Method<'backlog'> = async (c, options) => {
-  const o = kit.validateBacklogOptions(options);
+export const backlog: Method<'backlog'> = async (c, o) => {
   const now = o.now.iso;
   await expireExitedLeases(c, now, 'backlog');
   return c.run(
@@ -235,7 +228,7 @@ async function expireExitedLeases(c: PgConnection, now: string, action: string):
     { idempotent: true },
   );
   const exited = owners.filter((key) =>
-    kit.processHasExited(kit.decodeProcessIdentity(key), c.options.leaseOwner, pidExists),
+    kit.processHasExited(kit.decodeProcessIdentity(key), c.options.leaseOwner),
   );
   if (exited.length === 0) return;
   const expired = await c.run(

@@ -6,7 +6,8 @@
  * schema is in `migrations.ts` and `schema.ts`, the options in `options.ts`.
  */
 
-import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
+import type { FullStore } from '@mem01/engine';
+import type { StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Kysely } from 'kysely';
 import * as admin from './admin.js';
@@ -16,7 +17,7 @@ import { isTransientOpenFailure } from './errors.js';
 import { forget } from './forget.js';
 import * as governance from './governance.js';
 import { searchLexical } from './lexical-search.js';
-import type { PostgresStoreOptions, ResolvedOptions } from './options.js';
+import { MAX_TEXT_BYTES, type PostgresStoreOptions, type ResolvedOptions } from './options.js';
 import * as outbox from './outbox.js';
 import * as schema from './schema.js';
 import * as transcript from './transcript.js';
@@ -72,7 +73,10 @@ const ROLES = {
  * index; outbox claims lock the user's oldest pending entry with `FOR UPDATE SKIP LOCKED` and refuse users whose
  * previous claim is still leased, so one user's turns are extracted in acceptance order across processes.
  */
-export class PostgresStore extends kit.storeClass<PgConnection>(ROLES) implements FullStore {
+export class PostgresStore
+  extends kit.storeClass<PgConnection>(ROLES, { maxTextBytes: () => MAX_TEXT_BYTES })
+  implements FullStore
+{
   readonly name = STORE_NAME;
   readonly #c: PgConnection;
 
@@ -131,7 +135,7 @@ export class PostgresStore extends kit.storeClass<PgConnection>(ROLES) implement
       schemaVersion: state.schemaVersion,
       capabilities: this.capabilities,
       dimensions: state.dimensions,
-      outbox: await outbox.backlog(this.#c, { now: kit.isoNow() }),
+      outbox: await this.backlog({ now: kit.isoNow() }),
     };
   }
 

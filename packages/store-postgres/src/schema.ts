@@ -2,7 +2,14 @@
  * Opening a PostgreSQL schema: creating it and applying the migrations (`migrations.ts`) under advisory locks, or
  * loading an already migrated one; the vector mode (pgvector HNSW or exact cosine) is fixed at the first migration.
  */
-import * as kit from '@mem01/engine/store-kit';
+import {
+  CapabilityError,
+  ConfigError,
+  CorruptStoreError,
+  DimensionMismatchError,
+  SchemaTooNewError,
+  StoreError,
+} from '@mem01/engine';
 import { sql, type Transaction } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { type Db, type PgConnection, STORE_NAME } from './connection.js';
@@ -31,7 +38,7 @@ export async function migrate(c: PgConnection): Promise<void> {
         if (meta) {
           mode = meta.mode;
           if (o.vector === 'pgvector' && mode !== 'pgvector') {
-            throw new kit.ConfigError(
+            throw new ConfigError(
               `postgres schema ${o.schema} was created without pgvector (exact cosine); vector: 'pgvector' cannot be used with it`,
             );
           }
@@ -41,7 +48,7 @@ export async function migrate(c: PgConnection): Promise<void> {
           mode = (await ensureVectorExtension(trx)) ? 'pgvector' : 'exact';
           if (mode === 'exact') {
             if (o.vector === 'pgvector') {
-              throw new kit.CapabilityError(
+              throw new CapabilityError(
                 STORE_NAME,
                 'the pgvector extension (CREATE EXTENSION vector failed)',
               );
@@ -73,15 +80,14 @@ export async function load(c: PgConnection): Promise<void> {
   const o = c.options;
   try {
     const meta = await readMeta(c, c.db);
-    if (!meta)
-      throw new kit.StoreError(`postgres schema ${o.schema} is not migrated (open with migrate: true)`);
+    if (!meta) throw new StoreError(`postgres schema ${o.schema} is not migrated (open with migrate: true)`);
     if (meta.version < POSTGRES_SCHEMA_VERSION) {
-      throw new kit.StoreError(
+      throw new StoreError(
         `postgres schema ${o.schema} has version ${meta.version}, older than ${POSTGRES_SCHEMA_VERSION}; run migrate()`,
       );
     }
     if (o.dimensions !== null && o.dimensions !== meta.dimensions) {
-      throw new kit.DimensionMismatchError(
+      throw new DimensionMismatchError(
         meta.dimensions,
         o.dimensions,
         `postgres schema ${o.schema} dimensions`,
@@ -96,9 +102,7 @@ export async function load(c: PgConnection): Promise<void> {
       );
       const row = ext.rows[0];
       if (!row)
-        throw new kit.CorruptStoreError(
-          `postgres schema ${o.schema} uses pgvector but the extension is missing`,
-        );
+        throw new CorruptStoreError(`postgres schema ${o.schema} uses pgvector but the extension is missing`);
       extensionSchema = row.ns.replace(/^"|"$/g, '');
       const [major = 0, minor = 0] = row.extversion.split('.').map(Number);
       iterativeScan = major > 0 || minor >= 8;
@@ -133,10 +137,10 @@ async function readMeta(
     !Number.isInteger(dimensions) ||
     (mode !== 'pgvector' && mode !== 'exact')
   ) {
-    throw new kit.CorruptStoreError(`postgres schema ${c.options.schema}: unreadable meta table`);
+    throw new CorruptStoreError(`postgres schema ${c.options.schema}: unreadable meta table`);
   }
   if (version > POSTGRES_SCHEMA_VERSION) {
-    throw new kit.SchemaTooNewError(`postgres schema ${c.options.schema}`, version, POSTGRES_SCHEMA_VERSION);
+    throw new SchemaTooNewError(`postgres schema ${c.options.schema}`, version, POSTGRES_SCHEMA_VERSION);
   }
   return { version, dimensions, mode };
 }

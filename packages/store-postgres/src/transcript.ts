@@ -8,13 +8,12 @@
 import * as kit from '@mem01/engine/store-kit';
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Method, PgConnection } from './connection.js';
-import { INSERT_CHUNK, MAX_TEXT_BYTES } from './options.js';
+import { INSERT_CHUNK } from './options.js';
 import { insertOutbox } from './outbox.js';
 
 type Owner = { readonly userId: string; readonly namespace: string };
 
-export const appendItems: Method<'appendItems'> = async (c, ...[owner, sessionId, items, options]) => {
-  const append = kit.validateAppend(owner, sessionId, items, options, MAX_TEXT_BYTES);
+export const appendItems: Method<'appendItems'> = async (c, append) => {
   const { owner: scope, sessionId: id, operationId } = append;
   const run = () =>
     c.run(
@@ -30,11 +29,10 @@ export const appendItems: Method<'appendItems'> = async (c, ...[owner, sessionId
             trx,
           );
           const recorded = session.rows[0];
-          if (
-            !kit.mayUseSession(scope, recorded && { userId: recorded.user_id, namespace: recorded.namespace })
-          ) {
-            throw kit.foreignSessionError();
-          }
+          kit.assertSessionOwner(
+            scope,
+            recorded && { userId: recorded.user_id, namespace: recorded.namespace },
+          );
           if (recorded?.user_id === null) {
             // A session written before owners were recorded: this first owned append records its owner.
             await sql`update ${c.t('transcript_sessions')} set user_id = ${scope.userId}, namespace = ${scope.namespace}
@@ -96,8 +94,7 @@ export const appendItems: Method<'appendItems'> = async (c, ...[owner, sessionId
   return append.enqueue.length > 0 ? c.inUserOrder([scope.userId], run) : run();
 };
 
-export const getItems: Method<'getItems'> = async (c, owner, sessionId, limit) => {
-  const call = kit.validateSessionCall(owner, sessionId, limit);
+export const getItems: Method<'getItems'> = async (c, call) => {
   if (call.limit === 0) return [];
   const visible = visibleTo(c, call.owner, call.sessionId);
   return c.run(
@@ -118,8 +115,7 @@ export const getItems: Method<'getItems'> = async (c, owner, sessionId, limit) =
   );
 };
 
-export const popItem: Method<'popItem'> = async (c, owner, sessionId) => {
-  const call = kit.validateSessionCall(owner, sessionId);
+export const popItem: Method<'popItem'> = async (c, call) => {
   return c.run('popItem', () =>
     c.tx(async (trx) => {
       await refuseForeign(c, trx, call.owner, call.sessionId);
@@ -133,8 +129,7 @@ export const popItem: Method<'popItem'> = async (c, owner, sessionId) => {
   );
 };
 
-export const clearSession: Method<'clearSession'> = async (c, owner, sessionId) => {
-  const call = kit.validateSessionCall(owner, sessionId);
+export const clearSession: Method<'clearSession'> = async (c, call) => {
   const visible = visibleTo(c, call.owner, call.sessionId);
   await c.run(
     'clearSession',
@@ -177,8 +172,7 @@ async function refuseForeign(
     trx,
   );
   const recorded = r.rows[0];
-  if (!kit.mayUseSession(owner, recorded && { userId: recorded.user_id, namespace: recorded.namespace }))
-    throw kit.foreignSessionError();
+  kit.assertSessionOwner(owner, recorded && { userId: recorded.user_id, namespace: recorded.namespace });
 }
 
 function visibleTo(c: PgConnection, owner: Owner, sessionId: string): RawBuilder<unknown> {

@@ -3,6 +3,7 @@
  * a fallback, or, without pgvector, exact cosine over unit-length `real[]` embeddings.
  */
 
+import { DimensionMismatchError } from '@mem01/engine';
 import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { sql } from 'kysely';
@@ -11,17 +12,19 @@ import { COLUMNS, grantFilter } from './beliefs.js';
 import type { Method } from './connection.js';
 import { searchStats, smallScope } from './search-stats.js';
 
-export const searchVector: Method<'searchVector'> = async (c, scope, vector, options) => {
+export const searchVector: Method<'searchVector'> = async (
+  c,
+  { scope: s, vector, limit, statuses, excludeGrants },
+) => {
   const state = c.state();
-  const { scope: s, limit, statuses, excludeGrants } = kit.validateVectorSearch(scope, vector, options);
   if (vector.length !== state.dimensions)
-    throw new kit.DimensionMismatchError(state.dimensions, vector.length, 'query vector');
+    throw new DimensionMismatchError(state.dimensions, vector.length, 'query vector');
   const scopeFilter = sql`user_id = ${s.userId} and namespace = ${s.namespace} and status = any(${statuses}::text[]) and embedding is not null ${grantFilter(excludeGrants)}`;
   const toHits = (rows: (Row & { score: number | string | null })[]) =>
     rows
       .map((row) => {
         const score = Number(row.score);
-        return { belief: kit.beliefFromRow(row), score: Number.isFinite(score) ? score : 0 };
+        return { belief: kit.beliefRow.read(row), score: Number.isFinite(score) ? score : 0 };
       })
       .sort(kit.hitOrder);
 

@@ -1,6 +1,6 @@
 /** Admin of the SQLite store: erasing a user, the scopes with their counts, the audit log, info and checkpoints. */
 
-import type { ClearAllReceipt, EraseReceipt } from '@mem01/engine/store-kit';
+import { type ClearAllReceipt, type EraseReceipt, StoreError } from '@mem01/engine';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
 import { scrubWal } from './forget.js';
@@ -9,7 +9,6 @@ import { dropScopeVectors, dropUserVectors } from './vector-search.js';
 
 /** Deletes everything of a user, in every namespace, in one transaction. */
 export const eraseUser: Method<'eraseUser'> = (c, userId) => {
-  kit.assertId(userId, 'userId');
   const receipt = c.tx('eraseUser', () => eraseIn(c, userId));
   // As after a forget: the erased text leaves the WAL at a checkpoint (retried while a reader holds it).
   if (receipt.beliefs + receipt.transcriptItems + receipt.outboxEntries > 0) scrubWal(c);
@@ -39,8 +38,7 @@ function eraseIn(c: Connection, userId: string): EraseReceipt {
  * Deletes one scope in one transaction: its beliefs (with embeddings and index entries), audit, outbox entries,
  * operation keys and grants. Transcripts stay, and so do the user's budget counters (they span the user's namespaces).
  */
-export const eraseScope: Method<'eraseScope'> = (c, scope) => {
-  const s = kit.normalizeScope(scope);
+export const eraseScope: Method<'eraseScope'> = (c, s) => {
   const receipt = c.tx('eraseScope', (): EraseReceipt => {
     const scopeId = c.scopeId(s);
     let beliefs = 0;
@@ -102,9 +100,7 @@ export const listScopes: Method<'listScopes'> = (c) => {
   );
 };
 
-export const auditLog: Method<'auditLog'> = (c, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { beliefId, limit } = kit.validateAuditOptions(options);
+export const auditLog: Method<'auditLog'> = (c, s, { beliefId, limit }) => {
   return c.op('auditLog', () =>
     c
       .all(
@@ -115,7 +111,7 @@ export const auditLog: Method<'auditLog'> = (c, scope, options) => {
         beliefId,
         limit,
       )
-      .map(kit.auditFromRow),
+      .map(kit.auditRow.read),
   );
 };
 
@@ -129,7 +125,7 @@ export function schemaVersion(c: Connection): number {
 /** Writes the WAL back into the database file and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`). */
 export function checkpoint(c: Connection): void {
   if (!tryCheckpoint(c)) {
-    throw new kit.StoreError(
+    throw new StoreError(
       `${c.path}: checkpoint could not complete because another connection is reading the file`,
     );
   }

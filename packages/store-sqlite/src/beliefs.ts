@@ -4,7 +4,17 @@
  * through triggers.
  */
 
-import type { AuditEvent, Belief, Row, ValidInsert } from '@mem01/engine/store-kit';
+import {
+  type AuditEvent,
+  type Belief,
+  DimensionMismatchError,
+  DuplicateActiveBeliefError,
+  LeaseLostError,
+  NotFoundError,
+  StoreError,
+  VersionConflictError,
+} from '@mem01/engine';
+import type { Checked, Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { AsyncMethod, Connection, Method } from './connection.js';
 import { sqliteCode } from './errors.js';
@@ -14,8 +24,7 @@ import { writeEmbedding } from './vector-search.js';
 
 type CanonicalScope = { readonly userId: string; readonly namespace: string };
 
-export const commit: AsyncMethod<'commit'> = async (c, request) => {
-  const valid = kit.validateCommit(request, c.maxTextBytes);
+export const commit: AsyncMethod<'commit'> = async (c, valid) => {
   checkEmbeddingLengths(c, valid.inserts, 'inserts');
   const { scope, complete } = valid;
   c.tx('commit', () => {
@@ -25,9 +34,9 @@ export const commit: AsyncMethod<'commit'> = async (c, request) => {
     );
     for (const u of ordered) {
       const row = beliefRow(c, scope, u.id);
-      if (!row) throw new kit.NotFoundError(`belief ${u.id}`);
+      if (!row) throw new NotFoundError(`belief ${u.id}`);
       const version = Number(row.version);
-      if (version !== u.expectedVersion) throw new kit.VersionConflictError(u.id, u.expectedVersion, version);
+      if (version !== u.expectedVersion) throw new VersionConflictError(u.id, u.expectedVersion, version);
       applyPatch(c, row, u.set);
     }
     for (const ins of valid.inserts) insertBelief(c, ins);
@@ -40,7 +49,7 @@ export const commit: AsyncMethod<'commit'> = async (c, request) => {
           id,
           complete.claimId,
         );
-        if (!held) throw new kit.LeaseLostError();
+        if (!held) throw new LeaseLostError();
       }
       for (const id of complete.entryIds) {
         c.run(
@@ -53,21 +62,17 @@ export const commit: AsyncMethod<'commit'> = async (c, request) => {
   });
 };
 
-export const get: Method<'get'> = (c, scope, id) => {
-  const s = kit.normalizeScope(scope);
-  kit.assertId(id, 'id');
+export const get: Method<'get'> = (c, s, id) => {
   return c.op('get', () => {
     const row = beliefRow(c, s, id);
-    return row ? kit.beliefFromRow(row) : null;
+    return row ? kit.beliefRow.read(row) : null;
   });
 };
 
 /** Ids per statement of `getEmbeddings`. */
 const EMBEDDING_CHUNK = 500;
 
-export const getEmbeddings: Method<'getEmbeddings'> = (c, scope, ids) => {
-  const s = kit.normalizeScope(scope);
-  const valid = kit.validateIds(ids);
+export const getEmbeddings: Method<'getEmbeddings'> = (c, s, valid) => {
   return c.op('getEmbeddings', () => {
     const out = new Map<string, Float32Array>();
     // One statement per chunk, not one per id: recall re-scores hundreds of candidates with these.
@@ -86,9 +91,7 @@ export const getEmbeddings: Method<'getEmbeddings'> = (c, scope, ids) => {
   });
 };
 
-export const getActiveByKeys: Method<'getActiveByKeys'> = (c, scope, keys) => {
-  const s = kit.normalizeScope(scope);
-  const valid = kit.validateKeys(keys);
+export const getActiveByKeys: Method<'getActiveByKeys'> = (c, s, valid) => {
   return c.op('getActiveByKeys', () => {
     const out = new Map<string, Belief>();
     for (const k of valid) {
@@ -99,15 +102,13 @@ export const getActiveByKeys: Method<'getActiveByKeys'> = (c, scope, keys) => {
         k.subject,
         k.attribute,
       );
-      if (row && !out.has(String(row.id))) out.set(String(row.id), kit.beliefFromRow(row));
+      if (row && !out.has(String(row.id))) out.set(String(row.id), kit.beliefRow.read(row));
     }
     return [...out.values()];
   });
 };
 
-export const list: Method<'list'> = (c, scope, options = {}) => {
-  const s = kit.normalizeScope(scope);
-  const { statuses, limit, before, excludeGrants, kinds, sessionId } = kit.validateListOptions(options);
+export const list: Method<'list'> = (c, s, { statuses, limit, before, excludeGrants, kinds, sessionId }) => {
   return c.op('list', () => {
     const filter = scopeFilter({ ...s, statuses, excludeGrants }, 'b');
     const kindSql = kinds ? ` AND b.kind IN (${kinds.map(() => '?').join(', ')})` : '';
@@ -124,13 +125,11 @@ export const list: Method<'list'> = (c, scope, options = {}) => {
       before,
       limit + 1,
     );
-    return kit.listPage(rows.map(kit.beliefFromRow), limit);
+    return kit.listPage(rows.map(kit.beliefRow.read), limit);
   });
 };
 
-export const history: Method<'history'> = (c, scope, options = {}) => {
-  const s = kit.normalizeScope(scope);
-  const start = kit.validateHistoryOptions(options);
+export const history: Method<'history'> = (c, s, start) => {
   return c.op('history', () => {
     if (start === null) {
       return c
@@ -139,7 +138,7 @@ export const history: Method<'history'> = (c, scope, options = {}) => {
           s.userId,
           s.namespace,
         )
-        .map(kit.beliefFromRow);
+        .map(kit.beliefRow.read);
     }
     const chain = new Map<string, Belief>();
     const pending = [start];
@@ -148,7 +147,7 @@ export const history: Method<'history'> = (c, scope, options = {}) => {
       if (chain.has(id)) continue;
       const row = beliefRow(c, s, id);
       if (!row) continue;
-      const b = kit.beliefFromRow(row);
+      const b = kit.beliefRow.read(row);
       chain.set(id, b);
       if (b.supersedes) pending.push(b.supersedes);
       if (b.supersededBy) pending.push(b.supersededBy);
@@ -165,8 +164,7 @@ export const history: Method<'history'> = (c, scope, options = {}) => {
   });
 };
 
-export const importBeliefs: Method<'importBeliefs'> = (c, records) => {
-  const valid = kit.validateImport(records, c.maxTextBytes);
+export const importBeliefs: Method<'importBeliefs'> = (c, valid, given) => {
   checkEmbeddingLengths(c, valid, 'records');
   return c.tx('importBeliefs', () => {
     let inserted = 0;
@@ -175,7 +173,7 @@ export const importBeliefs: Method<'importBeliefs'> = (c, records) => {
       insertBelief(c, r);
       inserted++;
     }
-    return { inserted, skipped: records.length - inserted };
+    return { inserted, skipped: given - inserted };
   });
 };
 
@@ -191,16 +189,19 @@ export function beliefRow(c: Connection, scope: CanonicalScope, id: string): Row
 
 export function insertAudit(c: Connection, a: AuditEvent): void {
   c.run(
-    `INSERT INTO audit (${kit.AUDIT_COLUMNS.join(', ')}) VALUES (${placeholders(kit.AUDIT_COLUMNS.length)})`,
-    ...kit.auditRowValues(a),
+    `INSERT INTO audit (${kit.auditRow.columns.join(', ')}) VALUES (${placeholders(kit.auditRow.columns.length)})`,
+    ...kit.auditRow.values(a),
   );
 }
 
 /** Refuses, before the transaction, embeddings whose length differs from a dimension the store already has. */
+/** A checked belief record to insert, with its embedding. */
+type ValidInsert = Checked<'importBeliefs'>[0][number];
+
 function checkEmbeddingLengths(c: Connection, records: readonly ValidInsert[], field: string): void {
   records.forEach((r, i) => {
     if (r.embedding !== null && c.dimensions !== null && r.embedding.length !== c.dimensions) {
-      throw new kit.DimensionMismatchError(c.dimensions, r.embedding.length, `${field}[${i}].embedding`);
+      throw new DimensionMismatchError(c.dimensions, r.embedding.length, `${field}[${i}].embedding`);
     }
   });
 }
@@ -213,10 +214,10 @@ function insertBelief(c: Connection, insert: ValidInsert): void {
   try {
     const result = c
       .stmt(
-        `INSERT INTO beliefs (scope_id, ${kit.BELIEF_COLUMNS.join(', ')})
-         VALUES (?, ${placeholders(kit.BELIEF_COLUMNS.length)})`,
+        `INSERT INTO beliefs (scope_id, ${kit.beliefRow.columns.join(', ')})
+         VALUES (?, ${placeholders(kit.beliefRow.columns.length)})`,
       )
-      .run(scopeId, ...kit.beliefRowValues(b));
+      .run(scopeId, ...kit.beliefRow.values(b));
     seq = Number(result.lastInsertRowid);
   } catch (err) {
     throw uniqueError(err, b.id, b.subject, b.attribute);
@@ -250,10 +251,9 @@ function applyPatch(c: Connection, row: Row, set: kit.BeliefPatch): void {
 function uniqueError(err: unknown, id: string, subject: string, attribute: string): unknown {
   const message = err instanceof Error ? err.message : '';
   if (sqliteCode(err) === 2067 || /UNIQUE constraint failed/.test(message)) {
-    if (message.includes('beliefs.id'))
-      return new kit.StoreError(`belief ${id} already exists`, { cause: err });
+    if (message.includes('beliefs.id')) return new StoreError(`belief ${id} already exists`, { cause: err });
     if (message.includes('beliefs.subject'))
-      return new kit.DuplicateActiveBeliefError(subject, attribute, { cause: err });
+      return new DuplicateActiveBeliefError(subject, attribute, { cause: err });
   }
   return err;
 }

@@ -4,7 +4,8 @@
  * store's settings.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { Logger, Row } from '@mem01/engine/store-kit';
+import { ClosedError, type Logger, Mem01Error } from '@mem01/engine';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { mapDriverError } from './errors.js';
 import type { TermStatsCache } from './lexical-search.js';
@@ -14,8 +15,8 @@ import type { SearchPool } from './search-pool.js';
 export const STORE_NAME = 'sqlite';
 
 /** Port methods of this store: functions of its connection (see the store kit's `StoreMethod`). */
-export type Method<K extends kit.PortMethod> = kit.SyncStoreMethod<Connection, K>;
-export type AsyncMethod<K extends kit.PortMethod> = kit.StoreMethod<Connection, K>;
+export type Method<K extends kit.RoleMethod> = kit.StoreMethod<Connection, K, true>;
+export type AsyncMethod<K extends kit.RoleMethod> = kit.StoreMethod<Connection, K>;
 
 export interface ConnectionInit {
   readonly path: string;
@@ -93,7 +94,7 @@ export class Connection {
 
   /** Runs `fn` on an open store, mapping driver errors to typed errors. */
   op<T>(action: string, fn: () => T): T {
-    if (this.closed) throw new kit.ClosedError(`sqlite store ${this.path}`);
+    if (this.closed) throw new ClosedError(`sqlite store ${this.path}`);
     try {
       return fn();
     } catch (err) {
@@ -119,12 +120,12 @@ export class Connection {
 
   /** Runs a read-only search on a search worker when there are any, else on this connection, mapping errors. */
   async search<T>(action: string, fn: (exec: ReadBatch) => Promise<T>): Promise<T> {
-    if (this.closed) throw new kit.ClosedError(`sqlite store ${this.path}`);
+    if (this.closed) throw new ClosedError(`sqlite store ${this.path}`);
     try {
       return await fn(this.pool ? this.pool.exec : this.#readBatch);
     } catch (err) {
-      if (err instanceof kit.Mem01Error) throw err;
-      if (this.closed) throw new kit.ClosedError(`sqlite store ${this.path}`);
+      if (err instanceof Mem01Error) throw err;
+      if (this.closed) throw new ClosedError(`sqlite store ${this.path}`);
       throw mapDriverError(err, this.path, action);
     }
   }

@@ -4,6 +4,7 @@
  * turns and the transcript. `secure_delete=ON` zeroes the freed bytes; a checkpoint then clears the WAL.
  */
 
+import { NotFoundError, StoreError, VersionConflictError } from '@mem01/engine';
 import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import { tryCheckpoint } from './admin.js';
@@ -14,26 +15,23 @@ import { eraseTurnText } from './outbox.js';
 import { redactTranscripts } from './transcript.js';
 import { deleteEmbedding } from './vector-search.js';
 
-export const forget: Method<'forget'> = (c, scope, id, options) => {
-  const s = kit.normalizeScope(scope);
-  kit.assertId(id, 'id');
-  const { at, expectedVersion, operation } = kit.validateForgetOptions(options);
+export const forget: Method<'forget'> = (c, s, id, { at, expectedVersion, operation }) => {
   let scrubbed = false;
   const tombstone = c.tx('forget', () => {
     const row = beliefRow(c, s, id);
-    if (!row) throw new kit.NotFoundError(`belief ${id}`);
+    if (!row) throw new NotFoundError(`belief ${id}`);
     if (row.status === 'forgotten') {
       recordOperation(c, s, operation);
-      return kit.beliefFromRow(row);
+      return kit.beliefRow.read(row);
     }
     const version = Number(row.version);
     if (expectedVersion !== null && expectedVersion !== version) {
-      throw new kit.VersionConflictError(id, expectedVersion, version);
+      throw new VersionConflictError(id, expectedVersion, version);
     }
     recordOperation(c, s, operation);
     scrub(c, row, at);
     scrubbed = true;
-    return kit.beliefFromRow(beliefRow(c, s, id)!);
+    return kit.beliefRow.read(beliefRow(c, s, id)!);
   });
   // The WAL still holds the old pages until a checkpoint; forgetting is rare, so checkpoint now. A read transaction
   // on another connection that began before the forget keeps those frames until it ends: then the checkpoint is
@@ -116,7 +114,7 @@ export function flushForgotten(c: Connection, timeoutMs: number): Promise<void> 
     const timer = setTimeout(() => {
       scrub.waiters = scrub.waiters.filter((w) => w !== done);
       reject(
-        new kit.StoreError(
+        new StoreError(
           `${c.path}: forgotten text is still in the WAL after ${timeoutMs} ms: another connection keeps reading`,
         ),
       );
@@ -152,12 +150,12 @@ export function finishScrub(c: Connection): void {
  * transcript. Queued turns keep their place in the queue (with empty text), so the user's order is unchanged.
  */
 function scrub(c: Connection, row: Row, at: string): void {
-  const belief = kit.beliefFromRow(row);
+  const belief = kit.beliefRow.read(row);
   const episodes = new Map<string, Row>();
   const plan = kit.planForget(belief, (candidates) => {
     const rows = episodeRows(c, row, candidates);
     for (const r of rows) episodes.set(String(r.id), r);
-    return rows.map(kit.beliefFromRow);
+    return rows.map(kit.beliefRow.read);
   });
   tombstone(c, Number(row.seq), at);
   for (const id of plan.episodeIds) tombstone(c, Number(episodes.get(id)!.seq), at);

@@ -3,6 +3,7 @@
  * grants, budget counters (one `BEGIN IMMEDIATE` transaction per charge, so processes sharing the file count one
  * budget), active counts and access counts. The contract checks are the store kit's.
  */
+import { DuplicateOperationError, StoreError } from '@mem01/engine';
 import type { OperationRecord } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
@@ -10,8 +11,7 @@ import { placeholders } from './read-batch.js';
 
 type CanonicalScope = { readonly userId: string; readonly namespace: string };
 
-export const getOperation: Method<'getOperation'> = (c, scope, key) => {
-  const q = kit.validateOperationQuery(scope, key);
+export const getOperation: Method<'getOperation'> = (c, q) => {
   return c.op('getOperation', () => {
     const row = c.get(
       'SELECT * FROM operations WHERE user_id = ? AND namespace = ? AND key = ?',
@@ -38,11 +38,10 @@ export function recordOperation(c: Connection, scope: CanonicalScope, op: Operat
     op.outcome,
     op.at,
   );
-  if (changed === 0) throw new kit.DuplicateOperationError(op.key);
+  if (changed === 0) throw new DuplicateOperationError(op.key);
 }
 
-export const recordGrant: Method<'recordGrant'> = (c, grant) => {
-  const g = kit.validateGrant(grant);
+export const recordGrant: Method<'recordGrant'> = (c, g) => {
   c.tx('recordGrant', () => {
     const changed = c.run(
       `INSERT INTO capture_grants (id, user_id, namespace, intent_digest, granted_at, expires_at, revoked_at, key,
@@ -63,13 +62,12 @@ export const recordGrant: Method<'recordGrant'> = (c, grant) => {
     if (changed > 0) return;
     // Refused by the id, or by the scope's unique key (a racing grant with the same key won).
     if (g.key === undefined || c.get('SELECT 1 AS x FROM capture_grants WHERE id = ?', g.id))
-      throw new kit.StoreError(`capture grant ${g.id} is recorded already`);
-    throw new kit.DuplicateOperationError(g.key);
+      throw new StoreError(`capture grant ${g.id} is recorded already`);
+    throw new DuplicateOperationError(g.key);
   });
 };
 
-export const listGrants: Method<'listGrants'> = (c, scope) => {
-  const s = kit.normalizeScope(scope);
+export const listGrants: Method<'listGrants'> = (c, s) => {
   return c.op('listGrants', () =>
     c
       .all(
@@ -81,9 +79,7 @@ export const listGrants: Method<'listGrants'> = (c, scope) => {
   );
 };
 
-export const activeGrant: Method<'activeGrant'> = (c, scope, now) => {
-  const s = kit.normalizeScope(scope);
-  const at = kit.canonicalTimestamp(now, 'now');
+export const activeGrant: Method<'activeGrant'> = (c, s, at) => {
   return c.op('activeGrant', () => {
     const row = c.get(
       `SELECT * FROM capture_grants WHERE user_id = ? AND namespace = ? AND granted_at <= ?
@@ -99,9 +95,7 @@ export const activeGrant: Method<'activeGrant'> = (c, scope, now) => {
   });
 };
 
-export const revokeGrants: Method<'revokeGrants'> = (c, scope, options) => {
-  const s = kit.normalizeScope(scope);
-  const { at, id } = kit.validateRevokeOptions(options);
+export const revokeGrants: Method<'revokeGrants'> = (c, s, { at, id }) => {
   return c.tx('revokeGrants', () =>
     c.run(
       `UPDATE capture_grants SET revoked_at = ?
@@ -115,8 +109,7 @@ export const revokeGrants: Method<'revokeGrants'> = (c, scope, options) => {
   );
 };
 
-export const chargeBudget: Method<'chargeBudget'> = (c, request) => {
-  const r = kit.validateBudgetRequest(request);
+export const chargeBudget: Method<'chargeBudget'> = (c, r) => {
   return c.tx('chargeBudget', () => {
     c.run('DELETE FROM budget_usage WHERE user_id = ? AND window_start < ?', r.userId, r.windowStart);
     const used = new Map<string, number>();
@@ -146,8 +139,7 @@ export const chargeBudget: Method<'chargeBudget'> = (c, request) => {
   });
 };
 
-export const readBudget: Method<'readBudget'> = (c, request) => {
-  const r = kit.validateBudgetRead(request);
+export const readBudget: Method<'readBudget'> = (c, r) => {
   return c.op('readBudget', () => {
     const used: Record<string, number> = {};
     for (const row of c.all(
@@ -161,8 +153,7 @@ export const readBudget: Method<'readBudget'> = (c, request) => {
   });
 };
 
-export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, userId, options) => {
-  const o = kit.validateCountOptions(userId, options);
+export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, o) => {
   return c.op('countActiveBeliefs', () =>
     Number(
       c.get(
@@ -175,8 +166,7 @@ export const countActiveBeliefs: Method<'countActiveBeliefs'> = (c, userId, opti
   );
 };
 
-export const recordAccess: Method<'recordAccess'> = (c, scope, hits, at) => {
-  const a = kit.validateAccess(scope, hits, at);
+export const recordAccess: Method<'recordAccess'> = (c, a) => {
   if (a.hits.length === 0) return;
   c.tx('recordAccess', () => {
     for (const { id, count } of a.hits) {

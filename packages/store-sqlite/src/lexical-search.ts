@@ -9,20 +9,16 @@ import type { AsyncMethod } from './connection.js';
 import { buildMatch, quoteTerm, readVarint } from './fts-query.js';
 import { type ReadBatch, type ReadStep, type SearchTarget, scopeFilter, tableRows } from './read-batch.js';
 
-export const searchLexical: AsyncMethod<'searchLexical'> = async (c, scope, query, options) => {
-  const {
-    scope: s,
-    terms,
-    limit,
-    statuses,
-    excludeGrants,
-  } = kit.validateLexicalSearch(scope, query, options);
+export const searchLexical: AsyncMethod<'searchLexical'> = async (
+  c,
+  { scope: s, terms, limit, statuses, excludeGrants },
+) => {
   return c.search('searchLexical', async (exec) => {
     const scopeId = c.scopeId(s);
     if (scopeId === null || terms.length === 0) return [];
     const target = { scopeId, ...s, limit, statuses, excludeGrants };
     const rows = await searchLexicalRows(exec, target, terms, c.termStats);
-    return rows.map((row) => ({ belief: kit.beliefFromRow(row), score: Number(row.score) }));
+    return rows.map((row) => ({ belief: kit.beliefRow.read(row), score: Number(row.score) }));
   });
 };
 

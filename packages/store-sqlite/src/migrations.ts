@@ -6,8 +6,9 @@
  * The SQL of every released version stays here unchanged: tests build a file at each earlier version and open it
  * with the current code. Never edit a released step; add a new one.
  */
+
 import type { DatabaseSync } from 'node:sqlite';
-import * as kit from '@mem01/engine/store-kit';
+import { SchemaTooNewError } from '@mem01/engine';
 
 /** One migration step: the SQL that takes a file from `version - 1` to `version`. */
 export interface Migration {
@@ -302,8 +303,7 @@ export function migrate(db: DatabaseSync, path: string, upTo: number = SQLITE_SC
     db.exec('BEGIN IMMEDIATE');
     try {
       const current = readSchemaVersion(db);
-      if (current > SQLITE_SCHEMA_VERSION)
-        throw new kit.SchemaTooNewError(path, current, SQLITE_SCHEMA_VERSION);
+      if (current > SQLITE_SCHEMA_VERSION) throw new SchemaTooNewError(path, current, SQLITE_SCHEMA_VERSION);
       if (current < step.version) {
         db.exec(step.sql);
         db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)").run(

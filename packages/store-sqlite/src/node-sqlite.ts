@@ -4,7 +4,7 @@
  * merely importing this package, or a package that may fall back to it, would crash the process.
  */
 import type * as NodeSqlite from 'node:sqlite';
-import * as kit from '@mem01/engine/store-kit';
+import { UnsupportedRuntimeError } from '@mem01/engine';
 
 /** The first Node.js release with an unflagged `node:sqlite` that has `loadExtension` (for sqlite-vec). */
 export const MIN_NODE_VERSION = '22.13.0';
@@ -24,7 +24,7 @@ export function loadNodeSqlite(): typeof NodeSqlite {
     'Upgrade Node.js, or use a store that works on Node.js 20: @mem01/store-memory or @mem01/store-postgres ' +
     '(with mem01session: pass { store } or set DATABASE_URL).';
   if (version === undefined || compareVersions(version, MIN_NODE_VERSION) < 0) {
-    throw new kit.UnsupportedRuntimeError(
+    throw new UnsupportedRuntimeError(
       `mem01's SQLite store (@mem01/store-sqlite) needs ${required} for node:sqlite; this process runs ${found}. ${advice}`,
       { required, found },
     );
@@ -37,7 +37,7 @@ export function loadNodeSqlite(): typeof NodeSqlite {
     cause = err;
   }
   if (!mod) {
-    throw new kit.UnsupportedRuntimeError(
+    throw new UnsupportedRuntimeError(
       `mem01's SQLite store (@mem01/store-sqlite) needs node:sqlite, which this runtime (${found}) does not provide. ${advice}`,
       { required, found, cause },
     );

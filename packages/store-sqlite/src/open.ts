@@ -15,7 +15,16 @@ import {
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
-import type { Logger, ProcessIdentity } from '@mem01/engine/store-kit';
+import {
+  CapabilityError,
+  ConfigError,
+  CorruptStoreError,
+  InvalidInputError,
+  type Logger,
+  SchemaTooNewError,
+  StoreError,
+} from '@mem01/engine';
+import type { ProcessIdentity } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import * as sqliteVec from 'sqlite-vec';
 import { STORE_NAME } from './connection.js';
@@ -24,7 +33,6 @@ import { SEARCH_SETUP_SQL, TermStatsCache } from './lexical-search.js';
 import { APPLICATION_ID, migrate, readSchemaVersion, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { loadNodeSqlite } from './node-sqlite.js';
 import { defaultSqlitePath } from './paths.js';
-import { THIS_PROCESS } from './process-owner.js';
 import { SearchPool } from './search-pool.js';
 import { SqliteStore } from './sqlite-store.js';
 import { syncVecTable } from './vector-search.js';
@@ -98,27 +106,24 @@ const stderrLogger: Logger = {
 function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
   const { dimensions, busyTimeoutMs, maxTextBytes } = options;
   if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 8192)) {
-    throw new kit.InvalidInputError('dimensions', 'must be an integer between 1 and 8192');
+    throw new InvalidInputError('dimensions', 'must be an integer between 1 and 8192');
   }
   if (busyTimeoutMs !== undefined && (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0)) {
-    throw new kit.InvalidInputError('busyTimeoutMs', 'must be a non-negative integer');
+    throw new InvalidInputError('busyTimeoutMs', 'must be a non-negative integer');
   }
   if (maxTextBytes !== undefined && (!Number.isInteger(maxTextBytes) || maxTextBytes < 1)) {
-    throw new kit.InvalidInputError('maxTextBytes', 'must be a positive integer');
+    throw new InvalidInputError('maxTextBytes', 'must be a positive integer');
   }
   const vector = options.vector ?? 'auto';
   if (!['auto', 'sqlite-vec', 'exact'].includes(vector)) {
-    throw new kit.InvalidInputError(
-      'vector',
-      `must be auto, sqlite-vec or exact, got ${JSON.stringify(vector)}`,
-    );
+    throw new InvalidInputError('vector', `must be auto, sqlite-vec or exact, got ${JSON.stringify(vector)}`);
   }
   const synchronous = options.synchronous ?? 'normal';
   if (synchronous !== 'full' && synchronous !== 'normal') {
-    throw new kit.InvalidInputError('synchronous', 'must be full or normal');
+    throw new InvalidInputError('synchronous', 'must be full or normal');
   }
   if (options.path !== undefined && (typeof options.path !== 'string' || options.path.trim() === '')) {
-    throw new kit.InvalidInputError('path', 'must be a non-empty string');
+    throw new InvalidInputError('path', 'must be a non-empty string');
   }
   const { searchWorkers, vectorIndexMinBeliefs } = options;
   if (
@@ -127,13 +132,13 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
       vectorIndexMinBeliefs < 1 ||
       vectorIndexMinBeliefs > 1_000_000)
   ) {
-    throw new kit.InvalidInputError('vectorIndexMinBeliefs', 'must be an integer between 1 and 1000000');
+    throw new InvalidInputError('vectorIndexMinBeliefs', 'must be an integer between 1 and 1000000');
   }
   if (
     searchWorkers !== undefined &&
     (!Number.isInteger(searchWorkers) || searchWorkers < 0 || searchWorkers > 16)
   ) {
-    throw new kit.InvalidInputError('searchWorkers', 'must be an integer between 0 and 16');
+    throw new InvalidInputError('searchWorkers', 'must be an integer between 0 and 16');
   }
   return {
     path: options.database ? null : resolve(options.path ?? defaultSqlitePath()),
@@ -148,7 +153,7 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
     vectorIndexMinBeliefs: vectorIndexMinBeliefs ?? DEFAULT_VECTOR_INDEX_MIN,
     leaseOwner:
       options.leaseOwner === undefined
-        ? THIS_PROCESS
+        ? kit.THIS_PROCESS
         : kit.validateProcessIdentity(options.leaseOwner, 'leaseOwner'),
   };
 }
@@ -167,7 +172,7 @@ function checkHeader(path: string): void {
   try {
     fd = openSync(path, 'r');
   } catch (cause) {
-    throw new kit.StoreError(`cannot read ${path}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, {
+    throw new StoreError(`cannot read ${path}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, {
       cause,
     });
   }
@@ -177,7 +182,7 @@ function checkHeader(path: string): void {
     closeSync(fd);
   }
   if (size < 100 || !buf.equals(SQLITE_HEADER)) {
-    throw new kit.CorruptStoreError(
+    throw new CorruptStoreError(
       `${path} is not a SQLite database; refusing to open it (the file was not changed)`,
     );
   }
@@ -190,12 +195,12 @@ function prepareFile(path: string): void {
     if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'error';
-    throw new kit.StoreError(`cannot create the folder ${dir} for the mem01 database: ${code}`, { cause });
+    throw new StoreError(`cannot create the folder ${dir} for the mem01 database: ${code}`, { cause });
   }
   try {
     accessSync(dir, constants.W_OK);
   } catch (cause) {
-    throw new kit.StoreError(
+    throw new StoreError(
       `the folder ${dir} is not writable; the mem01 database ${path} needs a writable folder (for its WAL file)`,
       { cause },
     );
@@ -206,7 +211,7 @@ function prepareFile(path: string): void {
     } catch (cause) {
       const code = (cause as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST') {
-        throw new kit.StoreError(
+        throw new StoreError(
           `cannot create the mem01 database ${path}: ${code ?? 'error'} (is the folder writable?)`,
           {
             cause,
@@ -262,14 +267,13 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
       throw mapDriverError(err, path, 'open');
     }
     const version = tables.includes('meta') ? readSchemaVersion(db) : 0;
-    if (version > SQLITE_SCHEMA_VERSION)
-      throw new kit.SchemaTooNewError(path, version, SQLITE_SCHEMA_VERSION);
+    if (version > SQLITE_SCHEMA_VERSION) throw new SchemaTooNewError(path, version, SQLITE_SCHEMA_VERSION);
     if (owned && version === 0 && tables.length > 0) {
       const appId = Number(
         (db.prepare('PRAGMA application_id').get() as { [key: string]: unknown }).application_id,
       );
       if (appId !== APPLICATION_ID) {
-        throw new kit.StoreError(
+        throw new StoreError(
           `${path} is a SQLite database of another application; refusing to use it for mem01`,
         );
       }
@@ -277,7 +281,7 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
     const journal = (db.prepare('PRAGMA journal_mode = WAL').get() as { [key: string]: unknown } | undefined)
       ?.journal_mode;
     if (journal !== 'wal' && path !== ':memory:') {
-      throw new kit.StoreError(`${path}: could not switch to WAL journal mode (got ${String(journal)})`);
+      throw new StoreError(`${path}: could not switch to WAL journal mode (got ${String(journal)})`);
     }
     db.exec('PRAGMA foreign_keys = ON');
     db.exec('PRAGMA secure_delete = ON');
@@ -297,7 +301,7 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
       } catch (err) {
         vecFailure = err instanceof Error ? err.message : String(err);
         if (opts.vector === 'sqlite-vec') {
-          throw new kit.CapabilityError(STORE_NAME, `sqlite-vec (it could not be loaded: ${vecFailure})`);
+          throw new CapabilityError(STORE_NAME, `sqlite-vec (it could not be loaded: ${vecFailure})`);
         }
       }
     }
@@ -309,7 +313,7 @@ export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
     let dimensions = readDimensions(db);
     if (opts.dimensions !== null) {
       if (dimensions !== null && dimensions !== opts.dimensions) {
-        throw new kit.ConfigError(
+        throw new ConfigError(
           `${path} stores ${dimensions}-dimension embeddings, but dimensions: ${opts.dimensions} was configured`,
         );
       }

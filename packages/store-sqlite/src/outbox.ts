@@ -5,16 +5,15 @@
  * backlog, so a restarted process does not wait out its crashed predecessor's lease.
  */
 import { randomUUID } from 'node:crypto';
-import type { OutboxInput, Row } from '@mem01/engine/store-kit';
+import { LeaseLostError, type OutboxInput } from '@mem01/engine';
+import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { Connection, Method } from './connection.js';
-import { pidExists } from './process-owner.js';
 
 /** Shorter needles would erase turns that merely share a syllable with the forgotten text. */
 const MIN_ERASE_NEEDLE = 3;
 
-export const enqueue: Method<'enqueue'> = (c, entries) => {
-  const valid = kit.validateEnqueue(entries, c.maxTextBytes);
+export const enqueue: Method<'enqueue'> = (c, valid) => {
   if (valid.length === 0) return { accepted: 0, duplicates: 0 };
   return c.tx('enqueue', () => {
     const acceptedAt = kit.isoNow();
@@ -47,8 +46,7 @@ export function enqueueOne(c: Connection, e: OutboxInput, acceptedAt: string): b
   return changes > 0;
 }
 
-export const claim: Method<'claim'> = (c, options) => {
-  const o = kit.validateClaimOptions(options);
+export const claim: Method<'claim'> = (c, o) => {
   const now = o.now.iso;
   return c.tx('claim', () => {
     expireLeases(c, exitedOwners(c, now), now);
@@ -112,8 +110,7 @@ export const claim: Method<'claim'> = (c, options) => {
   });
 };
 
-export const renew: Method<'renew'> = (c, held, options) => {
-  const r = kit.validateRenew(held, options);
+export const renew: Method<'renew'> = (c, r) => {
   const ids = JSON.stringify([...new Set(r.entryIds)]);
   return c.tx('renew', () => {
     const owned = c.get(
@@ -122,7 +119,7 @@ export const renew: Method<'renew'> = (c, held, options) => {
       r.claimId,
       ids,
     );
-    if (Number(owned?.n) !== JSON.parse(ids).length) throw new kit.LeaseLostError();
+    if (Number(owned?.n) !== JSON.parse(ids).length) throw new LeaseLostError();
     c.run(
       "UPDATE outbox SET lease_until = ? WHERE claim_id = ? AND status = 'claimed'",
       r.leaseUntil.iso,
@@ -132,8 +129,7 @@ export const renew: Method<'renew'> = (c, held, options) => {
   });
 };
 
-export const fail: Method<'fail'> = (c, held, error, options) => {
-  const f = kit.validateFail(held, error, options);
+export const fail: Method<'fail'> = (c, f) => {
   c.tx('fail', () => {
     c.run(
       `UPDATE outbox SET attempts = attempts + 1, last_error = ?, claim_id = NULL, worker = NULL, lease_until = NULL,
@@ -147,8 +143,7 @@ export const fail: Method<'fail'> = (c, held, error, options) => {
   });
 };
 
-export const release: Method<'release'> = (c, held, options) => {
-  const r = kit.validateRelease(held, options);
+export const release: Method<'release'> = (c, r) => {
   c.tx('release', () => {
     c.run(
       `UPDATE outbox SET status = 'queued', claim_id = NULL, worker = NULL, lease_until = NULL, lease_owner = NULL,
@@ -160,8 +155,7 @@ export const release: Method<'release'> = (c, held, options) => {
   });
 };
 
-export const drop: Method<'drop'> = (c, held, options) => {
-  const d = kit.validateDrop(held, options);
+export const drop: Method<'drop'> = (c, d) => {
   const ids = JSON.stringify([...new Set(d.entryIds)]);
   c.tx('drop', () => {
     const owned = c.get(
@@ -180,8 +174,7 @@ export const drop: Method<'drop'> = (c, held, options) => {
   });
 };
 
-export const backlog: Method<'backlog'> = (c, options) => {
-  const o = kit.validateBacklogOptions(options);
+export const backlog: Method<'backlog'> = (c, o) => {
   const now = o.now.iso;
   return c.op('backlog', () => {
     // Reading needs no write lock; only an exited holder's claims (rare) are expired in a write transaction.
@@ -222,7 +215,7 @@ function exitedOwners(c: Connection, now: string): string[] {
   );
   return rows
     .map((r) => String(r.lease_owner))
-    .filter((key) => kit.processHasExited(kit.decodeProcessIdentity(key), c.owner, pidExists));
+    .filter((key) => kit.processHasExited(kit.decodeProcessIdentity(key), c.owner));
 }
 
 /** Ends the leases of exited holders at `now` (inside a write transaction), so they are taken over at once. */

@@ -4,7 +4,8 @@
  * `search-pool.ts`). Nothing a batch runs writes to the database file; the only writes are to per-connection temp
  * tables.
  */
-import type { BeliefStatus, Row } from '@mem01/engine/store-kit';
+import type { BeliefStatus } from '@mem01/engine';
+import type { Row } from '@mem01/engine/store-kit';
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
 

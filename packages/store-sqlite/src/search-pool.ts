@@ -8,8 +8,8 @@
  * path, so there is one copy of every query.
  */
 import { Worker } from 'node:worker_threads';
+import { ClosedError, StoreError } from '@mem01/engine';
 import type { Row } from '@mem01/engine/store-kit';
-import * as kit from '@mem01/engine/store-kit';
 import { SEARCH_SETUP_SQL } from './lexical-search.js';
 import { type ReadBatch, type ReadStep, runSteps, unitCosine } from './read-batch.js';
 
@@ -100,7 +100,7 @@ export class SearchPool {
 
   /** Runs a batch on the least busy worker (starting one while fewer than `size` run). */
   readonly exec: ReadBatch = (steps: readonly ReadStep[]) => {
-    if (this.#closed) return Promise.reject(new kit.ClosedError(`sqlite store ${this.#options.path}`));
+    if (this.#closed) return Promise.reject(new ClosedError(`sqlite store ${this.#options.path}`));
     const slot = this.#pick();
     const id = this.#nextId++;
     return new Promise<Row[][]>((resolve, reject) => {
@@ -115,7 +115,7 @@ export class SearchPool {
     if (this.#closed) return;
     this.#closed = true;
     const slots = this.#slots.splice(0);
-    for (const slot of slots) this.#fail(slot, new kit.ClosedError(`sqlite store ${this.#options.path}`));
+    for (const slot of slots) this.#fail(slot, new ClosedError(`sqlite store ${this.#options.path}`));
     await Promise.all(slots.map((slot) => slot.worker.terminate()));
   }
 
@@ -155,7 +155,7 @@ export class SearchPool {
     const lost = (reason: string) => {
       const i = this.#slots.indexOf(slot);
       if (i >= 0) this.#slots.splice(i, 1);
-      this.#fail(slot, new kit.StoreError(`sqlite store ${this.#options.path}: search worker ${reason}`));
+      this.#fail(slot, new StoreError(`sqlite store ${this.#options.path}: search worker ${reason}`));
     };
     worker.on('error', (err) => lost(`failed: ${err.message}`));
     worker.on('exit', (code) => lost(`exited with code ${code}`));

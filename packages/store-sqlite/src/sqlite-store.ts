@@ -5,7 +5,8 @@
  * (operation keys, grants, budgets, access counts); the schema is in `migrations.ts`, opening in `open.ts`.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import type { FullStore, StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
+import { type FullStore, InvalidInputError } from '@mem01/engine';
+import type { StoreCapabilities, StoreInfo } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import * as admin from './admin.js';
 import * as beliefs from './beliefs.js';
@@ -34,7 +35,10 @@ const ROLES = {
  * SQLite file, via `node:sqlite`. Every multi-statement operation runs in `BEGIN IMMEDIATE … COMMIT`, so several
  * processes can share one file. Create it with {@link openSqliteStore}.
  */
-export class SqliteStore extends kit.storeClass<Connection>(ROLES) implements FullStore {
+export class SqliteStore
+  extends kit.storeClass<Connection>(ROLES, { maxTextBytes: (c) => c.maxTextBytes })
+  implements FullStore
+{
   readonly name = STORE_NAME;
   /** Absolute path of the database file (`:memory:` or the handle's location for a caller-owned handle). */
   readonly path: string;
@@ -66,7 +70,7 @@ export class SqliteStore extends kit.storeClass<Connection>(ROLES) implements Fu
   }
 
   async info(): Promise<StoreInfo> {
-    const backlog = outbox.backlog(this.#c, { now: kit.isoNow() });
+    const backlog = await this.backlog({ now: kit.isoNow() });
     return {
       name: this.name,
       schemaVersion: admin.schemaVersion(this.#c),
@@ -99,7 +103,7 @@ export class SqliteStore extends kit.storeClass<Connection>(ROLES) implements Fu
   flushForgotten(options: { readonly timeoutMs?: number | undefined } = {}): Promise<void> {
     const timeoutMs = options.timeoutMs ?? 30_000;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 0)
-      throw new kit.InvalidInputError('timeoutMs', 'must be a non-negative integer');
+      throw new InvalidInputError('timeoutMs', 'must be a non-negative integer');
     return flushForgotten(this.#c, timeoutMs);
   }
 

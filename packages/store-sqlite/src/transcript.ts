@@ -13,12 +13,11 @@ import { enqueueOne } from './outbox.js';
 const VISIBLE = `NOT EXISTS (SELECT 1 FROM transcript_sessions s WHERE s.session_id = ? AND s.owner_user_id IS NOT NULL
   AND (s.owner_user_id <> ? OR s.owner_namespace <> ?))`;
 
-export const appendItems: Method<'appendItems'> = (c, ...[owner, sessionId, items, options]) => {
-  const append = kit.validateAppend(owner, sessionId, items, options, c.maxTextBytes);
+export const appendItems: Method<'appendItems'> = (c, append) => {
   const id = append.sessionId;
   return c.tx('appendItems', () => {
     const recorded = recordedOwner(c, id);
-    if (!kit.mayUseSession(append.owner, recorded)) throw kit.foreignSessionError();
+    kit.assertSessionOwner(append.owner, recorded);
     if (append.operationId !== null) {
       const op = c.get(
         'SELECT fingerprint, positions FROM transcript_operations WHERE session_id = ? AND operation_id = ?',
@@ -84,8 +83,7 @@ export const appendItems: Method<'appendItems'> = (c, ...[owner, sessionId, item
   });
 };
 
-export const getItems: Method<'getItems'> = (c, owner, sessionId, limit) => {
-  const call = kit.validateSessionCall(owner, sessionId, limit);
+export const getItems: Method<'getItems'> = (c, call) => {
   if (call.limit === 0) return [];
   const visible = [call.sessionId, call.sessionId, call.owner.userId, call.owner.namespace];
   return c.op('getItems', () => {
@@ -106,10 +104,9 @@ export const getItems: Method<'getItems'> = (c, owner, sessionId, limit) => {
   });
 };
 
-export const popItem: Method<'popItem'> = (c, owner, sessionId) => {
-  const call = kit.validateSessionCall(owner, sessionId);
+export const popItem: Method<'popItem'> = (c, call) => {
   return c.tx('popItem', () => {
-    if (!kit.mayUseSession(call.owner, recordedOwner(c, call.sessionId))) throw kit.foreignSessionError();
+    kit.assertSessionOwner(call.owner, recordedOwner(c, call.sessionId));
     const row = c.get(
       'SELECT rid, item FROM transcript_items WHERE session_id = ? ORDER BY position DESC LIMIT 1',
       call.sessionId,
@@ -120,10 +117,9 @@ export const popItem: Method<'popItem'> = (c, owner, sessionId) => {
   });
 };
 
-export const clearSession: Method<'clearSession'> = (c, owner, sessionId) => {
-  const call = kit.validateSessionCall(owner, sessionId);
+export const clearSession: Method<'clearSession'> = (c, call) => {
   c.tx('clearSession', () => {
-    if (!kit.mayUseSession(call.owner, recordedOwner(c, call.sessionId))) throw kit.foreignSessionError();
+    kit.assertSessionOwner(call.owner, recordedOwner(c, call.sessionId));
     c.run('DELETE FROM transcript_items WHERE session_id = ?', call.sessionId);
     c.run('DELETE FROM transcript_operations WHERE session_id = ?', call.sessionId);
   });

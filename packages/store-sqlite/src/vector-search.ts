@@ -5,6 +5,7 @@
  * without sqlite-vec, are searched by exact cosine.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { DimensionMismatchError } from '@mem01/engine';
 import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
 import type { AsyncMethod, Connection } from './connection.js';
@@ -14,18 +15,14 @@ export const VEC_TABLE = 'vec_beliefs';
 /** The largest KNN `k` sqlite-vec accepts. */
 const MAX_VEC_K = 4096;
 
-export const searchVector: AsyncMethod<'searchVector'> = async (c, scope, vector, options) => {
-  const {
-    scope: s,
-    vector: query,
-    limit,
-    statuses,
-    excludeGrants,
-  } = kit.validateVectorSearch(scope, vector, options);
+export const searchVector: AsyncMethod<'searchVector'> = async (
+  c,
+  { scope: s, vector: query, limit, statuses, excludeGrants },
+) => {
   return c.search('searchVector', async (exec) => {
     const dimensions = c.readDimensions();
     if (dimensions === null) return [];
-    if (query.length !== dimensions) throw new kit.DimensionMismatchError(dimensions, query.length, 'vector');
+    if (query.length !== dimensions) throw new DimensionMismatchError(dimensions, query.length, 'vector');
     const scopeId = c.scopeId(s);
     if (scopeId === null) return [];
     const target = { scopeId, ...s, limit, statuses, excludeGrants };
@@ -43,7 +40,7 @@ export const searchVector: AsyncMethod<'searchVector'> = async (c, scope, vector
       unit ?? kit.vectorToBytes(query),
       c.vectorMode === 'sqlite-vec',
     );
-    return rows.map((row) => ({ belief: kit.beliefFromRow(row), score: Number(row.score) }));
+    return rows.map((row) => ({ belief: kit.beliefRow.read(row), score: Number(row.score) }));
   });
 };
 
@@ -54,7 +51,7 @@ export function checkDimensions(c: Connection, length: number): void {
     c.dimensions = length;
     if (c.vectorMode === 'sqlite-vec') createVecTable(c.db, length);
   }
-  if (length !== c.dimensions) throw new kit.DimensionMismatchError(c.dimensions!, length);
+  if (length !== c.dimensions) throw new DimensionMismatchError(c.dimensions!, length);
 }
 
 function vecTableExists(c: Connection): boolean {

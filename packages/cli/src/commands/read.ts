@@ -1,6 +1,6 @@
 /** Read-only commands: users, beliefs, recall, history, doctor, usage. */
 import type { Belief, BeliefStatus, BudgetUsage, Scope } from '@mem01/engine';
-import { BELIEF_STATUSES } from '@mem01/engine/store-kit';
+import { BELIEF_STATUSES } from '@mem01/engine/binding-kit';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { beliefKey, clip, num, signalCells, table } from '../format.js';

@@ -1,13 +1,8 @@
 /** `mem01 export` and `mem01 import`: versioned JSON Lines, lossless, idempotent, all-or-nothing. */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Belief, FullStore, Scope } from '@mem01/engine';
-import {
-  type BeliefInsert,
-  InvalidRecordError,
-  resolveConfig,
-  validateImportRecords,
-} from '@mem01/engine/store-kit';
+import { type Belief, type FullStore, InvalidRecordError, type Scope } from '@mem01/engine';
+import { type BeliefInsert, resolveConfig, validateImportRecords } from '@mem01/engine/binding-kit';
 import cliProgress from 'cli-progress';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

@@ -1,6 +1,6 @@
 /** Server-rendered pages of the inspector. Every piece of data goes through `esc`. */
 import type { AuditEvent, Belief, ScoredBelief } from '@mem01/engine';
-import type { ScopeSummary } from '@mem01/engine/store-kit';
+import type { ScopeSummary } from '@mem01/engine/binding-kit';
 import { beliefTimeline, describeEvent } from '../timeline.js';
 
 /** HTML-escapes text for element content and quoted attribute values. */

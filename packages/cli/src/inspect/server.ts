@@ -7,7 +7,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type FullStore, Mem01Error, type MemoryAdmin } from '@mem01/engine';
-import { normalizeScope, sanitize } from '@mem01/engine/store-kit';
+import { normalizeScope, sanitize } from '@mem01/engine/binding-kit';
 import { APP_CSS, APP_JS } from './assets.js';
 import {
   beliefPage,

@@ -6,11 +6,12 @@
 import { isBeliefKind } from '../belief.js';
 import { InvalidInputError, StoreError } from '../errors.js';
 import type { BudgetCharge, CaptureGrant, OperationAction, OperationRecord } from '../ports.js';
+import { canonicalTimestamp } from '../store-input.js';
 import type { BeliefKind } from '../types.js';
 import { assertId, normalizeScope, typeOf } from '../util.js';
 import type { Row } from './rows.js';
 import type { CanonicalScope } from './transcript.js';
-import { assertNonNegativeInteger, assertPositiveInteger, assertTimestamp } from './validate.js';
+import { assertNonNegativeInteger, assertPositiveInteger } from './validate.js';
 
 /** The actions an operation key may record. */
 export const OPERATION_ACTIONS: ReadonlySet<OperationAction> = new Set<OperationAction>([
@@ -28,12 +29,6 @@ const OUTCOME = /^[a-z_]{1,32}$/;
 const FINGERPRINT = /^[0-9a-f]{16,128}$/;
 const DIGEST = /^[0-9a-f]{64}$/;
 const BUDGET_NAME = /^[a-z][a-z0-9_]{0,63}$/;
-
-/** An ISO-8601 timestamp in the one canonical form every store compares as text (`Date#toISOString()`). */
-export function canonicalTimestamp(value: unknown, field: string): string {
-  assertTimestamp(value, field);
-  return new Date(value).toISOString();
-}
 
 /** Checks an operation record and returns a canonical copy (timestamp as UTC, ids copied). */
 export function validateOperationRecord(value: unknown, field: string): OperationRecord {

@@ -1,108 +1,75 @@
 /**
- * `@mem01/engine/store-kit`: what the authors of stores, extractors, embedders and bindings need beyond the consumer
- * API of `@mem01/engine`, with each contract check written once (the conformance suite then checks the behaviour):
+ * `@mem01/engine/store-kit`: what a store author needs beyond the API of `@mem01/engine` (which holds the ports,
+ * records and errors), with each contract rule written once (the conformance suite then checks the behaviour):
  *
- * - the port contracts and the records they carry (types), and the errors a store throws;
- * - input checks of every port call: beliefs, audit records, outbox turns, positions (`MAX_POSITION`), search and
- *   list options, claims, appends (`validate*`, `assert*`);
- * - transcripts: the owner scope, one item encoding with one size cap, append validation, the turns an append
- *   enqueues;
- * - one list cursor, one query-term splitter (each store adds only its index's stemming), result orders;
- * - governance: operation keys, capture grants, budget charges (one all-or-nothing rule) and access counts;
- * - rows of SQL stores, forget's tombstone and transcript redaction, vectors as bytes;
- * - for extractors and embedders: the extraction records (`CandidateBelief`, `ExtractionTurn`,
- *   `ExtractionOperation`), `canonicalKey`, `normalizeScope`, provider `Usage`, and the belief value sets
- *   (`BELIEF_SOURCES`, `BELIEF_STATUSES`);
- * - for bindings (sessions, tools, servers, CLIs): `resolveConfig`, the context block's delimiters
- *   (`MEMORY_BLOCK_OPEN`, `MEMORY_BLOCK_CLOSE`) and `neutralize`, error reporting (`describeError`, `sanitize`,
- *   `sanitizeError` and their one table of credential shapes, `SECRET_PATTERNS`), and `RecallSignals`.
+ * - {@link storeClass} binds role modules into a store and runs every port method's input checks from one table, so
+ *   a role module receives its arguments checked and canonical ({@link Checked});
+ * - the records of port calls a store reads and returns (`StoreCapabilities`, `StoreInfo`, `BeliefPatch`, …);
+ * - transcripts: the item encoding, the owner rule, the turns an append enqueues, the errors a transcript throws;
+ * - one list cursor ({@link listPage}), one query splitting ({@link contentStems}), result orders, scope summaries;
+ * - forget's plan, tombstone and transcript redaction; erasure receipts; budget charges (one all-or-nothing rule),
+ *   grant validity; claim liveness across processes ({@link processHasExited});
+ * - the rows of SQL stores and vectors as bytes; ids, timestamps and idempotency keys.
+ *
+ * Extractor and embedder authors: `@mem01/engine/provider-kit`. Bindings (sessions, tools, servers, CLIs):
+ * `@mem01/engine/binding-kit`.
  * @packageDocumentation
  */
 
-export { canonicalKey, canonicalValue, createBelief } from '../belief.js';
-export { resolveConfig } from '../config.js';
-export {
-  CapabilityError,
-  ClosedError,
-  ConfigError,
-  CorruptStoreError,
-  DimensionMismatchError,
-  DuplicateActiveBeliefError,
-  DuplicateOperationError,
-  describeError,
-  InvalidInputError,
-  InvalidRecordError,
-  LeaseLostError,
-  Mem01Error,
-  NotFoundError,
-  SchemaTooNewError,
-  SECRET_PATTERNS,
-  type SecretPattern,
-  StoreError,
-  sanitize,
-  sanitizeError,
-  UnsupportedRuntimeError,
-  VersionConflictError,
-} from '../errors.js';
-export { groundQuote, MAX_SPAN_CHARS } from '../grounding.js';
-export type * from '../ports.js';
-export type { RankingConfig } from '../recall.js';
+export { describeError, sanitize } from '../errors.js';
+export type {
+  BeliefInsert,
+  BeliefPatch,
+  OperationRecord,
+  ScopeSummary,
+  StoreCapabilities,
+  StoreInfo,
+} from '../ports.js';
 export {
   FORGOTTEN_MARKER,
   type ForgetCandidates,
-  type ForgetEpisode,
   type ForgetPlan,
   type ForgetTurn,
-  type ForgottenBelief,
-  forgetNeedles,
   mayContainNeedle,
   planForget,
   planForgetAsync,
   redactTranscriptItem,
 } from '../redact.js';
-export { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, neutralise, neutralize } from '../render.js';
-export type {
-  AuditEvent,
-  Belief,
-  BeliefKind,
-  BeliefMetadata,
-  BeliefOrigin,
-  BeliefSource,
-  BeliefStatus,
-  CaptureDecision,
-  Evidence,
-  JsonValue,
-  OutboxEntry,
-  Page,
-  RecallSignals,
-  Scope,
-  TurnRole,
-  Usage,
-} from '../types.js';
-export { BELIEF_SOURCES, BELIEF_STATUSES } from '../types.js';
+export { MAX_POSITION } from '../store-input.js';
+export { contentStems } from '../text.js';
+export type { OutboxEntry } from '../types.js';
 export {
   assertId,
-  assertText,
   bytesToVector,
-  contentHash,
   cosineSimilarity,
   idempotencyKey,
   isoNow,
   newId,
   normalizeScope,
   normalizeVector,
-  sameScope,
-  stableJson,
-  typeOf,
-  utf8Length,
   vectorToBytes,
 } from '../util.js';
-export * from './governance.js';
-export * from './methods.js';
-export * from './outbox.js';
-export * from './reads.js';
-export * from './rows.js';
-export * from './transcript.js';
-export { snapshotItem } from './transcript-item.js';
-export * from './validate.js';
-export * from './writes.js';
+export { applyCharges, grantFromRow, grantOrder, grantValidAt, operationFromRow } from './governance.js';
+export { type Checked, type RoleMethod, type StoreMethod, storeClass } from './methods.js';
+export {
+  claimBatch,
+  decodeProcessIdentity,
+  encodeProcessIdentity,
+  type ProcessIdentity,
+  processHasExited,
+  THIS_PROCESS,
+  validateProcessIdentity,
+} from './outbox.js';
+export { historyOrder, hitOrder, listPage, scopeSummaries } from './reads.js';
+export { auditRow, beliefRow, claimFromRows, outboxEntryFromRow, type Row } from './rows.js';
+export {
+  appendTurns,
+  assertSessionOwner,
+  decodeItem,
+  mayUseSession,
+  operationConflictError,
+  suffixMatches,
+  suffixMismatchError,
+} from './transcript.js';
+export { assertPositiveInteger } from './validate.js';
+export { eraseEach, NOTHING_ERASED, tombstoneOf } from './writes.js';

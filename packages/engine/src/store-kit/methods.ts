@@ -1,79 +1,41 @@
 /** Writing a store as role modules of functions over shared state, bound into one class by {@link storeClass}. */
 import type { FullStore } from '../ports.js';
+import { type Checked, checkCall, type PortMethod, ROLE_METHODS, type RoleMethod } from './checks.js';
 
-/** The names of the port methods (not `name` or `capabilities`). */
-export type PortMethod = {
-  [K in keyof FullStore]: FullStore[K] extends (...args: never[]) => unknown ? K : never;
-}[keyof FullStore];
+export type { Checked, PortMethod, RoleMethod } from './checks.js';
 
-type Method<K extends PortMethod> = FullStore[K] extends (...args: infer A) => infer R ? [A, R] : never;
+type Result<K extends PortMethod> = FullStore[K] extends (...args: never[]) => infer R ? R : never;
 
 /**
- * A port method written as a function of a store's shared state `C` (its connection, say), with the port's
- * parameters and result: role modules declare `const get: StoreMethod<Connection, 'get'> = (c, scope, id) => …`.
+ * A port method written as a function of a store's shared state `C` (its connection, say) and the call's arguments
+ * as {@link storeClass} hands them over, checked and canonical ({@link Checked}): role modules declare
+ * `const get: StoreMethod<Connection, 'get'> = (c, scope, id) => …`, where `scope` already has its namespace. It may
+ * return its result or a promise of it (the bound method is async all the same); `Sync` set to `true` types a method
+ * that completes synchronously, so that the store's own code may call it and use its result at once.
  */
-export type StoreMethod<C, K extends PortMethod> = (c: C, ...args: Method<K>[0]) => Method<K>[1];
-
-/** {@link StoreMethod} for a method that completes synchronously (the bound method is async all the same). */
-export type SyncStoreMethod<C, K extends PortMethod> = (c: C, ...args: Method<K>[0]) => Awaited<Method<K>[1]>;
-
-/** The port methods a store's role modules implement: every one but `info` and `close`, which the class keeps. */
-export type RoleMethod = Exclude<PortMethod, 'info' | 'close'>;
+export type StoreMethod<C, K extends RoleMethod, Sync extends boolean = false> = (
+  c: C,
+  ...args: Checked<K>
+) => Sync extends true ? Awaited<Result<K>> : Result<K>;
 
 /** What {@link storeClass} binds: each role method, as a function of the store's state. */
 export type StoreImplementation<C> = {
-  readonly [K in RoleMethod]: StoreMethod<C, K> | SyncStoreMethod<C, K>;
+  readonly [K in RoleMethod]: StoreMethod<C, K> | StoreMethod<C, K, true>;
 };
-
-const ROLE_METHODS: readonly RoleMethod[] = [
-  'commit',
-  'get',
-  'getActiveByKeys',
-  'list',
-  'searchLexical',
-  'searchVector',
-  'history',
-  'forget',
-  'getEmbeddings',
-  'importBeliefs',
-  'eraseUser',
-  'eraseScope',
-  'listScopes',
-  'auditLog',
-  'enqueue',
-  'claim',
-  'renew',
-  'fail',
-  'release',
-  'drop',
-  'backlog',
-  'appendItems',
-  'getItems',
-  'popItem',
-  'clearSession',
-  'getOperation',
-  'recordGrant',
-  'listGrants',
-  'activeGrant',
-  'revokeGrants',
-  'chargeBudget',
-  'readBudget',
-  'countActiveBeliefs',
-  'recordAccess',
-  'clearAll',
-];
 
 /** Where a store made by {@link storeClass} keeps its state. */
 const STATE = Symbol('mem01 store state');
 
 /**
  * The base class of a store written as role modules: one async prototype method per port method (`commit`,
- * `get`, … `clearSession`), each calling `implementation[name](state, ...args)` on the state given to the
- * constructor, after `options.guard(state)` (e.g. a closed check). A store extends it and adds `name`,
- * `capabilities`, `info` and `close`:
+ * `get`, … `clearSession`). Each runs `options.guard(state)` (e.g. a closed check), then the method's input checks
+ * from the store kit's one table (with the store's `maxTextBytes`), then `implementation[name](state, ...checked)`.
+ * A store extends it and adds `name`, `capabilities`, `info` and `close`:
  *
  * ```ts
- * export class MyStore extends storeClass<Connection>({ ...beliefs, ...outbox, ...transcript, ...admin }) {
+ * export class MyStore extends storeClass<Connection>({ ...beliefs, ...outbox, ...transcript, ...admin }, {
+ *   maxTextBytes: () => 65536,
+ * }) {
  *   constructor(db: Db) { super(new Connection(db)); }
  * }
  * ```
@@ -82,7 +44,11 @@ const STATE = Symbol('mem01 store state');
  */
 export function storeClass<C>(
   implementation: StoreImplementation<C>,
-  options: { readonly guard?: ((state: C) => void) | undefined } = {},
+  options: {
+    /** The store's limit on text (values, statements, quotes, turns), in UTF-8 bytes. */
+    readonly maxTextBytes: (state: C) => number;
+    readonly guard?: ((state: C) => void) | undefined;
+  },
 ): abstract new (
   state: C,
 ) => Pick<FullStore, RoleMethod> {
@@ -93,12 +59,13 @@ export function storeClass<C>(
     }
   }
   for (const name of ROLE_METHODS) {
-    const fn = implementation[name] as (state: C, ...args: unknown[]) => unknown;
+    const fn = implementation[name] as (state: C, ...args: readonly unknown[]) => unknown;
     if (typeof fn !== 'function') throw new TypeError(`store implementation has no ${name}`);
     Object.defineProperty(Store.prototype, name, {
       async value(this: Store, ...args: unknown[]) {
-        options.guard?.(this[STATE]);
-        return fn(this[STATE], ...args);
+        const state = this[STATE];
+        options.guard?.(state);
+        return fn(state, ...checkCall(name, { maxTextBytes: options.maxTextBytes(state) }, args));
       },
       writable: true,
       configurable: true,

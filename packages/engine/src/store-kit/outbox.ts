@@ -2,6 +2,8 @@
  * Checks of the {@link WriteOutbox} calls, written once: every store refuses the same bad claim options, failures
  * and releases with the same `InvalidInputError`, and records the same sanitised error text.
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { InvalidInputError, sanitize } from '../errors.js';
 import type { ClaimOptions, OutboxClaim, OutboxInput } from '../ports.js';
 import { assertId, typeOf } from '../util.js';
@@ -224,21 +226,41 @@ export function decodeProcessIdentity(value: unknown): ProcessIdentity | null {
   }
 }
 
+/** This process: its start is process-wide (`process.uptime()`), so every worker thread computes the same one. */
+export const THIS_PROCESS: ProcessIdentity = Object.freeze({
+  host: hostname(),
+  pid: process.pid,
+  startedAt: Math.round(Date.now() - process.uptime() * 1000),
+  token: randomUUID(),
+});
+
+/** Is there a process with this pid on this host? Signal 0 only checks; EPERM means it exists under another user. */
+function pidExists(pid: number): boolean {
+  // 0 and negative pids address process groups: never probe them.
+  if (!Number.isSafeInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 /**
  * Has the process that holds a lease exited, as far as `self` can tell? Only a process on the same host can be told
  * dead: one with another pid when `pidExists` says there is no such process, one with this process's pid but an
  * earlier start (this process's predecessor, as after a container restart). Anything else (another host, this
- * process, a thread of it, an unknown holder) is alive until its lease runs out. `pidExists` is the store's probe;
- * this rule is written once, here.
+ * process, a thread of it, an unknown holder) is alive until its lease runs out. `exists` probes a pid on this host
+ * (by default with signal 0); this rule is written once, here.
  */
 export function processHasExited(
   owner: ProcessIdentity | null,
   self: ProcessIdentity,
-  pidExists: (pid: number) => boolean,
+  exists: (pid: number) => boolean = pidExists,
 ): boolean {
   if (owner === null || owner.host !== self.host || owner.token === self.token) return false;
   if (owner.pid === self.pid) return Math.abs(owner.startedAt - self.startedAt) > PROCESS_START_TOLERANCE_MS;
-  return !pidExists(owner.pid);
+  return !exists(owner.pid);
 }
 
 /** A store option naming the process its claims are recorded for, checked. */

@@ -213,3 +213,27 @@ export function claimFromRows(
     leaseUntil,
   };
 }
+
+/** A record's mapping to the row of a SQL store: its columns, its values in column order, and the record of a row. */
+interface RowCodec<T> {
+  /** The columns, in the order of {@link RowCodec.values}. */
+  readonly columns: readonly string[];
+  /** The values of a record's row, in column order (JSON fields as text, absent fields null). */
+  values(record: T): (string | number | null)[];
+  /** The record of a row with the columns; `StoreError` for a corrupt row. */
+  read(row: Row): T;
+}
+
+/** Beliefs as rows ({@link BELIEF_COLUMNS}, {@link beliefRowValues}, {@link beliefFromRow}). */
+export const beliefRow: RowCodec<Belief> = Object.freeze({
+  columns: BELIEF_COLUMNS,
+  values: beliefRowValues,
+  read: beliefFromRow,
+});
+
+/** Audit records as rows ({@link AUDIT_COLUMNS}, {@link auditRowValues}, {@link auditFromRow}). */
+export const auditRow: RowCodec<AuditEvent> = Object.freeze({
+  columns: AUDIT_COLUMNS,
+  values: auditRowValues,
+  read: auditFromRow,
+});

@@ -1,27 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { DuplicateActiveBeliefError, StoreError } from '../errors.js';
 import {
-  beliefFromRow,
   claimBatch,
-  decodeListCursor,
   decodeProcessIdentity,
-  encodeItem,
-  encodeListCursor,
   encodeProcessIdentity,
-  listPage,
-  MAX_ITEM_BYTES,
-  MAX_QUERY_TERMS,
-  mayUseSession,
   processHasExited,
+  validateProcessIdentity,
+} from './outbox.js';
+import {
+  decodeListCursor,
+  encodeListCursor,
+  listPage,
+  MAX_QUERY_TERMS,
   queryTerms,
+  validateListOptions,
+} from './reads.js';
+import { beliefFromRow } from './rows.js';
+import {
+  encodeItem,
+  MAX_ITEM_BYTES,
+  mayUseSession,
   suffixMatches,
   validateAppend,
-  validateCommit,
-  validateImport,
-  validateListOptions,
-  validateProcessIdentity,
   validateSessionCall,
-} from './index.js';
+} from './transcript.js';
+import { validateCommit, validateImport } from './writes.js';
 
 const owner = { userId: 'alice' };
 const T = '2025-01-01T00:00:00.000Z';

@@ -48,8 +48,19 @@ export function mayUseSession(
   return recorded.userId === owner.userId && (recorded.namespace ?? '') === owner.namespace;
 }
 
-/** The error an append to another scope's session throws. */
-export function foreignSessionError(): InvalidInputError {
+/**
+ * Throws the error of a call on another scope's session unless `owner` (canonical) may use a session recorded with
+ * this owner (a session with no recorded owner is open).
+ */
+export function assertSessionOwner(
+  owner: CanonicalScope,
+  recorded: { readonly userId: string | null; readonly namespace: string | null } | null | undefined,
+): void {
+  if (!mayUseSession(owner, recorded)) throw foreignSessionError();
+}
+
+/** The error a call on another scope's session throws. */
+function foreignSessionError(): InvalidInputError {
   return new InvalidInputError(
     'owner',
     'the session id is already used by another user or namespace of this store (a session belongs to the scope of its first append); give each user their own session ids, for example prefixed with the user id',

@@ -5,114 +5,43 @@
  *
  * Validators named `validate*` return a canonical, detached copy holding only the known fields; `assert*` only check.
  */
-import { assertConfidence, isBeliefKind } from '../belief.js';
+import { assertConfidence } from '../belief.js';
+import {
+  assertIdOrNull,
+  assertPositiveInteger,
+  assertRole,
+  assertStatus,
+  assertTimestampOrNull,
+  validateEvidence,
+} from '../belief-input.js';
 import { InvalidInputError } from '../errors.js';
 import type { BeliefPatch, OutboxInput, SearchOptions } from '../ports.js';
-import {
-  type AuditEvent,
-  BELIEF_SOURCES,
-  BELIEF_STATUSES,
-  type Belief,
-  type BeliefMetadata,
-  type BeliefOrigin,
-  type BeliefStatus,
-  type CaptureDecision,
-  type Evidence,
-  type JsonValue,
-  type TurnRole,
-} from '../types.js';
-import { assertId, assertText, normalizeScope, typeOf } from '../util.js';
+import { assertPosition, assertTimestamp, CAPTURE_DECISIONS, MAX_REF_BYTES } from '../store-input.js';
+import type { AuditEvent, BeliefStatus, CaptureDecision } from '../types.js';
+import { assertId, assertText, normalizeScope } from '../util.js';
 
-/** Largest UTF-8 size of a belief's subject or attribute, in bytes. */
-export const MAX_KEY_BYTES = 256;
-/** Largest UTF-8 size of an evidence or outbox `ref`, in bytes. */
-export const MAX_REF_BYTES = 1024;
-
-/** Largest host metadata of a belief, as JSON in UTF-8 bytes. */
-export const MAX_METADATA_BYTES = 4096;
-/** Deepest nesting of objects and arrays in host metadata (the top object is depth 1). */
-export const MAX_METADATA_DEPTH = 8;
-/** Longest key of host metadata, in characters. */
-export const MAX_METADATA_KEY = 128;
-/** An origin label: a letter or digit, then letters, digits and `._:/-`, at most 64 characters in all. */
-const ORIGIN_LABEL = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
-/** The decisions a capture policy can make. */
-export const CAPTURE_DECISIONS: ReadonlySet<CaptureDecision> = new Set<CaptureDecision>([
-  'accept',
-  'pending',
-  'reject',
-]);
-
-/**
- * Checks host metadata and returns a detached copy: a plain JSON object (not an array or null) of finite numbers,
- * strings, booleans, nulls, arrays and plain objects, keys of 1..128 characters, nested at most 8 deep, at most
- * {@link MAX_METADATA_BYTES} as JSON, text well-formed Unicode. `undefined` gives `undefined` (no metadata).
- */
-export function validateMetadata(value: unknown, field: string): BeliefMetadata | undefined {
-  if (value === undefined) return undefined;
-  if (!isPlainObject(value))
-    throw new InvalidInputError(field, `must be a plain JSON object, got ${typeOf(value)}`);
-  const copy = jsonCopy(value, field, 1) as BeliefMetadata;
-  const bytes = new TextEncoder().encode(JSON.stringify(copy)).byteLength;
-  if (bytes > MAX_METADATA_BYTES)
-    throw new InvalidInputError(field, `is ${bytes} bytes as JSON, over the limit of ${MAX_METADATA_BYTES}`);
-  return copy;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
-function jsonCopy(value: unknown, field: string, depth: number): JsonValue {
-  if (value === null || typeof value === 'boolean') return value;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new InvalidInputError(field, 'must hold only finite numbers');
-    return value;
-  }
-  if (typeof value === 'string') {
-    if (!value.isWellFormed()) throw new InvalidInputError(field, 'must be well-formed Unicode');
-    return value;
-  }
-  if (depth > MAX_METADATA_DEPTH)
-    throw new InvalidInputError(field, `must not nest deeper than ${MAX_METADATA_DEPTH}`);
-  if (Array.isArray(value)) return value.map((v, i) => jsonCopy(v, `${field}[${i}]`, depth + 1));
-  if (!isPlainObject(value))
-    throw new InvalidInputError(field, `must hold only JSON values, got ${typeOf(value)}`);
-  const out: Record<string, JsonValue> = {};
-  for (const [key, v] of Object.entries(value)) {
-    if (key.length === 0 || key.length > MAX_METADATA_KEY || !key.isWellFormed())
-      throw new InvalidInputError(
-        field,
-        `keys must be 1..${MAX_METADATA_KEY} characters of well-formed text`,
-      );
-    if (v === undefined) continue;
-    out[key] = jsonCopy(v, `${field}.${key}`, depth + 1);
-  }
-  return out;
-}
-
-/** Checks a belief's origin (`{ label, ref? }`) and returns a copy; `undefined` gives `undefined`. */
-export function validateOrigin(value: unknown, field: string): BeliefOrigin | undefined {
-  if (value === undefined) return undefined;
-  if (value === null || typeof value !== 'object') throw new InvalidInputError(field, 'must be an object');
-  const o = value as Record<string, unknown>;
-  assertOriginLabel(o.label, `${field}.label`);
-  if (o.ref !== undefined) assertText(o.ref, `${field}.ref`, MAX_REF_BYTES);
-  if (typeof o.ref === 'string' && !o.ref.isWellFormed())
-    throw new InvalidInputError(`${field}.ref`, 'must be well-formed Unicode');
-  return { label: o.label, ...(o.ref === undefined ? {} : { ref: o.ref as string }) };
-}
-
-/** Throws `InvalidInputError` unless `value` is an origin label (a host's source label, e.g. `crm`). */
-export function assertOriginLabel(value: unknown, field: string): asserts value is string {
-  if (typeof value !== 'string' || !ORIGIN_LABEL.test(value))
-    throw new InvalidInputError(
-      field,
-      'must be 1..64 characters: a letter or digit, then letters, digits and . _ : / -',
-    );
-}
+export {
+  assertIdOrNull,
+  assertNonNegativeInteger,
+  assertPositiveInteger,
+  assertRole,
+  assertStatus,
+  assertTimestampOrNull,
+  MAX_KEY_BYTES,
+  validateBelief,
+  validateEmbedding,
+  validateEvidence,
+  validateOrigin,
+} from '../belief-input.js';
+export {
+  assertOriginLabel,
+  assertPosition,
+  assertTimestamp,
+  CAPTURE_DECISIONS,
+  MAX_POSITION,
+  MAX_REF_BYTES,
+  validateMetadata,
+} from '../store-input.js';
 
 /** Every audit action a store accepts (the `action` union of {@link AuditEvent}). */
 export const AUDIT_ACTIONS: ReadonlySet<AuditEvent['action']> = new Set<AuditEvent['action']>([
@@ -127,67 +56,6 @@ export const AUDIT_ACTIONS: ReadonlySet<AuditEvent['action']> = new Set<AuditEve
   'erase',
   'import',
 ]);
-
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-
-/** Throws `InvalidInputError` unless `value` is an ISO-8601 date-time string (`2024-05-01T12:00:00.000Z`, or with an offset). */
-export function assertTimestamp(value: unknown, field: string): asserts value is string {
-  if (typeof value !== 'string')
-    throw new InvalidInputError(field, `must be an ISO-8601 timestamp, got ${typeOf(value)}`);
-  if (!ISO_8601.test(value) || Number.isNaN(Date.parse(value)))
-    throw new InvalidInputError(field, 'must be an ISO-8601 timestamp');
-}
-
-/** Like {@link assertTimestamp}, but `null` and `undefined` pass. */
-export function assertTimestampOrNull(
-  value: unknown,
-  field: string,
-): asserts value is string | null | undefined {
-  if (value !== null && value !== undefined) assertTimestamp(value, field);
-}
-
-/**
- * Largest transcript position (and so outbox and evidence position) a turn may have: 2^31 - 1, the largest value
- * every store can hold and read back (PostgreSQL's `integer`).
- */
-export const MAX_POSITION = 2 ** 31 - 1;
-
-/** Throws `InvalidInputError` unless `value` is an integer from 0 to {@link MAX_POSITION}. */
-export function assertPosition(value: unknown, field: string): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_POSITION)
-    throw new InvalidInputError(field, `must be an integer from 0 to ${MAX_POSITION}, got ${String(value)}`);
-}
-
-/** Throws `InvalidInputError` unless `value` is an integer >= 0. */
-export function assertNonNegativeInteger(value: unknown, field: string): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
-    throw new InvalidInputError(field, `must be a non-negative integer, got ${String(value)}`);
-}
-
-/** Throws `InvalidInputError` unless `value` is an integer between 1 and `max`. */
-export function assertPositiveInteger(
-  value: unknown,
-  field: string,
-  max = Number.MAX_SAFE_INTEGER,
-): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max)
-    throw new InvalidInputError(field, `must be an integer between 1 and ${max}, got ${String(value)}`);
-}
-
-/** Throws `InvalidInputError` unless `value` is a known belief status. */
-export function assertStatus(value: unknown, field: string): asserts value is BeliefStatus {
-  if (typeof value !== 'string' || !(BELIEF_STATUSES as readonly string[]).includes(value))
-    throw new InvalidInputError(field, `unknown status ${JSON.stringify(value) ?? 'undefined'}`);
-}
-
-/** A turn role: `user` or `assistant`. */
-export function assertRole(value: unknown, field: string): asserts value is TurnRole {
-  if (value !== 'user' && value !== 'assistant')
-    throw new InvalidInputError(
-      field,
-      `must be user or assistant, got ${JSON.stringify(value) ?? 'undefined'}`,
-    );
-}
 
 /** The statuses to read: `['active']` when absent, otherwise a non-empty array of known statuses (a copy). */
 export function assertStatuses(value: unknown, field = 'statuses'): BeliefStatus[] {
@@ -228,117 +96,6 @@ export function validateSearchOptions(
     limit: o.limit,
     statuses: assertStatuses(o.statuses, 'statuses'),
     excludeGrants: assertExcludedGrants(o.excludeGrants),
-  };
-}
-
-/**
- * An embedding or query vector: a non-empty `Float32Array` of finite numbers; `null` when absent. The length is
- * not checked here (the store knows its dimensions and throws `DimensionMismatchError`).
- */
-export function validateEmbedding(value: unknown, field: string): Float32Array | null {
-  if (value === undefined || value === null) return null;
-  if (!(value instanceof Float32Array))
-    throw new InvalidInputError(field, `must be a Float32Array, got ${typeOf(value)}`);
-  if (value.length === 0) throw new InvalidInputError(field, 'must not be empty');
-  for (let i = 0; i < value.length; i++) {
-    if (!Number.isFinite(value[i])) throw new InvalidInputError(field, 'must contain only finite numbers');
-  }
-  return value;
-}
-
-/** Checks a belief's evidence list and returns a detached copy with only the known fields. */
-export function validateEvidence(value: unknown, field: string, maxTextBytes: number): Evidence[] {
-  if (!Array.isArray(value)) throw new InvalidInputError(field, `must be an array, got ${typeOf(value)}`);
-  return value.map((e: unknown, i) => {
-    const f = `${field}[${i}]`;
-    if (e === null || typeof e !== 'object') throw new InvalidInputError(f, 'must be an object');
-    const ev = e as Record<string, unknown>;
-    assertId(ev.sessionId, `${f}.sessionId`);
-    assertPosition(ev.position, `${f}.position`);
-    assertRole(ev.role, `${f}.role`);
-    assertText(ev.quote, `${f}.quote`, maxTextBytes, true);
-    assertTimestamp(ev.at, `${f}.at`);
-    if (ev.ref !== undefined) assertText(ev.ref, `${f}.ref`, MAX_REF_BYTES, true);
-    return {
-      sessionId: ev.sessionId,
-      position: ev.position,
-      role: ev.role,
-      quote: ev.quote,
-      at: ev.at,
-      ...(ev.ref === undefined ? {} : { ref: ev.ref as string }),
-    };
-  });
-}
-
-function assertIdOrNull(value: unknown, field: string): asserts value is string | null | undefined {
-  if (value !== null && value !== undefined) assertId(value, field);
-}
-
-/**
- * Checks a whole belief record written verbatim (commit inserts, imports) and returns a canonical, detached copy
- * (scope with `namespace` '' when absent). A `forgotten` tombstone may have empty content; every other belief needs
- * its subject, attribute, value and statement. `maxTextBytes` bounds value, statement and evidence quotes.
- */
-export function validateBelief(value: unknown, field: string, maxTextBytes: number): Belief {
-  if (value === null || typeof value !== 'object') throw new InvalidInputError(field, 'must be an object');
-  const b = value as Record<string, unknown>;
-  assertId(b.id, `${field}.id`);
-  const scope = normalizeScope(b.scope);
-  if (!isBeliefKind(b.kind))
-    throw new InvalidInputError(`${field}.kind`, `unknown kind ${JSON.stringify(b.kind) ?? 'undefined'}`);
-  assertStatus(b.status, `${field}.status`);
-  const tombstone = b.status === 'forgotten';
-  assertText(b.subject, `${field}.subject`, MAX_KEY_BYTES, tombstone);
-  assertText(b.attribute, `${field}.attribute`, MAX_KEY_BYTES, tombstone);
-  assertText(b.value, `${field}.value`, maxTextBytes, tombstone);
-  assertText(b.statement, `${field}.statement`, maxTextBytes, tombstone);
-  assertConfidence(b.confidence, `${field}.confidence`);
-  assertIdOrNull(b.supersedes, `${field}.supersedes`);
-  assertIdOrNull(b.supersededBy, `${field}.supersededBy`);
-  assertPositiveInteger(b.version, `${field}.version`);
-  assertTimestampOrNull(b.validFrom, `${field}.validFrom`);
-  assertTimestampOrNull(b.validTo, `${field}.validTo`);
-  assertTimestamp(b.storedAt, `${field}.storedAt`);
-  assertTimestamp(b.updatedAt, `${field}.updatedAt`);
-  assertTimestampOrNull(b.invalidatedAt, `${field}.invalidatedAt`);
-  const evidence = validateEvidence(b.evidence, `${field}.evidence`, maxTextBytes);
-  if (typeof b.source !== 'string' || !(BELIEF_SOURCES as readonly string[]).includes(b.source))
-    throw new InvalidInputError(
-      `${field}.source`,
-      `unknown source ${JSON.stringify(b.source) ?? 'undefined'}`,
-    );
-  const metadata = validateMetadata(b.metadata, `${field}.metadata`);
-  const origin = validateOrigin(b.origin, `${field}.origin`);
-  if (tombstone && (metadata !== undefined || origin !== undefined))
-    throw new InvalidInputError(`${field}`, 'a forgotten belief keeps no metadata or origin');
-  if (b.accessCount !== undefined) assertNonNegativeInteger(b.accessCount, `${field}.accessCount`);
-  if (b.lastAccessedAt !== undefined) assertTimestamp(b.lastAccessedAt, `${field}.lastAccessedAt`);
-  if (b.grantId !== undefined) assertId(b.grantId, `${field}.grantId`);
-  return {
-    id: b.id,
-    scope,
-    kind: b.kind,
-    subject: b.subject,
-    attribute: b.attribute,
-    value: b.value,
-    statement: b.statement,
-    confidence: b.confidence,
-    status: b.status,
-    supersedes: b.supersedes ?? null,
-    supersededBy: b.supersededBy ?? null,
-    version: b.version,
-    validFrom: b.validFrom ?? null,
-    validTo: b.validTo ?? null,
-    storedAt: b.storedAt,
-    updatedAt: b.updatedAt,
-    invalidatedAt: b.invalidatedAt ?? null,
-    evidence,
-    source: b.source as Belief['source'],
-    ...(metadata === undefined ? {} : { metadata }),
-    ...(origin === undefined ? {} : { origin }),
-    ...(b.accessCount === undefined || b.accessCount === 0 ? {} : { accessCount: b.accessCount as number }),
-    ...(b.lastAccessedAt === undefined ? {} : { lastAccessedAt: b.lastAccessedAt as string }),
-    ...(b.grantId === undefined ? {} : { grantId: b.grantId as string }),
   };
 }
 

@@ -3,7 +3,8 @@
  * that every store refuses a bad request the same way, before it writes anything. What only the database can tell
  * (versions, ids that exist, the one-active-per-key rule against stored beliefs, dimensions) stays in the store.
  */
-import { DuplicateActiveBeliefError, InvalidInputError, InvalidRecordError } from '../errors.js';
+import { duplicateActive, type ValidInsert, validateBelief, validateEmbedding } from '../belief-input.js';
+import { DuplicateActiveBeliefError, InvalidInputError } from '../errors.js';
 import type {
   BeliefUpdate,
   ClearAllReceipt,
@@ -15,20 +16,9 @@ import type { AuditEvent, Belief } from '../types.js';
 import { assertId, normalizeScope, sameScope, typeOf } from '../util.js';
 import { validateOperationRecord } from './governance.js';
 import type { CanonicalScope } from './transcript.js';
-import {
-  assertPositiveInteger,
-  assertTimestamp,
-  validateAuditEvent,
-  validateBelief,
-  validateEmbedding,
-  validateUpdate,
-} from './validate.js';
+import { assertPositiveInteger, assertTimestamp, validateAuditEvent, validateUpdate } from './validate.js';
 
-/** A belief to insert, checked: a canonical copy of the belief and its embedding (null without one). */
-export interface ValidInsert {
-  readonly belief: Belief;
-  readonly embedding: Float32Array | null;
-}
+export { type ImportTarget, type ValidInsert, validateImportRecords } from '../belief-input.js';
 
 /** A commit request, checked and canonical (see {@link validateCommit}). */
 export interface ValidCommit {
@@ -118,123 +108,6 @@ export function validateImport(records: unknown, maxTextBytes: number): ValidIns
   return out;
 }
 
-/** Where the records of an import belong: one user, and one namespace of theirs or (null) any of them. */
-export interface ImportTarget {
-  readonly userId: string;
-  readonly namespace: string | null;
-}
-
-/**
- * The fields a belief record of an import may hold (everything a read returns); any other is refused. A record over
- * `keyof Belief`, so a field added to the belief is known here at once.
- */
-const BELIEF_RECORD_FIELD: Readonly<Record<keyof Belief, true>> = {
-  id: true,
-  scope: true,
-  kind: true,
-  subject: true,
-  attribute: true,
-  value: true,
-  statement: true,
-  confidence: true,
-  status: true,
-  supersedes: true,
-  supersededBy: true,
-  version: true,
-  validFrom: true,
-  validTo: true,
-  storedAt: true,
-  updatedAt: true,
-  invalidatedAt: true,
-  evidence: true,
-  source: true,
-  metadata: true,
-  origin: true,
-  accessCount: true,
-  lastAccessedAt: true,
-  grantId: true,
-};
-const BELIEF_RECORD_FIELDS = Object.keys(BELIEF_RECORD_FIELD);
-
-const EVIDENCE_FIELDS = ['sessionId', 'position', 'role', 'quote', 'at', 'ref'] as const;
-
-/**
- * Checks the records of an import from outside (a file, another store) before anything is written, and returns them
- * canonical. Stricter than {@link validateImport}, which a store applies to what it is handed: every record is a
- * whole belief ({@link validateBelief}) with an optional embedding, holds no unknown field (a misspelt field would be
- * lost), belongs to `target`, and repeats no earlier record's id; no two active records share a scope and key. The
- * first bad record throws `InvalidRecordError` naming its index and field.
- */
-export function validateImportRecords(
-  records: unknown,
-  target: ImportTarget,
-  maxTextBytes: number,
-): ValidInsert[] {
-  if (!Array.isArray(records))
-    throw new InvalidInputError('records', `must be an array, got ${typeOf(records)}`);
-  const firstIndex = new Map<string, number>();
-  const out = records.map((record: unknown, i): ValidInsert => {
-    try {
-      return validateImportRecord(record, target, maxTextBytes);
-    } catch (err) {
-      if (err instanceof InvalidInputError && !(err instanceof InvalidRecordError))
-        throw new InvalidRecordError(i, err.field, err.message.slice(err.field.length + 2));
-      throw err;
-    }
-  });
-  out.forEach(({ belief }, i) => {
-    const earlier = firstIndex.get(belief.id);
-    if (earlier !== undefined)
-      throw new InvalidRecordError(i, 'belief.id', `repeats the id of record ${earlier}`);
-    firstIndex.set(belief.id, i);
-  });
-  const clash = duplicateActive(out.map((r) => r.belief));
-  if (clash !== null)
-    throw new InvalidRecordError(
-      clash.index,
-      'belief',
-      `is active on the same subject and attribute as record ${clash.earlier}`,
-    );
-  return out;
-}
-
-/** One record of {@link validateImportRecords}, with field names relative to the record. */
-function validateImportRecord(value: unknown, target: ImportTarget, maxTextBytes: number): ValidInsert {
-  assertFields(value, ['belief', 'embedding'], 'record');
-  const { belief, embedding } = value as { belief?: unknown; embedding?: unknown };
-  assertFields(belief, BELIEF_RECORD_FIELDS, 'belief');
-  const b = belief as Record<string, unknown>;
-  assertFields(b.scope, ['userId', 'namespace'], 'belief.scope');
-  if (Array.isArray(b.evidence))
-    b.evidence.forEach((e: unknown, i) => {
-      assertFields(e, EVIDENCE_FIELDS, `belief.evidence[${i}]`);
-    });
-  const valid = {
-    belief: validateBelief(belief, 'belief', maxTextBytes),
-    embedding: validateEmbedding(embedding, 'embedding'),
-  };
-  const scope = normalizeScope(valid.belief.scope);
-  if (scope.userId !== target.userId)
-    throw new InvalidInputError(
-      'belief.scope.userId',
-      `${JSON.stringify(scope.userId)} is not the import's user ${JSON.stringify(target.userId)}`,
-    );
-  if (target.namespace !== null && scope.namespace !== target.namespace)
-    throw new InvalidInputError(
-      'belief.scope.namespace',
-      `${JSON.stringify(scope.namespace)} is not the import's namespace ${JSON.stringify(target.namespace)}`,
-    );
-  return valid;
-}
-
-/** Refuses a non-object, and any own field of `value` not in `known`. */
-function assertFields(value: unknown, known: readonly string[], field: string): void {
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new InvalidInputError(field, `must be an object, got ${typeOf(value)}`);
-  for (const k of Object.keys(value))
-    if (!known.includes(k)) throw new InvalidInputError(`${field}.${k}`, 'is not a known field');
-}
-
 /** `forget` options, checked: when (`at`), the version the caller read, if any, and the operation to record. */
 export function validateForgetOptions(options: unknown): {
   at: string;
@@ -312,18 +185,4 @@ function assertOneActivePerKey(beliefs: readonly Belief[]): void {
   const clash = duplicateActive(beliefs);
   const b = clash && beliefs[clash.index];
   if (b) throw new DuplicateActiveBeliefError(b.subject, b.attribute);
-}
-
-/** The first active belief of `beliefs` on the scope + subject + attribute of an earlier active one, or null. */
-function duplicateActive(beliefs: readonly Belief[]): { index: number; earlier: number } | null {
-  const keys = new Map<string, number>();
-  for (const [i, b] of beliefs.entries()) {
-    if (b.status !== 'active') continue;
-    const s = normalizeScope(b.scope);
-    const key = JSON.stringify([s.userId, s.namespace, b.subject, b.attribute]);
-    const earlier = keys.get(key);
-    if (earlier !== undefined) return { index: i, earlier };
-    keys.set(key, i);
-  }
-  return null;
 }

@@ -1,6 +1,6 @@
 import type { Extractor } from '@mem01/engine';
-import type { CandidateBelief, ExtractionOperation, ExtractionTurn } from '@mem01/engine/store-kit';
-import { groundQuote } from '@mem01/engine/store-kit';
+import type { CandidateBelief, ExtractionOperation, ExtractionTurn } from '@mem01/engine/provider-kit';
+import { groundQuote } from '@mem01/engine/provider-kit';
 import { derivedStatement } from '../validate.js';
 import { extractionData } from './extraction-data.js';
 import type { FakeResponsesHandler } from './fake-openai.js';

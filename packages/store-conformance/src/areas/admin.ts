@@ -1,13 +1,11 @@
 import {
   type Belief,
-  type BeliefInsert,
-  cosineSimilarity,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
   InvalidInputError,
   LeaseLostError,
-  NOTHING_ERASED,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine';
+import { type BeliefInsert, cosineSimilarity, NOTHING_ERASED } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import {

@@ -1,8 +1,5 @@
 import {
   type Belief,
-  type BeliefInsert,
-  type BeliefUpdate,
-  type CommitRequest,
   DimensionMismatchError,
   DuplicateActiveBeliefError,
   type FullStore,
@@ -10,13 +7,14 @@ import {
   LeaseLostError,
   type Mem01Error,
   NotFoundError,
-  type OutboxClaim,
   type Scope,
   StoreError,
   VersionConflictError,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine';
+import type { BeliefInsert } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
+import type { BeliefUpdate, CommitRequest, OutboxClaim } from '../fixtures.js';
 import {
   ALL_STATUSES,
   audit,

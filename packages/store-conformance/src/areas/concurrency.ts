@@ -4,7 +4,7 @@ import {
   type FullStore,
   type Mem01Error,
   VersionConflictError,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { belief, ids, insertAll, inserts, listAll, settle, supersede, t, turn, unique } from '../fixtures.js';

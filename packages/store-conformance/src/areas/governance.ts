@@ -6,18 +6,17 @@
 import {
   type Belief,
   type CaptureGrant,
-  type CommitRequest,
   DuplicateOperationError,
   type FullStore,
   InvalidInputError,
-  NOTHING_ERASED,
   NotFoundError,
-  type OperationRecord,
   type Scope,
   StoreError,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine';
+import { NOTHING_ERASED, type OperationRecord, type StoreInfo } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
+import type { CommitRequest } from '../fixtures.js';
 import {
   audit,
   belief,
@@ -625,7 +624,10 @@ export function governanceTests(ctx: SuiteContext): void {
 }
 
 /** A store's raw view of a scope, for tests that check that nothing was written. */
-export async function everything(store: FullStore, scope: Scope) {
+export async function everything(
+  store: FullStore,
+  scope: Scope,
+): Promise<Awaited<ReturnType<typeof snapshot>> & { backlog: StoreInfo['outbox'] }> {
   return {
     ...(await snapshot(store, scope)),
     backlog: await store.backlog({ now: t(0), userId: scope.userId }),

@@ -151,10 +151,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       expect((await e.get(scope, b.id))?.status).toBe('retracted');
       expect((await e.get(scope, c.id))?.status).toBe('retracted');
       await rejects(e.approve(scope, b.id, { key: 'rj' }), OperationConflictError);
-      const record = await (store as unknown as import('@mem01/engine/store-kit').FullStore).getOperation(
-        scope,
-        'fg',
-      );
+      const record = await (store as unknown as import('@mem01/engine').FullStore).getOperation(scope, 'fg');
       expect(record).toMatchObject({ action: 'forget', beliefIds: [d.id], outcome: 'forgotten' });
       expect(JSON.stringify(record)).not.toMatch(/Lakeside|clinic/i);
       expect(

@@ -7,23 +7,21 @@
  * `history`, `get` and the audit log keep the records).
  */
 import {
+  type Belief,
+  type CaptureGrant,
   CaptureGrantEndedError,
+  DuplicateOperationError,
   type EngineEvent,
   type EngineStore,
   type Extractor,
+  type FullStore,
   InvalidInputError,
   MemoryEngine,
   type MemoryEngineOptions,
   OperationConflictError,
   type Scope,
-} from '@mem01/engine';
-import {
-  type Belief,
-  type CaptureGrant,
-  DuplicateOperationError,
-  type FullStore,
   StoreError,
-} from '@mem01/engine/store-kit';
+} from '@mem01/engine';
 import { KeyValueExtractor } from '@mem01/engine/testing';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';

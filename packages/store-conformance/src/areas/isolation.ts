@@ -1,4 +1,4 @@
-import { type Belief, type BeliefStatus, InvalidInputError, type Scope } from '@mem01/engine/store-kit';
+import { type Belief, type BeliefStatus, InvalidInputError, type Scope } from '@mem01/engine';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';

@@ -1,10 +1,5 @@
-import {
-  type Belief,
-  FORGOTTEN_MARKER,
-  NotFoundError,
-  type Scope,
-  VersionConflictError,
-} from '@mem01/engine/store-kit';
+import { type Belief, NotFoundError, type Scope, VersionConflictError } from '@mem01/engine';
+import { FORGOTTEN_MARKER } from '@mem01/engine/store-kit';
 import { assistantMessageItem } from '@mem01/engine/testing';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';

@@ -1,11 +1,5 @@
-import {
-  type FullStore,
-  InvalidInputError,
-  idempotencyKey,
-  LeaseLostError,
-  MAX_POSITION,
-  type Scope,
-} from '@mem01/engine/store-kit';
+import { type FullStore, InvalidInputError, LeaseLostError, type Scope } from '@mem01/engine';
+import { idempotencyKey, MAX_POSITION } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import {

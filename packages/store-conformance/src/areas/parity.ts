@@ -16,7 +16,7 @@
  * planner statistics and weighs every word alike, so its tiers come from how many of the query's words a belief
  * holds, never from word rarity alone. Scores are store-specific and are not compared.
  */
-import type { Belief, Scope } from '@mem01/engine/store-kit';
+import type { Belief, Scope } from '@mem01/engine';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { belief, insertAll, unique } from '../fixtures.js';

@@ -1,4 +1,4 @@
-import { type Belief, InvalidInputError } from '@mem01/engine/store-kit';
+import { type Belief, InvalidInputError } from '@mem01/engine';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import {

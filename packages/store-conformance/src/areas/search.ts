@@ -1,4 +1,4 @@
-import { CapabilityError, DimensionMismatchError } from '@mem01/engine/store-kit';
+import { CapabilityError, DimensionMismatchError } from '@mem01/engine';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { belief, hitIds, insertAll, rejects, sortDesc, unique, vec } from '../fixtures.js';

@@ -1,4 +1,6 @@
-import { InvalidInputError, idempotencyKey, type Scope, stableJson } from '@mem01/engine/store-kit';
+import { InvalidInputError, type Scope } from '@mem01/engine';
+import { stableJson } from '@mem01/engine/binding-kit';
+import { idempotencyKey } from '@mem01/engine/store-kit';
 import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import { belief, FAR_FUTURE, insertAll, rejects, t, unique } from '../fixtures.js';
