@@ -611,16 +611,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
     await e.accept([turn(scope, 's1', 0, 'a=1; b=2')]);
     await e.flush(scope);
     expect((await e.list(scope)).items.filter((x) => x.kind !== 'episode')).toHaveLength(2);
-    await rejects(e.remember(scope, { kind: 'fact', attribute: 'c', value: '3' }), BudgetExceededError);
-    await e.accept([turn(scope, 's2', 0, 'd=4')]);
-    await e.flush(scope);
-    expect(e.lastError(scope)).toMatch(/capacity/);
-    expect((await store.backlog({ now: time.clock().toISOString(), userId: scope.userId })).queued).toBe(1);
-    const [first] = (await e.list(scope)).items.filter((x) => x.attribute === 'a');
-    await e.forget(scope, first!.id);
-    time.set('2026-01-01T00:01:01.000Z');
-    await e.flush(scope);
-    expect((await e.list(scope)).items.map((x) => [x.attribute, x.value])).toContainEqual(['d', '4']);
+    await capacityWaitsUntilFreed(e, store, scope, time, /capacity/);
     await e.close();
   });
 
@@ -641,18 +632,13 @@ export function governedEngineTests(ctx: SuiteContext): void {
         activeBeliefs: { used: 2, limit: null },
         activeTokens: { used: 9, limit: 9 },
       });
-      await rejects(e.remember(scope, { kind: 'fact', attribute: 'c', value: '3' }), BudgetExceededError);
-      await e.accept([turn(scope, 's2', 0, 'd=4')]);
-      await e.flush(scope);
-      expect(e.lastError(scope)).toMatch(
+      await capacityWaitsUntilFreed(
+        e,
+        store,
+        scope,
+        time,
         /capacity reached .*9 estimated tokens of active beliefs, at most 9/,
       );
-      expect((await store.backlog({ now: time.clock().toISOString(), userId: scope.userId })).queued).toBe(1);
-      const [first] = (await e.list(scope)).items.filter((x) => x.attribute === 'a');
-      await e.forget(scope, first!.id);
-      time.set('2026-01-01T00:01:01.000Z');
-      await e.flush(scope);
-      expect((await e.list(scope)).items.map((x) => [x.attribute, x.value])).toContainEqual(['d', '4']);
       expect((await e.usage(scope)).activeTokens).toEqual({ used: 9, limit: 9 });
       await e.close();
     },
@@ -736,4 +722,27 @@ function statementTokens(page: { readonly items: readonly Belief[] }): number {
     .filter((b) => b.kind !== 'episode')
     .reduce((n, b) => n + new TextEncoder().encode(b.statement).length, 0);
   return Math.ceil(bytes / 4);
+}
+
+/**
+ * At a full result capacity (the user holds `a` and `b`): `remember` is refused, a new turn's extraction waits with
+ * `error` in `lastError`, and once `a` is forgotten the waiting turn is extracted at the next retry.
+ */
+async function capacityWaitsUntilFreed(
+  e: MemoryEngine,
+  store: EngineStore,
+  scope: Scope,
+  time: ReturnType<typeof manualClock>,
+  error: RegExp,
+): Promise<void> {
+  await rejects(e.remember(scope, { kind: 'fact', attribute: 'c', value: '3' }), BudgetExceededError);
+  await e.accept([turn(scope, 's2', 0, 'd=4')]);
+  await e.flush(scope);
+  expect(e.lastError(scope)).toMatch(error);
+  expect((await store.backlog({ now: time.clock().toISOString(), userId: scope.userId })).queued).toBe(1);
+  const [first] = (await e.list(scope)).items.filter((x) => x.attribute === 'a');
+  await e.forget(scope, first!.id);
+  time.set('2026-01-01T00:01:01.000Z');
+  await e.flush(scope);
+  expect((await e.list(scope)).items.map((x) => [x.attribute, x.value])).toContainEqual(['d', '4']);
 }
