@@ -24,6 +24,7 @@ interface Options {
   writeBench?: boolean;
   check?: boolean;
   live?: boolean;
+  model?: string;
   fixture: string;
 }
 
@@ -40,6 +41,10 @@ async function main(argv: string[]): Promise<number> {
     .option(
       '--live',
       'run the story through the real OpenAI model (needs OPENAI_API_KEY; Postgres if DATABASE_URL)',
+    )
+    .option(
+      '--model <id>',
+      "with --live: the agent's model (default: the extraction model, MEM01_LLM_MODEL, else @mem01/openai's default)",
     )
     .option('--fixture <path>', 'the conversations fixture', DEFAULT_FIXTURE)
     .showHelpAfterError('(run pnpm demo --help for usage)')
@@ -60,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
   const env = process.env as Record<string, string | undefined>;
 
   if (opts.check) {
-    const result = check(env);
+    const result = await check(env);
     if (opts.json) out.write(`${JSON.stringify(result, null, 2)}\n`);
     else {
       out.write(`${paint(out, 'bold', 'mem01 configuration check')} (no network call was made)\n`);
@@ -81,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
   if (opts.live) {
     const { loadDotEnv } = await import('./check.js');
     loadDotEnv(env);
-    const result = await runLive(env);
+    const result = await runLive(env, { model: opts.model });
     out.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   }

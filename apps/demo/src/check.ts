@@ -1,30 +1,25 @@
 /**
  * `--check`: which configuration would run, from the environment and `.env` files, with no network call and
- * no secret shown.
+ * no secret shown. What would run is `@mem01/runtime`'s answer (`checkEnvironment`), the one home of the defaults.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { DEFAULT_EMBEDDING_MODEL, DEFAULT_LLM_MODEL } from '@mem01/openai';
-import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
+import { checkEnvironment, type RuntimePlan, type VariableCheck } from '@mem01/runtime';
 import { REPO_ROOT } from './fixture.js';
 
 export interface CheckResult {
   readonly ok: boolean;
   readonly envFiles: readonly string[];
-  readonly openai: {
-    readonly set: boolean;
-    readonly valid: boolean;
-    readonly shown: string | null;
-    readonly problem?: string;
-  };
-  readonly database: {
-    readonly set: boolean;
-    readonly valid: boolean;
-    readonly shown: string | null;
-    readonly problem?: string;
-  };
+  /** `OPENAI_API_KEY`, checked by its form (masked). */
+  readonly openai: VariableCheck;
+  /** `DATABASE_URL`, checked by its form (without password). */
+  readonly database: VariableCheck;
   readonly wouldRun: { readonly extractor: string; readonly embedder: string; readonly store: string };
+  /** What `@mem01/runtime` would open (the agent's runtime, described without secrets), or null when it would refuse. */
+  readonly runtime: RuntimePlan | null;
+  /** Why `@mem01/runtime` would refuse these settings, when it would. */
+  readonly problem?: string;
 }
 
 /**
@@ -42,78 +37,47 @@ export function loadDotEnv(env: Record<string, string | undefined>, cwd = proces
   return files;
 }
 
-/** `sk-…` keys: shown as their prefix and last 4 characters only. */
-export function maskKey(key: string): string {
-  return key.length <= 12 ? '***' : `${key.slice(0, 3)}…${key.slice(-4)}`;
-}
-
-/** A URL with its password removed. */
-export function maskUrl(url: URL): string {
-  const copy = new URL(url.href);
-  if (copy.password) copy.password = '***';
-  return copy.href;
-}
-
-export function checkOpenAIKey(key: string | undefined): CheckResult['openai'] {
-  if (key === undefined || key === '') return { set: false, valid: true, shown: null };
-  if (/\s/.test(key)) return { set: true, valid: false, shown: null, problem: 'contains whitespace' };
-  if (!/^sk-[A-Za-z0-9_-]{16,}$/.test(key)) {
-    return {
-      set: true,
-      valid: false,
-      shown: null,
-      problem: 'does not look like an OpenAI key (sk-… with at least 16 more characters)',
-    };
-  }
-  return { set: true, valid: true, shown: maskKey(key) };
-}
-
-export function checkDatabaseUrl(value: string | undefined): CheckResult['database'] {
-  if (value === undefined || value === '') return { set: false, valid: true, shown: null };
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return {
-      set: true,
-      valid: false,
-      shown: null,
-      problem: 'is not a URL (expected postgres://user:pass@host:5432/db)',
-    };
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    return {
-      set: true,
-      valid: false,
-      shown: maskUrl(url),
-      problem: `has protocol ${url.protocol} (expected postgres:)`,
-    };
-  }
-  if (!url.hostname) return { set: true, valid: false, shown: maskUrl(url), problem: 'has no host' };
-  return { set: true, valid: true, shown: maskUrl(url) };
-}
-
-export function check(env: Record<string, string | undefined>, cwd = process.cwd()): CheckResult {
+/**
+ * Loads `.env` files into `env` (see {@link loadDotEnv}), then asks `@mem01/runtime` what would run on it: the same
+ * resolution the agent, the MCP server and the CLI use, without opening anything.
+ */
+export async function check(
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): Promise<CheckResult> {
   const envFiles = loadDotEnv(env, cwd);
-  const openai = checkOpenAIKey(env.OPENAI_API_KEY);
-  const database = checkDatabaseUrl(env.DATABASE_URL);
-  const useOpenAI = openai.set && openai.valid;
+  const checked = await checkEnvironment(env);
+  const plan = checked.plan;
+  const openai = checked.variables.OPENAI_API_KEY;
+  const database = checked.variables.DATABASE_URL;
   return {
-    ok: openai.valid && database.valid,
+    ok: checked.ok,
     envFiles,
     openai,
     database,
     wouldRun: {
-      extractor: useOpenAI
-        ? `@mem01/openai (${env.MEM01_LLM_MODEL ?? DEFAULT_LLM_MODEL})`
-        : '@mem01/local (offline)',
-      embedder: useOpenAI
-        ? `@mem01/openai (${env.MEM01_EMBEDDING_MODEL ?? DEFAULT_EMBEDDING_MODEL})`
-        : '@mem01/local (384-d feature hashing)',
-      store:
-        database.set && database.valid
-          ? `postgres (${database.shown})`
-          : `sqlite (${defaultSqlitePath(env as NodeJS.ProcessEnv)})`,
+      extractor: plan === null ? 'none (the settings are refused)' : extractorLabel(plan),
+      embedder: plan === null ? 'none' : embedderLabel(plan),
+      store: plan === null ? `none: ${checked.problem}` : storeLabel(plan.location),
     },
+    runtime: plan,
+    ...(checked.problem === undefined ? {} : { problem: checked.problem }),
   };
+}
+
+function extractorLabel(plan: RuntimePlan): string {
+  return plan.llmModel === null ? '@mem01/local (offline)' : `@mem01/openai (${plan.llmModel})`;
+}
+
+function embedderLabel(plan: RuntimePlan): string {
+  const name = plan.embedder ?? 'none';
+  if (name.startsWith('openai:')) return `@mem01/openai (${name.slice('openai:'.length)})`;
+  if (name.startsWith('local:')) return `@mem01/local (${plan.dimensions}-d feature hashing)`;
+  return name;
+}
+
+/** `sqlite /path` → `sqlite (/path)`; `postgres url` → `postgres (url)`. */
+function storeLabel(location: string): string {
+  const space = location.indexOf(' ');
+  return space < 0 ? location : `${location.slice(0, space)} (${location.slice(space + 1)})`;
 }

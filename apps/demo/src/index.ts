@@ -1,4 +1,4 @@
-export { check, checkDatabaseUrl, checkOpenAIKey, loadDotEnv } from './check.js';
+export { type CheckResult, check, loadDotEnv } from './check.js';
 export { loadFixture } from './fixture.js';
 export { runScaling, scalingArtifact } from './scaling.js';
 export { runStory } from './story.js';

@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG } from '@mem01/engine';
 import { MEMORY_BLOCK_OPEN } from '@mem01/engine/binding-kit';
-import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
-import { openSqliteStore } from '@mem01/store-sqlite';
+import { openMemoryRuntime } from '@mem01/runtime';
 import { Agent, MemorySession, Runner } from '@openai/agents';
 import { memSession } from 'mem01session';
 import type { Fixture } from './fixture.js';
@@ -77,20 +76,18 @@ export async function runScaling(fixture: Fixture, onRun: () => void = () => {})
   })();
 
   const dir = mkdtempSync(join(tmpdir(), 'mem01-demo-'));
-  const store = openSqliteStore({ path: join(dir, 'memory.db'), logger: quietLogger });
+  // The runtime of a fresh SQLite file, read from an empty environment: the offline models and the default settings
+  // (an 800-byte block), whatever the machine's environment says.
+  const runtime = await openMemoryRuntime({
+    db: join(dir, 'memory.db'),
+    env: {},
+    logger: quietLogger,
+    resume: false,
+  });
   try {
-    const extractor = createLocalExtractor();
-    const embedder = createLocalEmbedder();
     await record('memsession', async (row) => {
       for (const c of fixture.conversations) {
-        const session = memSession(c.id, {
-          userId: fixture.userId,
-          store,
-          extractor,
-          embedder,
-          blockBytes: BUDGET_BYTES,
-          logger: quietLogger,
-        });
+        const session = memSession(c.id, { userId: fixture.userId, runtime, logger: quietLogger });
         try {
           model.willReply(c.assistant);
           await runner.run(agent, c.user, { session, ...session.runConfig() });
@@ -102,7 +99,7 @@ export async function runScaling(fixture: Fixture, onRun: () => void = () => {})
       }
     })();
   } finally {
-    await store.close();
+    await runtime.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return { conversations: fixture.conversations.length, runs: fixture.conversations.length * 3, results };

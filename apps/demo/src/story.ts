@@ -6,8 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Belief, Embedder, Extractor, FullStore } from '@mem01/engine';
+import type { Belief } from '@mem01/engine';
 import { MEMORY_BLOCK_OPEN } from '@mem01/engine/binding-kit';
+import { type MemoryRuntime, openMemoryRuntime } from '@mem01/runtime';
 import { Agent, type AgentInputItem, Runner } from '@openai/agents';
 import { memSession } from 'mem01session';
 import { itemText, RecordingModel } from './recording-model.js';
@@ -47,9 +48,8 @@ export interface StoryStep {
 }
 
 export interface StoryRuntime {
-  readonly store?: FullStore;
-  readonly extractor?: Extractor;
-  readonly embedder?: Embedder | null;
+  /** Memory, opened by `@mem01/runtime` (the caller's to close). Default: a temporary SQLite file, offline models. */
+  readonly runtime?: MemoryRuntime;
   /** The model for the agent: the offline recorder, or a real model name for --live. */
   readonly model?: RecordingModel | string;
   readonly userId?: string;
@@ -96,19 +96,17 @@ export function memoryBlockOf(input: readonly AgentInputItem[]): string {
 
 /** Runs the story. Offline by default: a temporary SQLite file, the local extractor, the recording model. */
 export async function runStory(runtime: StoryRuntime = {}): Promise<StoryStep[]> {
-  const dir = runtime.store ? null : mkdtempSync(join(tmpdir(), 'mem01-story-'));
-  let store = runtime.store;
-  if (!store) {
-    const { openSqliteStore } = await import('@mem01/store-sqlite');
-    store = openSqliteStore({ path: join(dir as string, 'memory.db'), logger: quietLogger });
-  }
-  let extractor = runtime.extractor;
-  let embedder = runtime.embedder;
-  if (!extractor || embedder === undefined) {
-    const local = await import('@mem01/local');
-    extractor ??= local.createLocalExtractor();
-    if (embedder === undefined) embedder = local.createLocalEmbedder();
-  }
+  const dir = runtime.runtime ? null : mkdtempSync(join(tmpdir(), 'mem01-story-'));
+  // Offline: the runtime of a fresh SQLite file, read from an empty environment (the offline models, the default
+  // settings), so the story is the same on every machine.
+  const memory =
+    runtime.runtime ??
+    (await openMemoryRuntime({
+      db: join(dir as string, 'memory.db'),
+      env: {},
+      logger: quietLogger,
+      resume: false,
+    }));
   const recorder =
     runtime.model instanceof RecordingModel || runtime.model === undefined
       ? (runtime.model ?? new RecordingModel())
@@ -125,7 +123,7 @@ export async function runStory(runtime: StoryRuntime = {}): Promise<StoryStep[]>
   try {
     for (const [i, user] of STORY_STEPS.entries()) {
       const conversationId = `${prefix}-${i + 1}`;
-      const session = memSession(conversationId, { userId, store, extractor, embedder, logger: quietLogger });
+      const session = memSession(conversationId, { userId, runtime: memory, logger: quietLogger });
       try {
         let block = '';
         recorder?.willReply((input) => {
@@ -159,7 +157,7 @@ export async function runStory(runtime: StoryRuntime = {}): Promise<StoryStep[]>
       }
     }
   } finally {
-    if (!runtime.store) await store?.close();
+    if (!runtime.runtime) await memory.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
   return steps;

@@ -204,11 +204,16 @@ describe('the bin', () => {
         OPENAI_API_KEY: key,
         OPENAI_BASE_URL: fake.url,
         MEM01_EMBEDDING_MODEL: 'text-embedding-3-small',
+        MEM01_LLM_MODEL: 'gpt-test-extraction',
       });
       expect(r.stderr).not.toContain(key);
       expect(r.code, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout);
       expect(out.mode).toBe('live');
+      // Memory is what @mem01/runtime opens from this environment: its SQLite file (beside MEM01_HOME's default)
+      // and its extraction model, which the agent uses too unless --model names another.
+      expect(out.model).toBe('gpt-test-extraction');
+      expect(out.store).toMatch(/^sqlite \(.*demo-live-1536d\.db\)$/);
       expect(out.steps).toHaveLength(4);
       expect(out.note).toMatch(/model observations/);
       expect(out.steps[0].modelObservation).toBe('Noted.');
@@ -219,6 +224,19 @@ describe('the bin', () => {
       expect(out.steps[3].recalledBlock).toContain('mem01-memory');
       expect(r.stdout).not.toContain(key);
       expect(fake.requests.some((q: { path: string }) => q.path.includes('/responses'))).toBe(true);
+      const bodies = fake.requests.map(
+        (q: { body: unknown }) => (q.body as { model?: string } | null)?.model,
+      );
+      expect(bodies).toContain('gpt-test-extraction');
+      const chosen = await demo(['--live', '--model', 'gpt-agent-x'], {
+        OPENAI_API_KEY: key,
+        OPENAI_BASE_URL: fake.url,
+      });
+      expect(chosen.code, chosen.stderr).toBe(0);
+      expect(JSON.parse(chosen.stdout).model).toBe('gpt-agent-x');
+      expect(
+        fake.requests.map((q: { body: unknown }) => (q.body as { model?: string } | null)?.model),
+      ).toContain('gpt-agent-x');
     } finally {
       await fake.close();
     }

@@ -23,7 +23,7 @@ import { DEV60_SHA256, LOCOMO10_SHA256 } from './reference.js';
 import { buildReport, type LocomoReport, recallTable, renderMarkdown, verdicts } from './report.js';
 import {
   defaultEmbedderDimensions,
-  IGNORED_TUNING_VARIABLES,
+  ignoredVariables,
   isSessionDefault,
   openStore,
   openSystem,
@@ -293,12 +293,12 @@ export async function runCli(
       })
     : full;
   const callerEnv = io.env ?? process.env;
-  const provider = resolveProvider(callerEnv, options.provider);
+  const provider = await resolveProvider(callerEnv, options.provider);
   const env = providerEnv(callerEnv, provider);
-  const ignoredEnv = IGNORED_TUNING_VARIABLES.filter((v) => (callerEnv[v] ?? '').trim() !== '');
+  const ignoredEnv = ignoredVariables(callerEnv);
   if (ignoredEnv.length > 0) {
     err(
-      `note: ${ignoredEnv.join(', ')} ${ignoredEnv.length === 1 ? 'is' : 'are'} set but not passed to the runtime (the headline is memSession's default); use --engine-config to measure a tuning`,
+      `note: ${ignoredEnv.join(', ')} ${ignoredEnv.length === 1 ? 'is' : 'are'} set but not passed to the runtime (the headline is memSession's default, on the eval's own store); use --engine-config to measure a tuning`,
     );
   }
   const dimensions = await defaultEmbedderDimensions(env);

@@ -74,11 +74,11 @@ export {
   renderMarkdown,
 } from './report.js';
 export {
-  IGNORED_TUNING_VARIABLES,
+  defaultEmbedderDimensions,
+  ignoredVariables,
   isSessionDefault,
   openStore,
   openSystem,
-  PROVIDER_VARIABLES,
   type Provider,
   providerEnv,
   resolveProvider,

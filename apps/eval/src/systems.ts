@@ -7,7 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, type EngineConfigInput, type FullStore, MemoryEngine } from '@mem01/engine';
+import { type EngineConfigInput, type FullStore, MemoryEngine } from '@mem01/engine';
+import { pickEnvironment, planRuntime, resolveStoreTarget } from '@mem01/runtime';
 import { type MemoryRuntimeOptions, openMemoryRuntime } from 'mem01session';
 import type { AssistantTurns, ClockMode, EvalSystem } from './locomo-eval.js';
 
@@ -27,10 +28,19 @@ export interface StoreHandle {
 
 export interface StoreOptions {
   readonly dimensions: number;
-  /** PostgreSQL connection string. Default `DATABASE_URL`, else `postgres://postgres@127.0.0.1:5432/test`. */
+  /** PostgreSQL connection string. Default {@link evalPostgresUrl} of `process.env`. */
   readonly connectionString?: string | undefined;
   /** Keep the SQLite file / PostgreSQL schema after the run (default: removed). */
   readonly keep?: boolean | undefined;
+}
+
+/**
+ * The server the PostgreSQL rows run on (in a schema of their own): the database `@mem01/runtime` resolves from
+ * `env` (`DATABASE_URL`), else the local test server.
+ */
+export function evalPostgresUrl(env: Readonly<Record<string, string | undefined>>): string {
+  const chosen = resolveStoreTarget({}, pickEnvironment(env, ['store']));
+  return chosen.kind === 'postgres' ? chosen.connectionString : 'postgres://postgres@127.0.0.1:5432/test';
 }
 
 function describe(kind: StoreKind, store: FullStore): string {
@@ -61,8 +71,7 @@ export async function openStore(kind: StoreKind, options: StoreOptions): Promise
   }
   const { openPostgresStore } = await import('@mem01/store-postgres');
   const { default: pg } = await import('pg');
-  const connectionString =
-    options.connectionString ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const connectionString = options.connectionString ?? evalPostgresUrl(process.env);
   const schema = `mem01_eval_${Date.now().toString(36)}_${process.pid}`;
   const pool = new pg.Pool({ connectionString, max: 4 });
   try {
@@ -91,55 +100,37 @@ export type Provider = 'local' | 'openai';
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * The variables that choose the models (read by `openMemoryRuntime` and `@mem01/openai`). Nothing else of the
- * caller's environment reaches the runtime: `MEM01_*` tuning (`MEM01_BLOCK_BYTES` or its deprecated name `MEM01_BUDGET_BYTES`, `MEM01_RECALL_LIMIT`,
- * `MEM01_PENDING_BELOW` or its deprecated name `MEM01_MIN_CONFIDENCE`, `MEM01_EPISODIC`) would make the headline something other than the default a user gets,
- * and the store is the eval's own (no `DATABASE_URL`, `MEM01_HOME`). A tuning is measured with `--engine-config`.
+ * The caller's environment as the eval passes it on: the variables that choose the models only (`@mem01/runtime`'s
+ * `providers` group; none for `local`). Nothing else reaches the runtime: the `MEM01_*` tuning would make the
+ * headline something other than the default a user gets, and the store is the eval's own (no `DATABASE_URL`,
+ * `MEM01_HOME`). A tuning is measured with `--engine-config`.
  */
-export const PROVIDER_VARIABLES: Readonly<Record<Provider, readonly string[]>> = {
-  local: [],
-  openai: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'MEM01_LLM_MODEL', 'MEM01_EMBEDDING_MODEL'],
-};
-
-/** Environment variables that would tune the engine in memSession and that the eval does not pass on. */
-export const IGNORED_TUNING_VARIABLES = [
-  'MEM01_BLOCK_BYTES',
-  'MEM01_BUDGET_BYTES',
-  'MEM01_RECALL_LIMIT',
-  'MEM01_PENDING_BELOW',
-  'MEM01_MIN_CONFIDENCE',
-  'MEM01_EPISODIC',
-] as const;
-
-const nonEmpty = (v: string | undefined): v is string => typeof v === 'string' && v.trim() !== '';
-
-/** `openai` when asked, or when `OPENAI_API_KEY` is set and nothing is asked; else `local`. */
-export function resolveProvider(env: Env, provider?: Provider | undefined): Provider {
-  const chosen = provider ?? (nonEmpty(env.OPENAI_API_KEY) ? 'openai' : 'local');
-  if (chosen === 'openai' && !nonEmpty(env.OPENAI_API_KEY)) {
-    throw new ConfigError('the openai provider needs OPENAI_API_KEY');
-  }
-  return chosen;
+export function providerEnv(env: Env, provider: Provider): Record<string, string> {
+  return provider === 'local' ? {} : pickEnvironment(env, ['providers']);
 }
 
-/** The environment handed to `openMemoryRuntime`: only the variables that select `provider`'s models. */
-export function providerEnv(env: Env, provider: Provider): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of PROVIDER_VARIABLES[provider]) {
-    const v = env[name];
-    if (nonEmpty(v)) out[name] = v;
-  }
-  return out;
+/** The variables of the caller's environment that the eval does not pass on (tuning, store), by name. */
+export function ignoredVariables(env: Env): string[] {
+  return Object.keys(pickEnvironment(env, ['tuning', 'store']));
+}
+
+/**
+ * `openai` when asked, or when the environment selects the OpenAI models (`OPENAI_API_KEY`) and nothing is asked;
+ * else `local`. Asking for `openai` without a key is the runtime's `ConfigError`.
+ */
+export async function resolveProvider(env: Env, provider?: Provider | undefined): Promise<Provider> {
+  const models = pickEnvironment(env, ['providers']);
+  const plan = await planRuntime({
+    env: models,
+    ...(provider === 'openai' ? { embedder: 'openai' as const } : {}),
+  });
+  return provider ?? (plan.provider === 'openai' ? 'openai' : 'local');
 }
 
 /** Dimensions of the embedder `openMemoryRuntime` will choose for this environment (the store is opened first). */
 export async function defaultEmbedderDimensions(env: Env): Promise<number> {
-  if (nonEmpty(env.OPENAI_API_KEY)) {
-    const { createOpenAIEmbedder } = await import('@mem01/openai');
-    return createOpenAIEmbedder({ env }).dimensions;
-  }
-  const { createLocalEmbedder } = await import('@mem01/local');
-  return createLocalEmbedder().dimensions;
+  const plan = await planRuntime({ env });
+  return plan.dimensions ?? 0;
 }
 
 /** What one row of the report runs: memSession's default unless a field says otherwise. */

@@ -26,7 +26,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { syntheticBeliefs } from '@mem01/engine/testing';
 import { createLocalEmbedder } from '@mem01/local/embedder';
-import { defaultSqlitePath, openSqliteStore } from '@mem01/store-sqlite';
+import { defaultSqlitePath } from '@mem01/runtime';
+import { openSqliteStore } from '@mem01/store-sqlite';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const BELIEFS = Number(process.env.BENCH_BELIEFS ?? 1000);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { ConfigError, Mem01Error, UnsupportedRuntimeError } from '@mem01/engine';
 import { describeError, sanitize } from '@mem01/engine/binding-kit';
-import { describeRuntime } from '@mem01/runtime';
+import { describeRuntime, serverSettings } from '@mem01/runtime';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { DEFAULT_MAX_BODY_BYTES } from './http-limits.js';
@@ -125,7 +125,7 @@ export function accessFrom(
   env: ProgramIo['env'],
   grants: readonly TokenGrant[] = [],
 ): UserAccess {
-  const user = options.user ?? nonEmpty(env.MEM01_USER_ID);
+  const user = options.user ?? serverSettings(env).userId;
   if (options.multiUser) {
     const allowUsers = parseAllowUsers(options.allowUsers ?? []);
     return new UserAccess({
@@ -150,7 +150,8 @@ export function accessFrom(
 export async function run(argv: readonly string[], io: ProgramIo): Promise<number> {
   let code = 0;
   const program = createProgram(io, async (options) => {
-    const tokenFile = options.tokenFile ?? nonEmpty(io.env.MEM01_MCP_TOKEN_FILE);
+    const server = serverSettings(io.env);
+    const tokenFile = options.tokenFile ?? server.tokenFile;
     if (tokenFile !== undefined && !options.http) throw new ConfigError('--token-file needs --http');
     const grants = tokenFile === undefined ? [] : readTokenFile(tokenFile);
     const access = accessFrom(options, io.env, grants);
@@ -172,7 +173,7 @@ export async function run(argv: readonly string[], io: ProgramIo): Promise<numbe
     const what = `${who}${access.namespace ? ` (namespace ${JSON.stringify(access.namespace)})` : ''} from ${describeRuntime(runtime.description.runtime)}`;
     try {
       if (options.http) {
-        const token = options.token ?? nonEmpty(io.env.MEM01_MCP_TOKEN);
+        const token = options.token ?? server.token;
         // Loaded for --http only: express and its middleware would slow every stdio start down.
         const { startHttpServer } = await import('./http-server.js');
         const http = await startHttpServer({
@@ -282,8 +283,4 @@ function describeForCli(err: unknown): string {
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }

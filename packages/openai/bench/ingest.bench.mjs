@@ -126,7 +126,6 @@ function fakeProviders(turnsPerBatch) {
   const extractor = createOpenAIExtractor({
     apiKey: 'sk-bench-not-a-real-key-000000',
     baseURL: fake.url,
-    env: {},
     batchChars: turnsPerBatch > 1 ? 6000 : 0,
     onUsage: (e) => {
       usage.outputTokens += e.usage.outputTokens ?? 0;
@@ -135,7 +134,6 @@ function fakeProviders(turnsPerBatch) {
   const embedder = createOpenAIEmbedder({
     apiKey: 'sk-bench-not-a-real-key-000000',
     baseURL: fake.url,
-    env: {},
     dimensions: 256,
   });
   return { extractor, embedder, usage };

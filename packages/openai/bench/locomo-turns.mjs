@@ -150,12 +150,11 @@ export async function runLocomoTurns({ path, limit, notes, reference = 'local' }
   const extractor = createOpenAIExtractor({
     apiKey: key,
     baseURL: fake.url,
-    env: {},
     onUsage: (e) => {
       outputTokens += e.usage.outputTokens ?? 0;
     },
   });
-  const embedder = createOpenAIEmbedder({ apiKey: key, baseURL: fake.url, env: {}, dimensions: 256 });
+  const embedder = createOpenAIEmbedder({ apiKey: key, baseURL: fake.url, dimensions: 256 });
   const store = createMemoryStore();
   const engine = new MemoryEngine({ store, extractor, embedder, clock: () => new Date(clockAt) });
   const scope = { userId: `locomo-${sampleId}` };

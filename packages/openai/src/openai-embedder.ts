@@ -14,7 +14,7 @@ import { nonNegative, positive } from './openai-extractor.js';
 import { MalformedResponseError, type RetryPolicy, withRetries } from './retry.js';
 import { emitUsage, type UsageListener } from './usage.js';
 
-/** Default embedding model, unless `MEM01_EMBEDDING_MODEL` or `model` says otherwise. */
+/** Default embedding model, unless `model` says otherwise (`@mem01/runtime` passes `MEM01_EMBEDDING_MODEL` as `model`). */
 export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
 
 const NATIVE_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -34,7 +34,7 @@ export interface EmbeddingBudgets {
 }
 
 export interface OpenAIEmbedderOptions extends OpenAIClientOptions {
-  /** Model id. Default `env.MEM01_EMBEDDING_MODEL`, else `text-embedding-3-small`. */
+  /** Model id. Default `text-embedding-3-small`. */
   readonly model?: string | undefined;
   /**
    * Vector length. Default: the model's native length (1536 for text-embedding-3-small). When set, it is sent
@@ -99,9 +99,8 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
   #requests = 0;
 
   constructor(options: OpenAIEmbedderOptions) {
-    const env = options.env ?? process.env;
     this.#options = options;
-    this.model = options.model ?? env.MEM01_EMBEDDING_MODEL ?? DEFAULT_EMBEDDING_MODEL;
+    this.model = options.model ?? DEFAULT_EMBEDDING_MODEL;
     this.#sendDimensions = options.dimensions !== undefined;
     this.dimensions = Math.floor(
       positive(options.dimensions ?? NATIVE_DIMENSIONS[this.model] ?? 1536, 'dimensions'),
@@ -114,7 +113,7 @@ class OpenAIEmbedderImpl implements OpenAIEmbedder {
     this.#timeoutMs = positive(options.timeoutMs ?? 30_000, 'timeoutMs');
     this.#maxAttempts = positive(options.maxAttempts ?? 4, 'maxAttempts');
     refuseOwnBudgets(options, 'createOpenAIEmbedder');
-    this.#resolved = resolveClient(options);
+    this.#resolved = resolveClient(options, 'createOpenAIEmbedder');
   }
 
   get fingerprint(): string {

@@ -18,7 +18,7 @@ import { MalformedResponseError, type RetryPolicy, withRetries } from './retry.j
 import { emitUsage, type UsageListener } from './usage.js';
 import { type RejectedOperation, validateOperations } from './validate.js';
 
-/** Default extraction model, unless `MEM01_LLM_MODEL` or `model` says otherwise. */
+/** Default extraction model, unless `model` says otherwise (`@mem01/runtime` passes `MEM01_LLM_MODEL` as `model`). */
 export const DEFAULT_LLM_MODEL = 'gpt-5.6-sol';
 
 /**
@@ -33,7 +33,7 @@ export interface ExtractionBudgets {
 }
 
 export interface OpenAIExtractorOptions extends OpenAIClientOptions {
-  /** Model id. Default `env.MEM01_LLM_MODEL`, else `gpt-5.6-sol`. */
+  /** Model id. Default `gpt-5.6-sol`. */
   readonly model?: string | undefined;
   /** Characters of turns per batch the engine may hand over in one call. Default 6000. 0: one turn per call. */
   readonly batchChars?: number | undefined;
@@ -112,15 +112,14 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
   readonly #options: OpenAIExtractorOptions;
 
   constructor(options: OpenAIExtractorOptions) {
-    const env = options.env ?? process.env;
     this.#options = options;
-    this.model = options.model ?? env.MEM01_LLM_MODEL ?? DEFAULT_LLM_MODEL;
+    this.model = options.model ?? DEFAULT_LLM_MODEL;
     this.batchChars = nonNegative(options.batchChars ?? 6000, 'batchChars');
     this.#timeoutMs = positive(options.timeoutMs ?? 60_000, 'timeoutMs');
     this.#maxAttempts = positive(options.maxAttempts ?? 4, 'maxAttempts');
     this.#assistantChars = nonNegative(options.assistantContextChars ?? 600, 'assistantContextChars');
     refuseOwnBudgets(options, 'createOpenAIExtractor');
-    this.#resolved = resolveClient(options);
+    this.#resolved = resolveClient(options, 'createOpenAIExtractor');
   }
 
   get fingerprint(): string {

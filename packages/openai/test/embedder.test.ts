@@ -15,7 +15,7 @@ afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
 function embedder(extra: Parameters<typeof createOpenAIEmbedder>[0] = {}) {
-  return createOpenAIEmbedder({ apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, env: {}, ...extra });
+  return createOpenAIEmbedder({ apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, ...extra });
 }
 const inputsOf = (i: number) => (fake.requestsFor('embeddings')[i]!.body as { input: string[] }).input;
 
@@ -33,7 +33,7 @@ describe('OpenAI embedder over HTTP', () => {
     // The fake's vector, decoded from the client's default base64 encoding.
     const expected = fakeEmbedding('I live in Lisbon', 1536);
     expect(Array.from(v!).slice(0, 50)).toEqual(expected.slice(0, 50).map((x) => Math.fround(x)));
-    expect(embedder({ env: { MEM01_EMBEDDING_MODEL: 'text-embedding-3-large' } }).dimensions).toBe(3072);
+    expect(embedder({ model: 'text-embedding-3-large' }).dimensions).toBe(3072);
   });
 
   it('passes `dimensions` through when set', async () => {

@@ -62,7 +62,7 @@ fake.setResponses((request) => {
 /** The engine on the in-memory store with the OpenAI extractor and embedder, and the engine's `budgets`. */
 function engineWith(budgets?: Partial<EngineBudgets>) {
   const store = createMemoryStore();
-  const common = { apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, env: {} };
+  const common = { apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY };
   const engine = new MemoryEngine({
     store,
     extractor: createOpenAIExtractor(common),
@@ -153,7 +153,7 @@ describe('quotingResponder (for smoke runs)', () => {
   it('turns every user turn into a grounded belief through the engine', async () => {
     const smoke = await startFakeOpenAI({ responses: quotingResponder(), embeddingDimensions: 64 });
     try {
-      const common = { apiKey: API_KEY, baseURL: smoke.url, env: {} };
+      const common = { apiKey: API_KEY, baseURL: smoke.url };
       const engine = new MemoryEngine({
         store: createMemoryStore(),
         extractor: createOpenAIExtractor({ ...common }),

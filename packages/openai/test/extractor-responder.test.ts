@@ -27,7 +27,7 @@ const extra: [string, string][] = [
 
 describe('extractorResponder through the OpenAI extractor', () => {
   it('returns the reference extractor’s operations unchanged, turn after turn, with candidates', async () => {
-    const extractor = createOpenAIExtractor({ apiKey: API_KEY, baseURL: fake.url, env: {} });
+    const extractor = createOpenAIExtractor({ apiKey: API_KEY, baseURL: fake.url });
     const candidates: CandidateBelief[] = [];
     const inputs = [
       ...conversations.map((c) => [c.id, c.user, c.at]),

@@ -1,7 +1,12 @@
 import { ConfigError, ExtractionError } from '@mem01/engine';
 import type { CandidateBelief } from '@mem01/engine/provider-kit';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOpenAIExtractor, EXTRACTION_INSTRUCTIONS, type UsageEvent } from '../src/index.js';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  createOpenAIEmbedder,
+  createOpenAIExtractor,
+  EXTRACTION_INSTRUCTIONS,
+  type UsageEvent,
+} from '../src/index.js';
 import { extractionData, type FakeOpenAI, startFakeOpenAI } from '../src/testing/index.js';
 import { API_KEY, captureLogger, FAST_RETRY, NOW, turn } from './helpers.js';
 
@@ -11,7 +16,7 @@ beforeEach(() => fake.reset());
 
 const scope = { userId: 'u1' };
 function extractor(extra: Parameters<typeof createOpenAIExtractor>[0] = {}) {
-  return createOpenAIExtractor({ apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, env: {}, ...extra });
+  return createOpenAIExtractor({ apiKey: API_KEY, baseURL: fake.url, retry: FAST_RETRY, ...extra });
 }
 
 const home: CandidateBelief = {
@@ -137,13 +142,31 @@ describe('OpenAI extractor over HTTP', () => {
     ]);
   });
 
-  it('reads the model from MEM01_LLM_MODEL, defaulting to gpt-5.6-sol', async () => {
+  it('the model is `model`, defaulting to gpt-5.6-sol; the package reads no environment of its own', async () => {
     expect(extractor().model).toBe('gpt-5.6-sol');
-    expect(extractor({ env: { MEM01_LLM_MODEL: 'from-env' } }).model).toBe('from-env');
-    expect(() => createOpenAIExtractor({ env: {} })).toThrow(ConfigError);
-    expect(
-      createOpenAIExtractor({ env: { OPENAI_API_KEY: 'k-env-1234', OPENAI_BASE_URL: fake.url } }).model,
-    ).toBe('gpt-5.6-sol');
+    expect(extractor({ model: 'chosen' }).model).toBe('chosen');
+    vi.stubEnv('MEM01_LLM_MODEL', 'from-env');
+    try {
+      expect(extractor().model).toBe('gpt-5.6-sol');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    // The removed `env` option is refused, not silently ignored.
+    expect(() => extractor({ env: { MEM01_LLM_MODEL: 'from-env' } } as never)).toThrow(
+      /takes no env option.*@mem01\/runtime/,
+    );
+  });
+
+  it('a key and base URL not given are the `openai` client’s own defaults (its OPENAI_API_KEY, OPENAI_BASE_URL)', async () => {
+    vi.stubEnv('OPENAI_API_KEY', 'sk-from-env-1234567890');
+    vi.stubEnv('OPENAI_BASE_URL', fake.url);
+    try {
+      const vectors = await createOpenAIEmbedder({ retry: FAST_RETRY }).embed(['I live in Lisbon.']);
+      expect(vectors).toHaveLength(1);
+      expect(fake.requests.map((r) => r.path)).toEqual(['/v1/embeddings']);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('passes reasoning effort and max output tokens when set', async () => {

@@ -40,7 +40,6 @@ function extractor(extra: Parameters<typeof createOpenAIExtractor>[0] = {}) {
     retry: FAST_RETRY,
     maxAttempts: 3,
     timeoutMs: 2000,
-    env: {},
     ...extra,
   });
 }
@@ -165,7 +164,7 @@ describe('an injected client', () => {
   it('is used with our retry policy instead of its own, and its key stays hidden', async () => {
     const key = 'injected-secret-token-123456';
     const client = new OpenAI({ apiKey: key, baseURL: fake.url, maxRetries: 7, timeout: 600_000 });
-    const ex = createOpenAIExtractor({ client, maxAttempts: 2, retry: FAST_RETRY, env: {} });
+    const ex = createOpenAIExtractor({ client, maxAttempts: 2, retry: FAST_RETRY });
     expect(ex.fingerprint).toBe('injected');
     fake.script('responses', ...Array.from({ length: 4 }, () => ({ type: 'status' as const, status: 500 })));
     const err = await run(ex).catch((e: unknown) => e);
@@ -174,7 +173,7 @@ describe('an injected client', () => {
     expect(inspect(ex)).not.toContain(key);
     fake.reset();
     fake.script('responses', { type: 'slow', delayMs: 3000 });
-    const slow = createOpenAIExtractor({ client, maxAttempts: 1, timeoutMs: 200, env: {} });
+    const slow = createOpenAIExtractor({ client, maxAttempts: 1, timeoutMs: 200 });
     await expect(run(slow)).rejects.toThrow(/timed out/);
   });
 });

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { ConfigError } from '@mem01/engine';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createOpenAIEmbedder, createOpenAIExtractor, credentialFingerprint } from '../src/index.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../src/testing/index.js';
 import { captureLogger, FAST_RETRY, NOW, turn } from './helpers.js';
@@ -17,7 +17,7 @@ function leaks(text: string, key: string): boolean {
 }
 
 describe.each(KEYS)('the API key %#', (key) => {
-  const opts = { apiKey: key, baseURL: fake.url, retry: FAST_RETRY, maxAttempts: 2, env: {} };
+  const opts = { apiKey: key, baseURL: fake.url, retry: FAST_RETRY, maxAttempts: 2 };
 
   it('is absent from inspect, toString and JSON of the extractor and embedder', () => {
     for (const obj of [createOpenAIExtractor(opts), createOpenAIEmbedder(opts)]) {
@@ -82,14 +82,21 @@ describe('credentials', () => {
     expect(credentialFingerprint('sk-one-1234567890')).toBe(a);
     expect(credentialFingerprint('sk-two-1234567890')).not.toBe(a);
     expect(credentialFingerprint('sk-one-1234567890', 'http://127.0.0.1:1/v1')).not.toBe(a);
-    const ex = createOpenAIExtractor({ apiKey: 'sk-one-1234567890', env: {} });
-    const em = createOpenAIEmbedder({ apiKey: 'sk-one-1234567890', env: {} });
-    expect(ex.fingerprint).toBe(a);
-    expect(em.fingerprint).toBe(a);
+    // The extractor and the embedder of one key and URL share a client, named by the fingerprint of both.
+    const ex = createOpenAIExtractor({ apiKey: 'sk-one-1234567890', baseURL: null });
+    const em = createOpenAIEmbedder({ apiKey: 'sk-one-1234567890', baseURL: null });
+    expect(ex.fingerprint).toBe(credentialFingerprint('sk-one-1234567890', 'https://api.openai.com/v1'));
+    expect(em.fingerprint).toBe(ex.fingerprint);
   });
 
   it('a missing key is a ConfigError that says what to do', () => {
-    expect(() => createOpenAIEmbedder({ env: {} })).toThrow(ConfigError);
-    expect(() => createOpenAIExtractor({ env: { OPENAI_API_KEY: ' ' } })).toThrow(/OPENAI_API_KEY/);
+    vi.stubEnv('OPENAI_API_KEY', '');
+    try {
+      expect(() => createOpenAIEmbedder({})).toThrow(ConfigError);
+      expect(() => createOpenAIExtractor({})).toThrow(/no OpenAI API key.*OPENAI_API_KEY/);
+      expect(() => createOpenAIExtractor({ apiKey: ' ' })).toThrow(ConfigError);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

@@ -191,6 +191,69 @@ function budgetsFromEnv(env: Readonly<Record<string, string | undefined>>): Part
   return out;
 }
 
+/**
+ * Every environment variable mem01 reads, by what it chooses: the one list (the root README's table follows it). Each
+ * is read in this package only; the session, the MCP server, the CLI and inspector, the eval and the demo get their
+ * settings from here.
+ */
+export const ENVIRONMENT_VARIABLES = {
+  /** Which models: OpenAI's when a key is set, else the offline pair. */
+  providers: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'MEM01_LLM_MODEL', 'MEM01_EMBEDDING_MODEL'],
+  /** Which database: Postgres at `DATABASE_URL`, else the SQLite file in `MEM01_HOME`. */
+  store: ['DATABASE_URL', 'MEM01_HOME'],
+  /** The engine's and the session's settings. */
+  tuning: [
+    'MEM01_BLOCK_BYTES',
+    'MEM01_BUDGET_BYTES',
+    'MEM01_RECALL_LIMIT',
+    'MEM01_PENDING_BELOW',
+    'MEM01_MIN_CONFIDENCE',
+    'MEM01_EPISODIC',
+    'MEM01_WORKING_MEMORY_SIZE',
+    ...BUDGET_ENV.map(([name]) => name),
+  ],
+  /** The MCP server's user and bearer token. */
+  server: ['MEM01_USER_ID', 'MEM01_MCP_TOKEN', 'MEM01_MCP_TOKEN_FILE'],
+} as const satisfies Readonly<Record<string, readonly string[]>>;
+
+/** A group of {@link ENVIRONMENT_VARIABLES}. */
+export type VariableGroup = keyof typeof ENVIRONMENT_VARIABLES;
+
+/**
+ * The variables of `groups` that `env` sets (empty counts as unset), as an environment of their own: what an entry
+ * point that must not take the rest passes on (the eval passes the providers only, so its headline is the default a
+ * user gets, on a store of its own).
+ */
+export function pickEnvironment(env: Env, groups: readonly VariableGroup[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const group of groups) {
+    for (const name of ENVIRONMENT_VARIABLES[group]) {
+      const value = nonEmpty(env[name]);
+      if (value !== undefined) out[name] = value;
+    }
+  }
+  return out;
+}
+
+/** The MCP server's variables. The token is a secret: never printed, never part of an error. */
+export interface ServerSettings {
+  /** `MEM01_USER_ID`: the user a stdio server serves. */
+  readonly userId: string | undefined;
+  /** `MEM01_MCP_TOKEN`: the HTTP server's bearer token. */
+  readonly token: string | undefined;
+  /** `MEM01_MCP_TOKEN_FILE`: a file holding it. */
+  readonly tokenFile: string | undefined;
+}
+
+/** Reads the MCP server's variables, trimmed (empty counts as unset). */
+export function serverSettings(env: Env): ServerSettings {
+  return {
+    userId: nonEmpty(env.MEM01_USER_ID)?.trim(),
+    token: nonEmpty(env.MEM01_MCP_TOKEN)?.trim(),
+    tokenFile: nonEmpty(env.MEM01_MCP_TOKEN_FILE)?.trim(),
+  };
+}
+
 /** @internal The options {@link resolveSettings} reads (the full runtime's and the admin facade's alike). */
 export type SettingOptions = Pick<
   MemoryRuntimeOptions,

@@ -15,8 +15,13 @@
 export { type MemoryAdminOptions, type MemoryAdminRuntime, openMemoryAdmin } from './admin.js';
 export {
   DEFAULT_WORKING_MEMORY_SIZE,
+  ENVIRONMENT_VARIABLES,
+  pickEnvironment,
   resolveWorkingMemorySize,
+  type ServerSettings,
+  serverSettings,
   tuningFromEnv,
+  type VariableGroup,
   type WorkingMemorySize,
   workingMemorySizeFromEnv,
 } from './env.js';
@@ -28,6 +33,15 @@ export {
   type OptionalPeerContext,
   type PostgresStoreModule,
 } from './peers.js';
+export {
+  checkEnvironment,
+  type EnvironmentCheck,
+  type PlannedTarget,
+  type PlanOptions,
+  planRuntime,
+  type RuntimePlan,
+  type VariableCheck,
+} from './plan.js';
 export type { EmbedderChoice, EmbedderOption } from './providers.js';
 export {
   checkGivenRuntime,
@@ -48,6 +62,7 @@ export {
   sharedRuntimeCount,
 } from './runtime-registry.js';
 export {
+  defaultSqlitePath,
   describeStoreTarget,
   resolveStoreTarget,
   type StoreSelection,

@@ -126,9 +126,9 @@ export async function openEmbedder(
     const openai = await import('@mem01/openai');
     const embedder = openai.createOpenAIEmbedder({
       apiKey: settings.apiKey,
-      baseURL: settings.baseURL,
+      // null: the OpenAI API, not whatever the process environment says; the environment is read here only.
+      baseURL: settings.baseURL ?? null,
       model: settings.embeddingModel,
-      env: {},
     });
     return { embedder, name: `openai:${embedder.model}` };
   }
@@ -158,9 +158,8 @@ export async function openExtractor(
     const openai = await import('@mem01/openai');
     const extractor = openai.createOpenAIExtractor({
       apiKey: settings.apiKey,
-      baseURL: settings.baseURL,
+      baseURL: settings.baseURL ?? null,
       model: settings.llmModel,
-      env: {},
     });
     return { extractor, name: `openai:${extractor.model}` };
   }

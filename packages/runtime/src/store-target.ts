@@ -3,9 +3,10 @@
  * default SQLite file. The one rule every entry point follows.
  */
 
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError } from '@mem01/engine';
 import { sanitize } from '@mem01/engine/binding-kit';
-import { defaultSqlitePath } from '@mem01/store-sqlite/paths';
 
 /** A database to open. */
 export type StoreTarget =
@@ -64,7 +65,7 @@ export function resolveStoreTarget(
   });
   const sqlite = (path: string | undefined): StoreTarget => ({
     kind: 'sqlite',
-    path: path ?? defaultSqlitePath(env as NodeJS.ProcessEnv),
+    path: path ?? defaultSqlitePath(env),
   });
   if (kind === 'sqlite') {
     if (db && PG_URL.test(db))
@@ -88,6 +89,15 @@ export function resolveStoreTarget(
     return postgres(envUrl);
   }
   return sqlite(undefined);
+}
+
+/**
+ * mem01's default database file: `$MEM01_HOME/memory.db`, or `~/.mem01/memory.db` when `MEM01_HOME` is unset or
+ * empty. The one home of this rule (the SQLite store itself reads no environment).
+ */
+export function defaultSqlitePath(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const home = env.MEM01_HOME?.trim();
+  return join(home ? home : join(homedir(), '.mem01'), 'memory.db');
 }
 
 /** `sqlite <path>` or `postgres <url without password or secret parameters>`: safe to print. */

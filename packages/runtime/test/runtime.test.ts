@@ -4,17 +4,25 @@
  * facade (the CLI, the inspector) resolve the same database, models and settings from the same environment.
  */
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, NotFoundError } from '@mem01/engine';
+import { type FakeOpenAI, startFakeOpenAI } from '@mem01/openai/testing';
 import { createMemoryStore } from '@mem01/store-memory';
 import { dropPgSchema, quiet, TEST_PG_URL, type TempDir, tempDir, uniquePgName } from '@mem01/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  checkEnvironment,
   closeSharedRuntimes,
+  defaultSqlitePath,
   describeRuntime,
+  ENVIRONMENT_VARIABLES,
   openMemoryAdmin,
   openMemoryRuntime,
+  pickEnvironment,
+  planRuntime,
   resolveRuntime,
+  serverSettings,
   sharedRuntimeCount,
   tuningFromEnv,
 } from '../src/index.js';
@@ -245,5 +253,107 @@ describe('openMemoryAdmin: what an operator opens is what the agent’s runtime 
     const err = await openMemoryAdmin({ env: { MEM01_HOME: home } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotFoundError);
     expect(existsSync(join(home, 'memory.db'))).toBe(false);
+  });
+});
+
+describe('the environment, read here only', () => {
+  it('the default SQLite file: $MEM01_HOME/memory.db, else ~/.mem01/memory.db', () => {
+    expect(defaultSqlitePath({})).toBe(join(homedir(), '.mem01', 'memory.db'));
+    expect(defaultSqlitePath({ MEM01_HOME: '/srv/m' })).toBe('/srv/m/memory.db');
+    expect(defaultSqlitePath({ MEM01_HOME: ' ' })).toBe(join(homedir(), '.mem01', 'memory.db'));
+  });
+
+  it('planRuntime names what openMemoryRuntime opens, and opens nothing', async () => {
+    const home = join(tempHome(), 'not-created');
+    const env = { MEM01_HOME: home, ...TUNING };
+    const plan = await planRuntime({ env });
+    expect(existsSync(home)).toBe(false);
+    const runtime = await openMemoryRuntime({ env, logger: quiet, resume: false });
+    await runtime.close();
+    const { provider, llmModel, target, ...description } = plan;
+    expect(description).toEqual(runtime.description);
+    expect({ provider, llmModel, target }).toEqual({
+      provider: 'local',
+      llmModel: null,
+      target: { kind: 'sqlite', path: join(home, 'memory.db') },
+    });
+    const openai = await planRuntime({
+      env: { OPENAI_API_KEY: 'sk-test-plan-0123456789abcdef', MEM01_LLM_MODEL: 'gpt-plan' },
+      db: join(home, 'x.db'),
+    });
+    expect(openai).toMatchObject({ provider: 'openai', llmModel: 'gpt-plan', dimensions: 1536 });
+    expect(JSON.stringify(openai)).not.toContain('sk-test');
+    await expect(planRuntime({ env: { DATABASE_URL: 'mysql://x' } })).rejects.toThrow(ConfigError);
+  });
+
+  it('checkEnvironment checks the key and the URL by their form, masked, and says what would run', async () => {
+    const fine = await checkEnvironment({
+      OPENAI_API_KEY: 'sk-test-0123456789abcdefghijkl',
+      DATABASE_URL: 'postgres://app:hunter2@db.internal:5432/mem',
+    });
+    expect(fine.ok).toBe(true);
+    expect(fine.variables.OPENAI_API_KEY).toEqual({ set: true, valid: true, shown: 'sk-…ijkl' });
+    expect(fine.variables.DATABASE_URL).toMatchObject({ set: true, valid: true });
+    expect(fine.plan).toMatchObject({ store: 'postgres', provider: 'openai' });
+    expect(JSON.stringify(fine)).not.toMatch(/hunter2|0123456789abcdef/);
+    const bad = await checkEnvironment({ OPENAI_API_KEY: 'not a key', DATABASE_URL: 'mysql://x' });
+    expect(bad.ok).toBe(false);
+    expect(bad.variables.OPENAI_API_KEY).toMatchObject({ valid: false, problem: 'contains whitespace' });
+    expect(bad.variables.DATABASE_URL).toMatchObject({ valid: false });
+    expect(bad.plan).toBeNull();
+    expect(bad.problem).toMatch(/DATABASE_URL must be a postgres/);
+    expect(JSON.stringify(bad)).not.toContain('not a key');
+  });
+
+  it('pickEnvironment keeps the set variables of the groups asked; serverSettings reads the MCP server’s', () => {
+    const env = {
+      OPENAI_API_KEY: 'sk-x',
+      MEM01_LLM_MODEL: '',
+      DATABASE_URL: 'postgres://h/db',
+      MEM01_RECALL_LIMIT: '3',
+      MEM01_USER_ID: ' ana ',
+      UNRELATED: 'x',
+    };
+    expect(pickEnvironment(env, ['providers'])).toEqual({ OPENAI_API_KEY: 'sk-x' });
+    expect(pickEnvironment(env, ['tuning', 'store'])).toEqual({
+      MEM01_RECALL_LIMIT: '3',
+      DATABASE_URL: 'postgres://h/db',
+    });
+    expect(serverSettings(env)).toEqual({ userId: 'ana', token: undefined, tokenFile: undefined });
+    // Every variable the tuning reads is in the list (a new one must be added there too).
+    for (const name of Object.keys(TUNING)) expect(ENVIRONMENT_VARIABLES.tuning).toContain(name);
+  });
+
+  it('the OpenAI models use the base URL and key of the environment given, not the process’s', async () => {
+    const fake: FakeOpenAI = await startFakeOpenAI();
+    const before = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_URL };
+    process.env.OPENAI_API_KEY = 'sk-process-key-should-not-be-used-0000';
+    process.env.OPENAI_BASE_URL = 'http://127.0.0.1:9/v1';
+    try {
+      const runtime = await openMemoryRuntime({
+        env: { OPENAI_API_KEY: 'sk-test-given-0123456789', OPENAI_BASE_URL: fake.url },
+        db: join(tempHome(), 'given.db'),
+        resume: false,
+        logger: quiet,
+      });
+      try {
+        await runtime.engine.remember(
+          { userId: 'env-user' },
+          { kind: 'fact', attribute: 'home_city', value: 'Lisbon', statement: 'The user lives in Lisbon.' },
+        );
+      } finally {
+        await runtime.close();
+      }
+      expect(fake.requests.map((r) => r.path)).toContain('/v1/embeddings');
+    } finally {
+      for (const [name, value] of [
+        ['OPENAI_API_KEY', before.key],
+        ['OPENAI_BASE_URL', before.url],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await fake.close();
+    }
   });
 });

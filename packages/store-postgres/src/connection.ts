@@ -59,10 +59,11 @@ export class PgConnection {
       this.db = new Kysely({ dialect: new PostgresDialect({ pool: options.pool }) });
       this.#ownsDb = false;
     } else {
-      const connectionString = options.connectionString ?? process.env.DATABASE_URL;
-      if (!connectionString) {
+      // No fallback to DATABASE_URL here: the environment is @mem01/runtime's to read (openMemoryRuntime).
+      const connectionString = options.connectionString;
+      if (typeof connectionString !== 'string' || connectionString.trim() === '') {
         throw new ConfigError(
-          'postgres: no connection string (pass connectionString, pool or db, or set DATABASE_URL)',
+          'postgres: no connection string (pass connectionString, pool or db; @mem01/runtime opens DATABASE_URL)',
         );
       }
       const pool = new pg.Pool({

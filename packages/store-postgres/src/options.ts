@@ -8,7 +8,8 @@ import type pg from 'pg';
 
 /** Options of {@link openPostgresStore}. Defaults are resolved in one place, {@link resolveOptions}. */
 export interface PostgresStoreOptions {
-  /** Connection string; default `process.env.DATABASE_URL`. Ignored when `pool` or `db` is given. */
+  /** Connection string; required unless `pool` or `db` is given (this store reads no environment: `@mem01/runtime`
+   * opens `DATABASE_URL`). */
   readonly connectionString?: string | undefined;
   /** A caller-owned pool. `close()` leaves it open. */
   readonly pool?: pg.Pool | undefined;

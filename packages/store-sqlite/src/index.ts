@@ -7,5 +7,4 @@
 export { MIGRATIONS, type Migration, SQLITE_SCHEMA_VERSION } from './migrations.js';
 export { loadNodeSqlite, MIN_NODE_VERSION } from './node-sqlite.js';
 export { openSqliteStore, type SqliteStoreOptions } from './open.js';
-export { defaultSqlitePath } from './paths.js';
 export { SqliteStore } from './sqlite-store.js';

@@ -32,15 +32,15 @@ import { mapDriverError } from './errors.js';
 import { SEARCH_SETUP_SQL, TermStatsCache } from './lexical-search.js';
 import { APPLICATION_ID, migrate, readSchemaVersion, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { loadNodeSqlite } from './node-sqlite.js';
-import { defaultSqlitePath } from './paths.js';
 import { SearchPool } from './search-pool.js';
 import { SqliteStore } from './sqlite-store.js';
 import { syncVecTable } from './vector-search.js';
 
 /** Options of {@link openSqliteStore}. Defaults are resolved in one place, {@link resolveOptions}. */
 export interface SqliteStoreOptions {
-  /** Database file. Default {@link defaultSqlitePath}: `$MEM01_HOME/memory.db` or `~/.mem01/memory.db`.
-   * A folder created for it gets mode 0700, a new file 0600. Ignored when `database` is given. */
+  /** Database file; required unless `database` is given. A folder created for it gets mode 0700, a new file 0600.
+   * (The default file of mem01, `$MEM01_HOME/memory.db` or `~/.mem01/memory.db`, is `@mem01/runtime`'s rule:
+   * `openMemoryRuntime` and every entry point open it; this store reads no environment.) */
   path?: string | undefined;
   /** A caller-owned handle (opened with `allowExtension: true` if sqlite-vec should load). `close()` leaves it open. */
   database?: DatabaseSync | undefined;
@@ -105,6 +105,11 @@ const stderrLogger: Logger = {
 
 function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
   const { dimensions, busyTimeoutMs, maxTextBytes } = options;
+  if (!options.database && (typeof options.path !== 'string' || options.path.trim() === '')) {
+    throw new ConfigError(
+      'openSqliteStore needs a path (or a database handle); the default file ($MEM01_HOME/memory.db) is what @mem01/runtime opens',
+    );
+  }
   if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 8192)) {
     throw new InvalidInputError('dimensions', 'must be an integer between 1 and 8192');
   }
@@ -141,7 +146,7 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
     throw new InvalidInputError('searchWorkers', 'must be an integer between 0 and 16');
   }
   return {
-    path: options.database ? null : resolve(options.path ?? defaultSqlitePath()),
+    path: options.database ? null : resolve(options.path as string),
     database: options.database ?? null,
     dimensions: dimensions ?? null,
     vector,

@@ -29,8 +29,8 @@ describe('node:sqlite loading', () => {
     const dir = join(tempDir(), 'not-created');
     const script = `
       import { Mem01Error } from '@mem01/engine';
-      import { defaultSqlitePath, openSqliteStore, loadNodeSqlite } from '@mem01/store-sqlite';
-      const out = { version: process.versions.node, defaultPath: defaultSqlitePath({ MEM01_HOME: '/m' }) };
+      import { openSqliteStore, loadNodeSqlite } from '@mem01/store-sqlite';
+      const out = { version: process.versions.node };
       for (const [name, fn] of [['open', () => openSqliteStore({ path: ${JSON.stringify(join(dir, 'memory.db'))} })], ['load', loadNodeSqlite]]) {
         try { fn(); out[name] = 'no error'; }
         catch (e) { out[name] = { name: e.name, code: e.code, message: e.message, required: e.required, found: e.found, mem01: e instanceof Mem01Error }; }
@@ -44,7 +44,6 @@ describe('node:sqlite loading', () => {
     });
     const out = JSON.parse(stdout) as Record<string, unknown>;
     expect(out.version).toBe(old.version);
-    expect(out.defaultPath).toBe(join('/m', 'memory.db'));
     const expected = {
       name: 'UnsupportedRuntimeError',
       code: 'unsupported_runtime',

@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import {
   CapabilityError,
+  ConfigError,
   CorruptStoreError,
   InvalidInputError,
   SchemaTooNewError,
@@ -12,29 +12,21 @@ import {
 import { FORGOTTEN_MARKER, normalizeVector, vectorToBytes } from '@mem01/engine/store-kit';
 import { completing, expectCurrentFeatures, expectOldGrantWorks } from '@mem01/store-conformance';
 import { describe, expect, it } from 'vitest';
-import { defaultSqlitePath, MIGRATIONS, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/index.js';
+import { MIGRATIONS, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/index.js';
 import { migrate } from '../src/migrations.js';
 import { belief, fileBytes, mulberry32, quiet, t, tempDir } from './helpers.js';
 
 describe('paths and file modes', () => {
-  it('defaults to ~/.mem01/memory.db and honours MEM01_HOME', () => {
-    expect(defaultSqlitePath({})).toBe(join(homedir(), '.mem01', 'memory.db'));
-    expect(defaultSqlitePath({ MEM01_HOME: '/srv/m' })).toBe('/srv/m/memory.db');
-    expect(defaultSqlitePath({ MEM01_HOME: '' })).toBe(join(homedir(), '.mem01', 'memory.db'));
+  it('needs a path: the store reads no environment (the default file is @mem01/runtime’s rule)', () => {
+    expect(() => openSqliteStore({ logger: quiet })).toThrow(ConfigError);
+    expect(() => openSqliteStore({ path: ' ', logger: quiet })).toThrow(/needs a path.*@mem01\/runtime/);
   });
 
-  it('creates the folder 0700 and the file 0600 at the default path under MEM01_HOME', async () => {
+  it('creates the folder 0700 and the file 0600', async () => {
     const home = join(tempDir(), 'nested', 'home');
-    const before = process.env.MEM01_HOME;
-    process.env.MEM01_HOME = home;
-    try {
-      const store = openSqliteStore({ logger: quiet });
-      expect(store.path).toBe(join(home, 'memory.db'));
-      await store.close();
-    } finally {
-      if (before === undefined) delete process.env.MEM01_HOME;
-      else process.env.MEM01_HOME = before;
-    }
+    const store = openSqliteStore({ path: join(home, 'memory.db'), logger: quiet });
+    expect(store.path).toBe(join(home, 'memory.db'));
+    await store.close();
     expect(statSync(home).mode & 0o777).toBe(0o700);
     expect(statSync(join(home, 'memory.db')).mode & 0o777).toBe(0o600);
   });

@@ -2,15 +2,27 @@
  * Every entry point opens memory through `@mem01/runtime`: given one environment (the SQLite file in MEM01_HOME,
  * MEM01_* tuning, and for one case OPENAI_API_KEY + OPENAI_BASE_URL on the fake OpenAI server), the session's
  * `openMemoryRuntime`, the MCP server's `openMcpRuntime` and the CLI (whose context the inspector uses) open the same
- * store, extractor and embedder (name and dimensions) with the same settings, and recall the same block.
+ * store, extractor and embedder (name and dimensions) with the same settings, and recall the same block. The demo's
+ * `--check` reports that same runtime; the eval runs the same extractor and embedder and, by design, neither the
+ * tuning nor the store of the environment (its headline is the default a user gets, on a store of its own), and says
+ * which variables it left out.
  */
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { run } from '@mem01/cli';
+import {
+  defaultEmbedderDimensions,
+  ignoredVariables,
+  openStore,
+  openSystem,
+  providerEnv,
+  resolveProvider,
+} from '@mem01/eval';
 import { openMcpRuntime } from '@mem01/mcp';
 import { type FakeOpenAI, startFakeOpenAI } from '@mem01/openai/testing';
 import { describeRuntime } from '@mem01/runtime';
 import { quiet, type TempDir, tempDir } from '@mem01/test-kit';
+import { check } from 'mem01-demo';
 import { openMemoryRuntime } from 'mem01session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -169,9 +181,40 @@ describe('one environment, every entry point', () => {
         settings,
         block,
       });
+      // The demo's --check: what would run, resolved by the runtime without opening anything.
+      const demoCheck = await check({ ...env }, home);
+      expect(demoCheck.ok).toBe(true);
+      expect(demoCheck.runtime).toMatchObject({
+        location: viaSession.location,
+        extractor: viaSession.extractor,
+        embedder: viaSession.embedder,
+        dimensions: viaSession.dimensions,
+        blockBytes: SETTINGS.blockBytes,
+      });
+
+      // The eval: the same models from the same environment; the tuning and the store are left out, and named.
+      const provider = await resolveProvider(env);
+      const evalEnv = providerEnv(env, provider);
+      const dimensions = await defaultEmbedderDimensions(evalEnv);
+      expect(dimensions).toBe(c.dimensions);
+      const handle = await openStore('memory', { dimensions });
+      const system = await openSystem({ episodic: true, clock: 'wall' }, handle, evalEnv);
+      try {
+        expect(system.description).toMatchObject({
+          extractor: viaSession.extractor,
+          embedder: viaSession.embedder,
+        });
+      } finally {
+        await system.close();
+        await handle.close();
+      }
+      expect(ignoredVariables(env).sort()).toEqual(['MEM01_HOME', ...Object.keys(TUNING)].sort());
+
       expect(pick(viaMcp)).toEqual(pick(viaSession));
       expect(pick(viaCli)).toEqual(pick(viaSession));
-      expect(JSON.stringify([viaSession, viaMcp, viaCli, doctor, recall])).not.toContain('sk-test');
+      expect(JSON.stringify([viaSession, viaMcp, viaCli, doctor, recall, demoCheck])).not.toContain(
+        'sk-test',
+      );
     });
   }
 });
