@@ -61,7 +61,14 @@ export {
   validateProcessIdentity,
 } from './outbox.js';
 export { historyOrder, hitOrder, listPage, scopeSummaries } from './reads.js';
-export { auditRow, beliefRow, claimFromRows, outboxEntryFromRow, type Row } from './rows.js';
+export {
+  auditRow,
+  beliefPatchColumns,
+  beliefRow,
+  claimFromRows,
+  outboxEntryFromRow,
+  type Row,
+} from './rows.js';
 export {
   appendTurns,
   assertSessionOwner,
