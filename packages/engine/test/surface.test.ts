@@ -128,6 +128,7 @@ const SURFACE = {
       'assertPositiveInteger',
       'assertSessionOwner',
       'auditRow',
+      'beliefPatchColumns',
       'beliefRow',
       'bytesToVector',
       'claimBatch',
