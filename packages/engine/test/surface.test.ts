@@ -128,7 +128,6 @@ const SURFACE = {
       'assertPositiveInteger',
       'assertSessionOwner',
       'auditRow',
-      'beliefPatchColumns',
       'beliefRow',
       'bytesToVector',
       'claimBatch',

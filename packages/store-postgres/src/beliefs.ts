@@ -320,7 +320,7 @@ function uniqueError(err: unknown, inserts: readonly ValidInsert[] = []): unknow
 
 function patchSql(set: kit.BeliefPatch): RawBuilder<unknown>[] {
   return [
-    ...kit.beliefPatchColumns(set).map(([column, value]) => sql`${sql.raw(column)} = ${value}`),
+    ...kit.beliefRow.patchColumns(set).map(([column, value]) => sql`${sql.raw(column)} = ${value}`),
     sql`version = version + 1`,
   ];
 }

@@ -226,7 +226,7 @@ function insertBelief(c: Connection, insert: ValidInsert): void {
 }
 
 function applyPatch(c: Connection, row: Row, set: kit.BeliefPatch): void {
-  const cols = kit.beliefPatchColumns(set);
+  const cols = kit.beliefRow.patchColumns(set);
   try {
     c.db
       .prepare(

@@ -63,7 +63,6 @@ export {
 export { historyOrder, hitOrder, listPage, scopeSummaries } from './reads.js';
 export {
   auditRow,
-  beliefPatchColumns,
   beliefRow,
   claimFromRows,
   outboxEntryFromRow,

@@ -242,11 +242,18 @@ interface RowCodec<T> {
   read(row: Row): T;
 }
 
-/** Beliefs as rows ({@link BELIEF_COLUMNS}, {@link beliefRowValues}, {@link beliefFromRow}). */
-export const beliefRow: RowCodec<Belief> = Object.freeze({
+/**
+ * Beliefs as rows ({@link BELIEF_COLUMNS}, {@link beliefRowValues}, {@link beliefFromRow}), and an update's columns
+ * ({@link beliefPatchColumns}).
+ */
+export const beliefRow: RowCodec<Belief> & {
+  /** The columns an update of a belief sets, with their values, `updated_at` last; the store increments `version`. */
+  readonly patchColumns: typeof beliefPatchColumns;
+} = Object.freeze({
   columns: BELIEF_COLUMNS,
   values: beliefRowValues,
   read: beliefFromRow,
+  patchColumns: beliefPatchColumns,
 });
 
 /** Audit records as rows ({@link AUDIT_COLUMNS}, {@link auditRowValues}, {@link auditFromRow}). */

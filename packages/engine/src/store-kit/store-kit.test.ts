@@ -15,7 +15,7 @@ import {
   queryTerms,
   validateListOptions,
 } from './reads.js';
-import { beliefFromRow, beliefPatchColumns } from './rows.js';
+import { beliefFromRow, beliefRow } from './rows.js';
 import {
   encodeItem,
   MAX_ITEM_BYTES,
@@ -197,10 +197,16 @@ describe('rows and claims', () => {
   });
 
   it('a belief patch sets the columns it names (null ones too), evidence as JSON, then updated_at', () => {
-    expect(beliefPatchColumns({ updatedAt: T })).toEqual([['updated_at', T]]);
+    expect(beliefRow.patchColumns({ updatedAt: T })).toEqual([['updated_at', T]]);
     const evidence = [{ sessionId: 's', position: 0, role: 'user' as const, quote: 'q', at: T }];
     expect(
-      beliefPatchColumns({ status: 'superseded', supersededBy: 'b2', validTo: null, evidence, updatedAt: T }),
+      beliefRow.patchColumns({
+        status: 'superseded',
+        supersededBy: 'b2',
+        validTo: null,
+        evidence,
+        updatedAt: T,
+      }),
     ).toEqual([
       ['status', 'superseded'],
       ['superseded_by', 'b2'],
