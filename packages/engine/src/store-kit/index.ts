@@ -61,13 +61,7 @@ export {
   validateProcessIdentity,
 } from './outbox.js';
 export { historyOrder, hitOrder, listPage, scopeSummaries } from './reads.js';
-export {
-  auditRow,
-  beliefRow,
-  claimFromRows,
-  outboxEntryFromRow,
-  type Row,
-} from './rows.js';
+export { auditRow, beliefRow, claimFromRows, outboxEntryFromRow, type Row } from './rows.js';
 export {
   appendTurns,
   assertSessionOwner,
