@@ -411,22 +411,28 @@ function extractedBeliefs(scope, turns, count) {
   return out;
 }
 
-/** The episodes the engine keeps of those turns: the turn verbatim, on its own key, dated. */
-function episodeBeliefs(scope, turns) {
+/**
+ * The episodes the engine keeps of those turns: the turn verbatim, on its own key, dated. `maxTextBytes`: the
+ * longest text allowed (createBelief's default unless given).
+ */
+function episodeBeliefs(scope, turns, maxTextBytes = undefined) {
   return turns.map((t) =>
-    createBelief({
-      scope,
-      kind: 'episode',
-      subject: 'user',
-      attribute: `episode:${t.sessionId}:${t.position}`,
-      value: t.text,
-      statement: t.text,
-      confidence: 1,
-      source: 'extracted',
-      validFrom: t.at,
-      evidence: [{ sessionId: t.sessionId, position: t.position, role: 'user', quote: t.text, at: t.at }],
-      at: t.at,
-    }),
+    createBelief(
+      {
+        scope,
+        kind: 'episode',
+        subject: 'user',
+        attribute: `episode:${t.sessionId}:${t.position}`,
+        value: t.text,
+        statement: t.text,
+        confidence: 1,
+        source: 'extracted',
+        validFrom: t.at,
+        evidence: [{ sessionId: t.sessionId, position: t.position, role: 'user', quote: t.text, at: t.at }],
+        at: t.at,
+      },
+      maxTextBytes,
+    ),
   );
 }
 
@@ -602,24 +608,7 @@ async function longTurnsBench() {
       }
     }
     // The engine keeps episodes up to its maxTextBytes (16 KB by default), above createBelief's default limit.
-    const records = turns.map((t) =>
-      createBelief(
-        {
-          scope,
-          kind: 'episode',
-          subject: 'user',
-          attribute: `episode:${t.sessionId}:${t.position}`,
-          value: t.text,
-          statement: t.text,
-          confidence: 1,
-          source: 'extracted',
-          validFrom: t.at,
-          evidence: [{ sessionId: t.sessionId, position: t.position, role: 'user', quote: t.text, at: t.at }],
-          at: t.at,
-        },
-        16_384,
-      ),
-    );
+    const records = episodeBeliefs(scope, turns, 16_384);
     episodes += records.length;
     const vectors = await embedder.embed(records.map((b) => b.statement));
     await store.importBeliefs(records.map((belief, k) => ({ belief, embedding: vectors[k] })));

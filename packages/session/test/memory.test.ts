@@ -326,6 +326,19 @@ describe('failure modes', () => {
   describe('strict set through the engine settings is the strict the session runs with', () => {
     const question = 'what is my home city?';
 
+    /** The session is strict: a failing recall (lexical search) fails the run. Closes the session. */
+    async function expectStrictRecallFailure(
+      session: ReturnType<typeof memSession>,
+      faults: ReturnType<typeof withFaults>['faults'],
+    ): Promise<void> {
+      expect(session.strict).toBe(true);
+      faults.fail('searchLexical');
+      await expect(
+        runner().run(agentWith(echoModel()), question, { session, ...session.runConfig() }),
+      ).rejects.toThrow(/injected failure in searchLexical/);
+      await session.close();
+    }
+
     it('memSession(id, { engine: { strict: true } }) surfaces a recall failure', async () => {
       const { store, faults } = withFaults(createMemoryStore());
       const session = memSession('strict-engine', {
@@ -335,12 +348,7 @@ describe('failure modes', () => {
         embedder: new WordHashEmbedder(),
         engine: { strict: true },
       });
-      expect(session.strict).toBe(true);
-      faults.fail('searchLexical');
-      await expect(
-        runner().run(agentWith(echoModel()), question, { session, ...session.runConfig() }),
-      ).rejects.toThrow(/injected failure in searchLexical/);
-      await session.close();
+      await expectStrictRecallFailure(session, faults);
     });
 
     it('openMemoryRuntime({ engine: { strict: true } }) opens a strict engine, and a session over it is strict', async () => {
@@ -355,12 +363,7 @@ describe('failure modes', () => {
       expect(runtime.engine.config.strict).toBe(true);
       expect(runtime.description.strict).toBe(true);
       const session = memSession('strict-runtime', { userId: 'u1', runtime });
-      expect(session.strict).toBe(true);
-      faults.fail('searchLexical');
-      await expect(
-        runner().run(agentWith(echoModel()), question, { session, ...session.runConfig() }),
-      ).rejects.toThrow(/injected failure in searchLexical/);
-      await session.close();
+      await expectStrictRecallFailure(session, faults);
       await runtime.close();
     });
 

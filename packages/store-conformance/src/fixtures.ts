@@ -2,14 +2,19 @@ import {
   type AuditEvent,
   type Belief,
   type BeliefKind,
+  type CaptureGrant,
   createBelief,
+  type EngineStore,
   type Evidence,
   type FullStore,
   type Mem01Error,
+  MemoryEngine,
+  type MemoryEngineOptions,
   type OutboxInput,
   type Scope,
 } from '@mem01/engine';
 import type { BeliefInsert } from '@mem01/engine/store-kit';
+import { KeyValueExtractor } from '@mem01/engine/testing';
 import { expect } from 'vitest';
 import type { SuiteContext } from './context.js';
 
@@ -140,6 +145,56 @@ export function turn(
   at = t(position),
 ): OutboxInput {
   return { scope, sessionId, position, role: 'user', text, at };
+}
+
+/** A capture grant of `scope` (a fixed intent digest, granted at `t(10)`, open-ended), changed by `patch`. */
+export function grant(scope: Scope, patch: Partial<CaptureGrant> = {}): CaptureGrant {
+  return {
+    id: unique('grant-'),
+    scope,
+    intentDigest: 'cd'.repeat(32),
+    grantedAt: t(10),
+    expiresAt: null,
+    revokedAt: null,
+    ...patch,
+  };
+}
+
+// ---------------------------------------------------------------- engines on the store under test
+
+/** When the turns of the engine tests happen ({@link userTurn}). */
+export const AT = '2026-01-01T00:00:00.000Z';
+
+/** A user turn at {@link AT}, as the engine accepts it. */
+export const userTurn = (scope: Scope, sessionId: string, position: number, text: string) => ({
+  scope,
+  sessionId,
+  position,
+  role: 'user' as const,
+  text,
+  at: AT,
+});
+
+/** An engine on `store`: the key=value extractor, no embedder and no episodes, unless `options` say otherwise. */
+export function engine(store: EngineStore, options: Partial<MemoryEngineOptions> = {}): MemoryEngine {
+  return new MemoryEngine({
+    store,
+    extractor: options.extractor ?? new KeyValueExtractor(),
+    embedder: null,
+    ...options,
+    config: { episodic: false, ...options.config },
+  });
+}
+
+/** A clock tests move by hand. */
+export function manualClock(start: string) {
+  let now = Date.parse(start);
+  return {
+    clock: () => new Date(now),
+    set: (iso: string) => {
+      now = Date.parse(iso);
+    },
+  };
 }
 
 /**

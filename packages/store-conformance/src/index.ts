@@ -5,4 +5,5 @@
 export type { ConformanceHarness, ConformanceOptions } from './context.js';
 export { completeOnly, completing } from './fixtures.js';
 export { expectCurrentFeatures, expectOldGrantWorks } from './migrated.js';
+export { expectRestartServedAll, type RestartReport } from './restart.js';
 export { CONFORMANCE_AREAS, runStoreConformance } from './run-store-conformance.js';

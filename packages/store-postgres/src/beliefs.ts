@@ -319,14 +319,8 @@ function uniqueError(err: unknown, inserts: readonly ValidInsert[] = []): unknow
 }
 
 function patchSql(set: kit.BeliefPatch): RawBuilder<unknown>[] {
-  const parts: RawBuilder<unknown>[] = [];
-  if (set.status !== undefined) parts.push(sql`status = ${set.status}`);
-  if (set.supersededBy !== undefined) parts.push(sql`superseded_by = ${set.supersededBy}`);
-  if (set.invalidatedAt !== undefined) parts.push(sql`invalidated_at = ${set.invalidatedAt}`);
-  if (set.validTo !== undefined) parts.push(sql`valid_to = ${set.validTo}`);
-  if (set.confidence !== undefined) parts.push(sql`confidence = ${set.confidence}`);
-  if (set.evidence !== undefined) parts.push(sql`evidence = ${JSON.stringify(set.evidence)}`);
-  parts.push(sql`updated_at = ${set.updatedAt}`);
-  parts.push(sql`version = version + 1`);
-  return parts;
+  return [
+    ...kit.beliefRow.patchColumns(set).map(([column, value]) => sql`${sql.raw(column)} = ${value}`),
+    sql`version = version + 1`,
+  ];
 }

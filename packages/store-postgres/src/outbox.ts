@@ -9,7 +9,7 @@
 import { LeaseLostError, type OutboxInput } from '@mem01/engine';
 import type { Row } from '@mem01/engine/store-kit';
 import * as kit from '@mem01/engine/store-kit';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db, Method, PgConnection } from './connection.js';
 import { INSERT_CHUNK } from './options.js';
 import { pgText, pgTextOrNull } from './text.js';
@@ -102,17 +102,28 @@ export const claim: Method<'claim'> = async (c, o) => {
   );
 };
 
+/**
+ * Does the claim still hold every one of the entries (each claimed under it)? Locks them for the rest of `trx`.
+ */
+async function holdsEvery(
+  c: PgConnection,
+  trx: Transaction<unknown>,
+  claim: { readonly claimId: string; readonly entryIds: readonly string[] },
+): Promise<boolean> {
+  const ids = [...new Set(claim.entryIds)];
+  const owned = await sql<{ id: string }>`
+    select id from ${c.t('outbox')}
+    where claim_id = ${claim.claimId} and status = 'claimed' and id = any(${ids}::text[])
+    for update`.execute(trx);
+  return owned.rows.length === ids.length;
+}
+
 export const renew: Method<'renew'> = async (c, r) => {
-  const ids = [...new Set(r.entryIds)];
   return c.run(
     'renew',
     () =>
       c.tx(async (trx) => {
-        const owned = await sql<{ id: string }>`
-          select id from ${c.t('outbox')}
-          where claim_id = ${r.claimId} and status = 'claimed' and id = any(${ids}::text[])
-          for update`.execute(trx);
-        if (owned.rows.length !== ids.length) throw new LeaseLostError();
+        if (!(await holdsEvery(c, trx, r))) throw new LeaseLostError();
         await sql`update ${c.t('outbox')} set lease_until = ${r.leaseUntil.iso}::timestamptz
           where claim_id = ${r.claimId} and status = 'claimed'`.execute(trx);
         return { leaseUntil: r.leaseUntil.iso };
@@ -155,20 +166,17 @@ export const release: Method<'release'> = async (c, r) => {
 };
 
 export const drop: Method<'drop'> = async (c, d) => {
-  const ids = [...new Set(d.entryIds)];
   await c.run(
     'drop',
     () =>
       c.tx(async (trx) => {
-        const owned = await sql<{ id: string }>`
-          select id from ${c.t('outbox')}
-          where claim_id = ${d.claimId} and status = 'claimed' and id = any(${ids}::text[])
-          for update`.execute(trx);
-        if (owned.rows.length !== ids.length) return;
+        if (!(await holdsEvery(c, trx, d))) return;
         await sql`update ${c.t('outbox')}
           set status = 'dead', text = '', last_error = ${pgText(d.reason)}, claim_id = null, worker = null,
               lease_until = null, lease_owner = null
-          where claim_id = ${d.claimId} and status = 'claimed' and id = any(${ids}::text[])`.execute(trx);
+          where claim_id = ${d.claimId} and status = 'claimed' and id = any(${d.entryIds}::text[])`.execute(
+          trx,
+        );
       }),
     // Dropping entries dropped already finds them no longer claimed and changes nothing.
     { idempotent: true },

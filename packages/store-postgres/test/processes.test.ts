@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { expectRestartServedAll } from '@mem01/store-conformance';
 import { ensureBuilt, nodeBinary, tempDir, waitFor } from '@mem01/test-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,24 +85,7 @@ describe('crash: SIGKILL mid-extraction, then a restarted process', () => {
     const restart = startChild(['restart', REAL_URL, schema, restartLog, userId, `${turns}`, '0', '0']);
     const { code } = await restart.exited;
     const processMs = performance.now() - spawned;
-    expect(restart.output.stderr).toBe('');
-    expect(code).toBe(0);
-    const result = JSON.parse(restart.output.stdout) as {
-      recallMs: number;
-      recalled: string[];
-      beliefs: string[];
-      backlog: { queued: number; claimed: number };
-      lastError: string | null;
-    };
-    console.log(
-      `postgres: restarted process recalled ${result.recallMs.toFixed(0)} ms after it started ` +
-        `(${processMs.toFixed(0)} ms from spawn to exit)`,
-    );
-    const all = Array.from({ length: turns }, (_, i) => `${userId} turn ${i} from child`);
-    expect(result.lastError).toBeNull();
-    expect(result.backlog).toMatchObject({ queued: 0, claimed: 0 });
-    expect([...result.beliefs].sort()).toEqual(all);
-    expect([...result.recalled].sort()).toEqual(all);
+    const all = expectRestartServedAll({ code, ...restart.output }, processMs, 'postgres', userId, turns);
     // Each turn extracted once in the restarted process (the killed one committed none).
     expect(logLines(restartLog)).toEqual(all.map((text) => `restart\t${text}`));
     // The dead predecessor's lease was taken over, not waited out: every belief was stored before it ran out.

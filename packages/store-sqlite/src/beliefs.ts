@@ -226,23 +226,13 @@ function insertBelief(c: Connection, insert: ValidInsert): void {
 }
 
 function applyPatch(c: Connection, row: Row, set: kit.BeliefPatch): void {
-  const cols: string[] = [];
-  const vals: (string | number | null)[] = [];
-  const add = (col: string, v: string | number | null) => {
-    cols.push(`${col} = ?`);
-    vals.push(v);
-  };
-  if (set.status !== undefined) add('status', set.status);
-  if (set.supersededBy !== undefined) add('superseded_by', set.supersededBy);
-  if (set.invalidatedAt !== undefined) add('invalidated_at', set.invalidatedAt);
-  if (set.validTo !== undefined) add('valid_to', set.validTo);
-  if (set.confidence !== undefined) add('confidence', set.confidence);
-  if (set.evidence !== undefined) add('evidence', JSON.stringify(set.evidence));
-  add('updated_at', set.updatedAt);
+  const cols = kit.beliefRow.patchColumns(set);
   try {
     c.db
-      .prepare(`UPDATE beliefs SET ${cols.join(', ')}, version = version + 1 WHERE seq = ?`)
-      .run(...vals, Number(row.seq));
+      .prepare(
+        `UPDATE beliefs SET ${cols.map(([column]) => `${column} = ?`).join(', ')}, version = version + 1 WHERE seq = ?`,
+      )
+      .run(...cols.map(([, value]) => value), Number(row.seq));
   } catch (err) {
     throw uniqueError(err, String(row.id), String(row.subject), String(row.attribute));
   }

@@ -110,16 +110,24 @@ export const claim: Method<'claim'> = (c, o) => {
   });
 };
 
+/** Does the claim still hold every one of the entries (each claimed under it)? Run it inside the write transaction. */
+function holdsEvery(
+  c: Connection,
+  claim: { readonly claimId: string; readonly entryIds: readonly string[] },
+): boolean {
+  const ids = [...new Set(claim.entryIds)];
+  const owned = c.get(
+    `SELECT count(*) AS n FROM outbox WHERE claim_id = ? AND status = 'claimed'
+       AND id IN (SELECT value FROM json_each(?))`,
+    claim.claimId,
+    JSON.stringify(ids),
+  );
+  return Number(owned?.n) === ids.length;
+}
+
 export const renew: Method<'renew'> = (c, r) => {
-  const ids = JSON.stringify([...new Set(r.entryIds)]);
   return c.tx('renew', () => {
-    const owned = c.get(
-      `SELECT count(*) AS n FROM outbox WHERE claim_id = ? AND status = 'claimed'
-         AND id IN (SELECT value FROM json_each(?))`,
-      r.claimId,
-      ids,
-    );
-    if (Number(owned?.n) !== JSON.parse(ids).length) throw new LeaseLostError();
+    if (!holdsEvery(c, r)) throw new LeaseLostError();
     c.run(
       "UPDATE outbox SET lease_until = ? WHERE claim_id = ? AND status = 'claimed'",
       r.leaseUntil.iso,
@@ -156,15 +164,8 @@ export const release: Method<'release'> = (c, r) => {
 };
 
 export const drop: Method<'drop'> = (c, d) => {
-  const ids = JSON.stringify([...new Set(d.entryIds)]);
   c.tx('drop', () => {
-    const owned = c.get(
-      `SELECT count(*) AS n FROM outbox WHERE claim_id = ? AND status = 'claimed'
-         AND id IN (SELECT value FROM json_each(?))`,
-      d.claimId,
-      ids,
-    );
-    if (Number(owned?.n) !== JSON.parse(ids).length) return;
+    if (!holdsEvery(c, d)) return;
     c.run(
       `UPDATE outbox SET status = 'dead', text = '', last_error = ?, claim_id = NULL, worker = NULL,
          lease_until = NULL, lease_owner = NULL WHERE claim_id = ? AND status = 'claimed'`,

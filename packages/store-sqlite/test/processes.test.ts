@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { type Belief, MemoryEngine } from '@mem01/engine';
+import { expectRestartServedAll } from '@mem01/store-conformance';
 import { ensureBuilt, nodeBinary, waitFor } from '@mem01/test-kit';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/index.js';
@@ -71,6 +72,32 @@ function runChild(
   });
 }
 
+/**
+ * Runs `crash-child.mjs` with `args` and SIGKILLs it once it has accepted its turns and `extractions` extractions
+ * have started (lines in `logPath`); resolves with the signal it exited on.
+ */
+async function killMidExtraction(
+  args: string[],
+  logPath: string,
+  extractions: number,
+): Promise<NodeJS.Signals | null> {
+  const { child, output } = startChild('crash-child.mjs', args);
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.on('exit', (_code, signal) => resolve(signal)),
+  );
+  try {
+    await waitFor(
+      () => output.stdout.includes('accepted'),
+      30_000,
+      `the child to accept turns (stderr: ${output.stderr})`,
+    );
+    await waitFor(() => readLog(logPath).length >= extractions, 30_000, 'extraction to start');
+  } finally {
+    child.kill('SIGKILL');
+  }
+  return exited;
+}
+
 function beliefsByAttribute(beliefs: readonly Belief[]): Map<string, Belief[]> {
   const out = new Map<string, Belief[]>();
   for (const b of beliefs) out.set(b.attribute, [...(out.get(b.attribute) ?? []), b]);
@@ -83,22 +110,9 @@ describe('crash: SIGKILL during extraction, then reopen and resume', () => {
     const users = ['alice', 'bob'];
     const turns = 6;
 
-    const { child, output } = startChild('crash-child.mjs', [dbPath, logPath, users.join(','), `${turns}`]);
-    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-      child.on('exit', (_code, signal) => resolve(signal)),
-    );
-    try {
-      await waitFor(
-        () => output.stdout.includes('accepted'),
-        30_000,
-        `the child to accept turns (stderr: ${output.stderr})`,
-      );
-      // Kill while extraction is under way: some turns extracted (maybe committed), most not.
-      await waitFor(() => readLog(logPath).length >= 2, 30_000, 'extraction to start');
-    } finally {
-      child.kill('SIGKILL');
-    }
-    expect(await exited).toBe('SIGKILL');
+    // Kill while extraction is under way: some turns extracted (maybe committed), most not.
+    const signal = await killMidExtraction([dbPath, logPath, users.join(','), `${turns}`], logPath, 2);
+    expect(signal).toBe('SIGKILL');
 
     const childCalls = readLog(logPath);
     expect(childCalls.length).toBeLessThan(users.length * turns);
@@ -164,28 +178,12 @@ describe('crash: SIGKILL mid-extraction, then a restarted process', () => {
     const turns = 4;
     // The crashed process holds its claim under a 60 s lease (the issue measured a 67.8 s stall behind one), with
     // an extractor that takes 5 s per turn, so it dies mid-extraction with the lease fresh.
-    const { child, output } = startChild('crash-child.mjs', [
-      dbPath,
+    const signal = await killMidExtraction(
+      [dbPath, logPath, userId, `${turns}`, '5000', '60000'],
       logPath,
-      userId,
-      `${turns}`,
-      '5000',
-      '60000',
-    ]);
-    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-      child.on('exit', (_code, signal) => resolve(signal)),
+      1,
     );
-    try {
-      await waitFor(
-        () => output.stdout.includes('accepted'),
-        30_000,
-        `the child to accept (${output.stderr})`,
-      );
-      await waitFor(() => readLog(logPath).length >= 1, 30_000, 'extraction to start');
-    } finally {
-      child.kill('SIGKILL');
-    }
-    expect(await exited).toBe('SIGKILL');
+    expect(signal).toBe('SIGKILL');
     const raw = new DatabaseSync(dbPath);
     const held = raw
       .prepare("SELECT count(*) AS n, min(lease_until) AS until FROM outbox WHERE status = 'claimed'")
@@ -200,24 +198,7 @@ describe('crash: SIGKILL mid-extraction, then a restarted process', () => {
     const spawned = performance.now();
     const restart = await runChild('restart-child.mjs', [dbPath, restartLog, userId]);
     const processMs = performance.now() - spawned;
-    expect(restart.stderr).toBe('');
-    expect(restart.code).toBe(0);
-    const result = JSON.parse(restart.stdout) as {
-      recallMs: number;
-      recalled: string[];
-      beliefs: string[];
-      backlog: { queued: number; claimed: number };
-      lastError: string | null;
-    };
-    console.log(
-      `sqlite: restarted process recalled ${result.recallMs.toFixed(0)} ms after it started ` +
-        `(${processMs.toFixed(0)} ms from spawn to exit)`,
-    );
-    const all = Array.from({ length: turns }, (_, i) => `${userId} turn ${i} from child`);
-    expect(result.lastError).toBeNull();
-    expect(result.backlog).toMatchObject({ queued: 0, claimed: 0 });
-    expect([...result.beliefs].sort()).toEqual(all);
-    expect([...result.recalled].sort()).toEqual(all);
+    const all = expectRestartServedAll(restart, processMs, 'sqlite', userId, turns);
     // Each turn extracted once in the restarted process (the killed one committed none).
     expect(readLog(restartLog).map((l) => l.text)).toEqual(all);
     // The dead predecessor's lease was taken over, not waited out: every belief was stored before it ran out.

@@ -3,7 +3,7 @@
  * SQL stores do): one mapping, checked on the way out so that a corrupt row is a `StoreError`, not a wrong belief.
  */
 import { StoreError } from '../errors.js';
-import type { OutboxClaim } from '../ports.js';
+import type { BeliefPatch, OutboxClaim } from '../ports.js';
 import type { AuditEvent, Belief, BeliefStatus, Evidence, OutboxEntry, Scope } from '../types.js';
 import { normalizeScope } from '../util.js';
 
@@ -128,6 +128,24 @@ export function beliefFromRow(row: Row): Belief {
   };
 }
 
+/**
+ * The columns an update of a belief sets, with their values (evidence as JSON text), in one order: the fields the
+ * patch gives, then `updated_at`. The store increments `version` itself, in the same statement.
+ */
+export function beliefPatchColumns(
+  set: BeliefPatch,
+): (readonly [column: string, value: string | number | null])[] {
+  const cols: (readonly [string, string | number | null])[] = [];
+  if (set.status !== undefined) cols.push(['status', set.status]);
+  if (set.supersededBy !== undefined) cols.push(['superseded_by', set.supersededBy]);
+  if (set.invalidatedAt !== undefined) cols.push(['invalidated_at', set.invalidatedAt]);
+  if (set.validTo !== undefined) cols.push(['valid_to', set.validTo]);
+  if (set.confidence !== undefined) cols.push(['confidence', set.confidence]);
+  if (set.evidence !== undefined) cols.push(['evidence', JSON.stringify(set.evidence)]);
+  cols.push(['updated_at', set.updatedAt]);
+  return cols;
+}
+
 /** The audit columns of SQL stores, in the order of {@link auditRowValues}. */
 export const AUDIT_COLUMNS: readonly string[] =
   'at user_id namespace belief_id action actor policy_revision policy_decision'.split(' ');
@@ -224,11 +242,18 @@ interface RowCodec<T> {
   read(row: Row): T;
 }
 
-/** Beliefs as rows ({@link BELIEF_COLUMNS}, {@link beliefRowValues}, {@link beliefFromRow}). */
-export const beliefRow: RowCodec<Belief> = Object.freeze({
+/**
+ * Beliefs as rows ({@link BELIEF_COLUMNS}, {@link beliefRowValues}, {@link beliefFromRow}), and an update's columns
+ * ({@link beliefPatchColumns}).
+ */
+export const beliefRow: RowCodec<Belief> & {
+  /** The columns an update of a belief sets, with their values, `updated_at` last; the store increments `version`. */
+  readonly patchColumns: typeof beliefPatchColumns;
+} = Object.freeze({
   columns: BELIEF_COLUMNS,
   values: beliefRowValues,
   read: beliefFromRow,
+  patchColumns: beliefPatchColumns,
 });
 
 /** Audit records as rows ({@link AUDIT_COLUMNS}, {@link auditRowValues}, {@link auditFromRow}). */

@@ -15,7 +15,7 @@ import {
   queryTerms,
   validateListOptions,
 } from './reads.js';
-import { beliefFromRow } from './rows.js';
+import { beliefFromRow, beliefRow } from './rows.js';
 import {
   encodeItem,
   MAX_ITEM_BYTES,
@@ -194,6 +194,26 @@ describe('writes', () => {
 describe('rows and claims', () => {
   it('a corrupt row is a StoreError', () => {
     expect(() => beliefFromRow({ id: 1 })).toThrow(StoreError);
+  });
+
+  it('a belief patch sets the columns it names (null ones too), evidence as JSON, then updated_at', () => {
+    expect(beliefRow.patchColumns({ updatedAt: T })).toEqual([['updated_at', T]]);
+    const evidence = [{ sessionId: 's', position: 0, role: 'user' as const, quote: 'q', at: T }];
+    expect(
+      beliefRow.patchColumns({
+        status: 'superseded',
+        supersededBy: 'b2',
+        validTo: null,
+        evidence,
+        updatedAt: T,
+      }),
+    ).toEqual([
+      ['status', 'superseded'],
+      ['superseded_by', 'b2'],
+      ['valid_to', null],
+      ['evidence', JSON.stringify(evidence)],
+      ['updated_at', T],
+    ]);
   });
 
   it('a claim batch stays in the first namespace, within the limits, and stops at an entry that must wait', () => {

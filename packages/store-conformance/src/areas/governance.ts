@@ -5,7 +5,6 @@
  */
 import {
   type Belief,
-  type CaptureGrant,
   DuplicateOperationError,
   type FullStore,
   InvalidInputError,
@@ -20,6 +19,7 @@ import type { CommitRequest } from '../fixtures.js';
 import {
   audit,
   belief,
+  grant,
   hitIds,
   insertAll,
   listAll,
@@ -33,7 +33,6 @@ import {
 } from '../fixtures.js';
 
 const FP = 'ab'.repeat(32);
-const DIGEST = 'cd'.repeat(32);
 
 function op(key: string, beliefIds: string[], patch: Partial<OperationRecord> = {}): OperationRecord {
   return { key, fingerprint: FP, action: 'remember', beliefIds, outcome: 'belief', at: t(5), ...patch };
@@ -42,18 +41,6 @@ function op(key: string, beliefIds: string[], patch: Partial<OperationRecord> = 
 /** A commit inserting `b` alone (no audit), recorded under operation `key`. */
 function insertUnderKey(scope: Scope, b: Belief, key: string): CommitRequest {
   return { scope, inserts: [{ belief: b }], updates: [], audit: [], operation: op(key, [b.id]) };
-}
-
-function grant(scope: Scope, patch: Partial<CaptureGrant> = {}): CaptureGrant {
-  return {
-    id: unique('grant-'),
-    scope,
-    intentDigest: DIGEST,
-    grantedAt: t(10),
-    expiresAt: null,
-    revokedAt: null,
-    ...patch,
-  };
 }
 
 export function governanceTests(ctx: SuiteContext): void {

@@ -14,7 +14,7 @@ import {
   type EngineStore,
   type Extractor,
   InvalidInputError,
-  MemoryEngine,
+  type MemoryEngine,
   type MemoryEngineOptions,
   OperationConflictError,
   type Scope,
@@ -22,44 +22,12 @@ import {
 import { KeyValueExtractor, WordHashEmbedder } from '@mem01/engine/testing';
 import { expect } from 'vitest';
 import { DIMS, type SuiteContext } from '../context.js';
-import { rejects, unique } from '../fixtures.js';
-
-const AT = '2026-01-01T00:00:00.000Z';
-
-function engine(store: EngineStore, options: Partial<MemoryEngineOptions> = {}): MemoryEngine {
-  return new MemoryEngine({
-    store,
-    extractor: options.extractor ?? new KeyValueExtractor(),
-    embedder: null,
-    ...options,
-    config: { episodic: false, ...options.config },
-  });
-}
+import { AT, engine, manualClock, rejects, unique, userTurn } from '../fixtures.js';
 
 /** A store of the suite, an engine on it (see {@link engine}) and a fresh user's scope. */
 async function engineOn(ctx: SuiteContext, userPrefix: string, options: Partial<MemoryEngineOptions> = {}) {
   const store = await ctx.open();
   return { store, e: engine(store, options), scope: { userId: unique(userPrefix) } };
-}
-
-const turn = (scope: Scope, sessionId: string, position: number, text: string) => ({
-  scope,
-  sessionId,
-  position,
-  role: 'user' as const,
-  text,
-  at: AT,
-});
-
-/** A clock tests move by hand. */
-function manualClock(start: string) {
-  let now = Date.parse(start);
-  return {
-    clock: () => new Date(now),
-    set: (iso: string) => {
-      now = Date.parse(iso);
-    },
-  };
 }
 
 /** `store` without the named methods, as a third-party store written before they existed. */
@@ -326,9 +294,9 @@ export function governedEngineTests(ctx: SuiteContext): void {
         },
       });
       const scope = { userId: unique('pol-') };
-      await e.accept([turn(scope, 's1', 0, 'city=NYC; secret=1234')]);
+      await e.accept([userTurn(scope, 's1', 0, 'city=NYC; secret=1234')]);
       await e.flush(scope);
-      await e.accept([turn(scope, 's2', 0, 'city=SF')]);
+      await e.accept([userTurn(scope, 's2', 0, 'city=SF')]);
       await e.flush(scope);
       const all = await e.history(scope);
       expect(all.map((b) => [b.attribute, b.value, b.status])).toEqual([
@@ -366,7 +334,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       const e = engine(store, { clock: time.clock, config: { requireCaptureGrant: true } });
       const scope = { userId: unique('grant-'), namespace: 'app' };
       const refusedAll = async () => {
-        await rejects(e.accept([turn(scope, 's1', 0, 'city=NYC')]), CaptureNotAuthorizedError);
+        await rejects(e.accept([userTurn(scope, 's1', 0, 'city=NYC')]), CaptureNotAuthorizedError);
         await rejects(
           e.appendTranscript(scope, 's2', [{ role: 'user', content: 'pet=cat' }], {
             turns: [{ index: 0, role: 'user', text: 'pet=cat', at: AT }],
@@ -397,14 +365,14 @@ export function governedEngineTests(ctx: SuiteContext): void {
       expect(JSON.stringify(await e.captureGrants(scope))).not.toContain('personalise');
       // Granted for this user + namespace only.
       await rejects(
-        e.accept([turn({ userId: scope.userId }, 's1', 0, 'city=NYC')]),
+        e.accept([userTurn({ userId: scope.userId }, 's1', 0, 'city=NYC')]),
         CaptureNotAuthorizedError,
       );
-      await e.accept([turn(scope, 's1', 0, 'city=NYC')]);
+      await e.accept([userTurn(scope, 's1', 0, 'city=NYC')]);
       expect((await e.recall(scope, 'city')).map((r) => r.belief.value)).toEqual(['NYC']);
       time.set('2026-01-01T01:00:00.000Z');
       expect(await e.activeCaptureGrant(scope)).toBeNull();
-      await rejects(e.accept([turn(scope, 's3', 0, 'city=SF')]), CaptureNotAuthorizedError);
+      await rejects(e.accept([userTurn(scope, 's3', 0, 'city=SF')]), CaptureNotAuthorizedError);
       await e.grantCapture(scope, { intent });
       expect((await e.remember(scope, 'diet=vegan')).stored).toBe('belief');
       // Every grant not revoked yet is revoked (the expired one too).
@@ -442,12 +410,12 @@ export function governedEngineTests(ctx: SuiteContext): void {
       const a = engine(store, options);
       const b = engine(other, options);
       const scope = { userId: unique('budget-') };
-      await a.accept([turn(scope, 's1', 0, 'city=NYC')]);
+      await a.accept([userTurn(scope, 's1', 0, 'city=NYC')]);
       await a.flush(scope);
-      await a.accept([turn(scope, 's2', 0, 'pet=cat')]);
+      await a.accept([userTurn(scope, 's2', 0, 'pet=cat')]);
       await a.flush(scope);
       // 120 output tokens used: the next batch, even on another engine and handle, waits for the next window.
-      await b.accept([turn(scope, 's3', 0, 'car=Volvo')]);
+      await b.accept([userTurn(scope, 's3', 0, 'car=Volvo')]);
       await b.flush(scope);
       expect(b.lastError(scope)).toMatch(/output_tokens budget/);
       expect(await store.backlog({ now: time.clock().toISOString(), userId: scope.userId })).toMatchObject({
@@ -493,7 +461,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       };
       const a = engine(store, options);
       const scope = { userId: unique('emb-') };
-      await a.accept([turn(scope, 's1', 0, 'city=NYC')]);
+      await a.accept([userTurn(scope, 's1', 0, 'city=NYC')]);
       await a.flush(scope);
       // Extraction embedded the candidates' query and the new belief's statement.
       expect(requests).toBe(2);
@@ -519,7 +487,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       // Another engine on another handle sees the same counters, and its extraction waits for the next window.
       const b = engine(other, options);
       expect((await b.usage(scope)).embeddingCalls).toEqual({ used: 3, limit: 3 });
-      await b.accept([turn(scope, 's2', 0, 'pet=cat')]);
+      await b.accept([userTurn(scope, 's2', 0, 'pet=cat')]);
       await b.flush(scope);
       expect(b.lastError(scope)).toMatch(/embedding_calls budget/);
       expect(await store.backlog({ now: time.clock().toISOString(), userId: scope.userId })).toMatchObject({
@@ -559,7 +527,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       clock: time.clock,
       config: { budgets: { periodMs: 60_000 } },
     });
-    await plain.accept([turn(scope, 's1', 0, 'a=1')]);
+    await plain.accept([userTurn(scope, 's1', 0, 'a=1')]);
     await plain.flush(scope);
     expect(await plain.usage(scope)).toMatchObject({
       counting: false,
@@ -571,7 +539,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       clock: time.clock,
       config: { budgets: { periodMs: 60_000, inputTokensPerUser: 1000, maxActiveBeliefsPerUser: 10 } },
     });
-    await counted.accept([turn(scope, 's2', 0, 'b=2; c=3')]);
+    await counted.accept([userTurn(scope, 's2', 0, 'b=2; c=3')]);
     await counted.flush(scope);
     // Every counter is kept while one budget is set; the namespace does not matter (budgets are per user).
     const usage = await counted.usage({ userId: scope.userId, namespace: 'elsewhere' });
@@ -608,7 +576,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
       config: { episodic: true, budgets: { maxActiveBeliefsPerUser: 2 } },
     });
     const scope = { userId: unique('cap-') };
-    await e.accept([turn(scope, 's1', 0, 'a=1; b=2')]);
+    await e.accept([userTurn(scope, 's1', 0, 'a=1; b=2')]);
     await e.flush(scope);
     expect((await e.list(scope)).items.filter((x) => x.kind !== 'episode')).toHaveLength(2);
     await capacityWaitsUntilFreed(e, store, scope, time, /capacity/);
@@ -626,7 +594,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
         config: { episodic: true, budgets: { maxActiveTokensPerUser: 9 } },
       });
       const scope = { userId: unique('tokcap-') };
-      await e.accept([turn(scope, 's1', 0, 'a=1; b=2')]);
+      await e.accept([userTurn(scope, 's1', 0, 'a=1; b=2')]);
       await e.flush(scope);
       expect(await e.usage(scope)).toMatchObject({
         activeBeliefs: { used: 2, limit: null },
@@ -682,7 +650,7 @@ export function governedEngineTests(ctx: SuiteContext): void {
   ctx.test('clearAll through the engine; a store without a capability fails loudly, naming it', async () => {
     const { store, e, scope } = await engineOn(ctx, 'clear-');
     await e.remember(scope, { kind: 'fact', attribute: 'a', value: 'b' });
-    await e.accept([turn({ userId: unique('clear-') }, 's', 0, 'x=1')]);
+    await e.accept([userTurn({ userId: unique('clear-') }, 's', 0, 'x=1')]);
     const receipt = await e.clearAll();
     expect(receipt.users).toBeGreaterThanOrEqual(1);
     expect((await store.listScopes()).length).toBe(0);
@@ -736,7 +704,7 @@ async function capacityWaitsUntilFreed(
   error: RegExp,
 ): Promise<void> {
   await rejects(e.remember(scope, { kind: 'fact', attribute: 'c', value: '3' }), BudgetExceededError);
-  await e.accept([turn(scope, 's2', 0, 'd=4')]);
+  await e.accept([userTurn(scope, 's2', 0, 'd=4')]);
   await e.flush(scope);
   expect(e.lastError(scope)).toMatch(error);
   expect((await store.backlog({ now: time.clock().toISOString(), userId: scope.userId })).queued).toBe(1);

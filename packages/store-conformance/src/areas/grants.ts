@@ -8,18 +8,13 @@
  */
 import {
   type Belief,
-  type CaptureGrant,
   CaptureGrantEndedError,
   DuplicateOperationError,
   type EngineEvent,
-  type EngineStore,
   type Extractor,
   type FullStore,
   InvalidInputError,
-  MemoryEngine,
-  type MemoryEngineOptions,
   OperationConflictError,
-  type Scope,
   StoreError,
 } from '@mem01/engine';
 import { KeyValueExtractor } from '@mem01/engine/testing';
@@ -27,34 +22,26 @@ import { expect } from 'vitest';
 import type { SuiteContext } from '../context.js';
 import {
   ALL_STATUSES,
+  AT,
   belief,
+  engine,
   FAR_FUTURE,
+  grant,
   hitIds,
   ids,
   insertAll,
   listAll,
+  manualClock,
   rejects,
   storeAndUser,
   t,
   turn,
   unique,
+  userTurn,
   vec,
 } from '../fixtures.js';
 
-const DIGEST = 'cd'.repeat(32);
 const LEASE = 60_000;
-
-function grant(scope: Scope, patch: Partial<CaptureGrant> = {}): CaptureGrant {
-  return {
-    id: unique('grant-'),
-    scope,
-    intentDigest: DIGEST,
-    grantedAt: t(10),
-    expiresAt: null,
-    revokedAt: null,
-    ...patch,
-  };
-}
 
 const claimOf = (store: FullStore, userId: string, now: string, maxEntries = 10) =>
   store.claim({ worker: 'w', leaseMs: LEASE, now, userId, maxEntries });
@@ -271,37 +258,6 @@ export function grantBindingTests(ctx: SuiteContext): void {
 }
 
 // ---------------------------------------------------------------- the engine's rules on the store
-
-const AT = '2026-01-01T00:00:00.000Z';
-
-function engine(store: EngineStore, options: Partial<MemoryEngineOptions> = {}): MemoryEngine {
-  return new MemoryEngine({
-    store,
-    extractor: options.extractor ?? new KeyValueExtractor(),
-    embedder: null,
-    ...options,
-    config: { episodic: false, ...options.config },
-  });
-}
-
-function manualClock(start: string) {
-  let now = Date.parse(start);
-  return {
-    clock: () => new Date(now),
-    set: (iso: string) => {
-      now = Date.parse(iso);
-    },
-  };
-}
-
-const userTurn = (scope: Scope, sessionId: string, position: number, text: string) => ({
-  scope,
-  sessionId,
-  position,
-  role: 'user' as const,
-  text,
-  at: AT,
-});
 
 /** An extractor that holds its first call until `open()`; `entered` resolves once that call has started. */
 function gatedExtractor(inner: Extractor = new KeyValueExtractor()) {
