@@ -50,6 +50,14 @@ export interface EngineConfig {
    */
   readonly episodic: boolean;
   /**
+   * Keep each assistant turn verbatim as a dated `reply`, recalled only for a question about what the assistant said
+   * ("what did you recommend last time?", "in our previous chat you mentioned …"), labelled `[assistant said …]`.
+   * A reply is never evidence about the user (the extractor reads assistant turns as context only) and takes no
+   * candidate's place in other recalls (the store's searches leave replies out). Forgetting what the user said
+   * forgets the replies that repeat it. Default true.
+   */
+  readonly replies: boolean;
+  /**
    * Near repeats: a belief that extraction draws on a new key (from a turn, or from `remember`'s free text) whose
    * statement's embedding has cosine similarity at or above this with an active belief of the same scope and kind
    * is a repeat of it, and is planned as an exact repeat is (the belief is confirmed: evidence merged, confidence
@@ -170,6 +178,7 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
   candidateLimit: 200,
   candidatesForExtraction: 20,
   episodic: true,
+  replies: true,
   duplicateSimilarity: 0.9,
   budgetRetryMs: 60_000,
   flushTimeoutMs: 30_000,
@@ -233,6 +242,7 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   if (typeof merged.strict !== 'boolean') throw new InvalidInputError('config.strict', 'must be a boolean');
   if (typeof merged.episodic !== 'boolean')
     throw new InvalidInputError('config.episodic', 'must be a boolean');
+  if (typeof merged.replies !== 'boolean') throw new InvalidInputError('config.replies', 'must be a boolean');
   const { duplicateSimilarity } = merged;
   if (
     duplicateSimilarity !== null &&

@@ -47,6 +47,37 @@ export function partTurns(turns: readonly ExtractionTurn[], maxBytes: number): P
   });
 }
 
+/** The subject every reply is filed under. */
+export const REPLY_SUBJECT = 'assistant';
+
+/** The key of the reply of one assistant turn (of part `part` of a reply split for length). */
+export function replyKey(sessionId: string, position: number, part = 0): string {
+  return canonicalKey(`reply:${sessionId}:${position}${part > 0 ? `#${part}` : ''}`);
+}
+
+/**
+ * One `add` of a reply for every assistant turn with text (split into parts of at most `maxBytes`, nothing dropped):
+ * what the assistant said, kept verbatim and grounded in its own turn. A reply is never evidence about the user: the
+ * extractor still reads assistant turns as context only.
+ */
+export function replyOperations(turns: readonly PartTurn[], maxBytes: number): ExtractionOperation[] {
+  return turns
+    .filter((t) => t.role === 'assistant' && t.text.trim() !== '')
+    .flatMap((t) =>
+      splitText(t.text, maxBytes).map((text, part) => ({
+        op: 'add' as const,
+        kind: 'reply' as const,
+        subject: REPLY_SUBJECT,
+        attribute: replyKey(t.sessionId, t.position, part),
+        value: text,
+        statement: text,
+        confidence: 1,
+        validFrom: t.at,
+        evidence: [{ turnId: t.id, quote: text }],
+      })),
+    );
+}
+
 /** One `add` of an episode for every user turn (or part) with text. Assistant turns are never episodes. */
 export function episodeOperations(turns: readonly PartTurn[]): ExtractionOperation[] {
   return turns

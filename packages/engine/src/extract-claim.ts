@@ -8,7 +8,7 @@ import { checkBudgets, recordUsage } from './budgets.js';
 import { extractionCandidates } from './candidates.js';
 import { applyOperations } from './commit-plan.js';
 import type { EngineCore } from './engine-core.js';
-import { episodeOperations, type PartTurn, partTurns } from './episodes.js';
+import { episodeOperations, type PartTurn, partTurns, replyOperations } from './episodes.js';
 import type { CapturePolicy, ExtractionOperation, ExtractionTurn, Extractor, OutboxClaim } from './ports.js';
 import { type ReconcilePlan, validateOperations } from './reconcile.js';
 import type { Scope, Usage } from './types.js';
@@ -83,6 +83,7 @@ export async function extractClaim(
     );
   }
   if (core.config.episodic) operations = [...operations, ...episodeOperations(turns)];
+  if (core.config.replies) operations = [...operations, ...replyOperations(turns, core.config.maxTextBytes)];
   const plan = await applyOperations(core, scope, operations, turns, {
     source: 'extracted',
     actor,

@@ -8,7 +8,9 @@ import type { EngineCore } from './engine-core.js';
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit } from './ports.js';
 import {
+  asksAboutReplies,
   collapseCovered,
+  KINDS_BUT_REPLIES,
   maxRecallTotal,
   rankHits,
   rankProfile,
@@ -108,6 +110,14 @@ export async function recallBeliefs(
   const limit = checkRecall(core, query, options);
   const started = performance.now();
   const kinds = options.kinds ? new Set(options.kinds) : null;
+  // The assistant's replies are recalled only for a question about what it said; otherwise the store's searches
+  // leave them out, so they take no candidate's place.
+  const withReplies = kinds ? kinds.has('reply') : asksAboutReplies(query);
+  const searchKinds: readonly BeliefKind[] | undefined = kinds
+    ? [...kinds]
+    : withReplies
+      ? undefined
+      : KINDS_BUT_REPLIES;
   // What a grant that has ended captured is left out by the store's searches (so it takes no candidate's place).
   const ended = await endedGrants(core, scope);
   const excludeGrants = ended.size > 0 ? [...ended.keys()] : undefined;
@@ -115,7 +125,9 @@ export async function recallBeliefs(
     b.status === 'active' &&
     sameScope(b.scope, scope) &&
     (b.grantId === undefined || !ended.has(b.grantId)) &&
-    (kinds ? kinds.has(b.kind) : core.config.episodic || b.kind !== 'episode');
+    (kinds
+      ? kinds.has(b.kind)
+      : (core.config.episodic || b.kind !== 'episode') && (withReplies || b.kind !== 'reply'));
   // What the model reads in its history is not recalled again; a belief known from elsewhere too still is.
   const seen = options.workingMemory;
   const inSight = (e: Evidence): boolean =>
@@ -129,16 +141,22 @@ export async function recallBeliefs(
       statuses: ['active'],
       limit: Math.min(1000, limit * 4),
       excludeGrants,
+      ...(searchKinds ? { kinds: searchKinds } : {}),
     });
     const kept = page.items.filter((b) => keep(b) && (seen === undefined || unseen(b)));
     ranked = rankProfile(kept, { now, limit, config: core.config.ranking });
   } else {
     const candidateLimit = Math.max(core.config.candidateLimit, limit);
+    const searchOptions = {
+      limit: candidateLimit,
+      excludeGrants,
+      ...(searchKinds ? { kinds: searchKinds } : {}),
+    };
     // Only content words reach the lexical index: "what is my" must not make a belief relevant.
     const terms = contentWords(query);
     const lexicalP =
       terms.length > 0
-        ? core.store.searchLexical(scope, terms.join(' '), { limit: candidateLimit, excludeGrants })
+        ? core.store.searchLexical(scope, terms.join(' '), searchOptions)
         : Promise.resolve([]);
     // A lexical-fuzzy embedder's similarity repeats what the lexical index matched (on LoCoMo, recall@10 73.1
     // without it, 73.0 with it), and a match in its vectors alone is not relevance (`vectorAlone`): recall does not
@@ -147,9 +165,7 @@ export async function recallBeliefs(
       core.vectors && options.vector !== false && core.embedder?.kind !== 'lexical'
         ? core
             .embedQuery(query, scope, options.signal)
-            .then((v) =>
-              v ? core.store.searchVector(scope, v, { limit: candidateLimit, excludeGrants }) : [],
-            )
+            .then((v) => (v ? core.store.searchVector(scope, v, searchOptions) : []))
         : Promise.resolve([]);
     const [firstLexical, vector] = await Promise.all([lexicalP, vectorP]);
     // A past turn that only asked this question again (an episode of "Where do I live?"), or said the query again
@@ -203,9 +219,9 @@ export async function recallBeliefs(
       if (extra.length > 0) {
         // BM25 adds up over words, so the expanded query's score is the first search's plus the added words' alone:
         // only the added words are searched, and the query's words are not matched a second time.
-        const added = (
-          await core.store.searchLexical(scope, extra.join(' '), { limit: candidateLimit, excludeGrants })
-        ).filter((h) => usable(h.belief));
+        const added = (await core.store.searchLexical(scope, extra.join(' '), searchOptions)).filter((h) =>
+          usable(h.belief),
+        );
         const expanded = new Map<string, LexicalHit>(lexical.map((h) => [h.belief.id, h]));
         for (const h of added) {
           const base = expanded.get(h.belief.id)?.score ?? 0;

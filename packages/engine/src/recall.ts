@@ -9,6 +9,7 @@ import {
   BELIEF_KINDS,
   type Belief,
   type BeliefKind,
+  isVerbatim,
   type RecallSignals,
   type RecallTier,
   type ScoredBelief,
@@ -97,6 +98,7 @@ export const DEFAULT_RANKING: RankingConfig = {
     relationship: 1,
     event: 0.95,
     episode: 0.9,
+    reply: 0.9,
     note: 1,
   },
   halfLifeDays: 180,
@@ -121,9 +123,31 @@ export function recencyScore(storedAt: string, now: number, halfLifeDays: number
   return 0.5 ** (ageDays / halfLifeDays);
 }
 
-/** The tier a belief is recalled from: an episode is a user turn kept verbatim; everything else is a belief. */
+/** Every kind but the assistant's replies: what recall searches for unless a question asks what the assistant said. */
+export const KINDS_BUT_REPLIES: readonly BeliefKind[] = BELIEF_KINDS.filter((k) => k !== 'reply');
+
+// A question about what the assistant said: a past conversation named as such, or the assistant's own past words.
+const REPLY_QUESTION: readonly RegExp[] = [
+  /\b(?:our|the|my|that|this)\s+(?:previous|last|earlier|past|prior|other)\s+(?:chats?|conversations?|discussions?|exchanges?)\b/i,
+  /\byou(?:\s+(?:had|have|once|just|already))?\s+(?:said|told|suggested|recommended|mentioned|made|created|wrote|written|gave|given|listed|provided|proposed|shared|explained|outlined|described|advised|named|picked|chose|came\s+up\s+with|answered|replied|offered|generated|drafted|composed)\b/i,
+  /\bdid\s+you\s+(?:say|tell|suggest|recommend|mention|make|create|write|give|list|provide|propose|share|explain|outline|describe|advise|name|pick|choose|come\s+up\s+with|answer|reply|offer|generate|draft|compose)\b/i,
+  /\byour\s+(?:previous|last|earlier|past)\s+(?:answers?|replies|reply|responses?|suggestions?|recommendations?|advice|messages?)\b/i,
+];
+
+/**
+ * Whether `query` asks about what the assistant said in an earlier conversation ("what did you recommend last
+ * time?", "in our previous chat you mentioned …"): only then are the assistant's replies recalled.
+ */
+export function asksAboutReplies(query: string): boolean {
+  return REPLY_QUESTION.some((re) => re.test(query));
+}
+
+/**
+ * The tier a belief is recalled from: an episode is a turn kept verbatim (the user's, or a reply of the assistant's);
+ * everything else is a belief.
+ */
 export function tierOf(belief: Belief): RecallTier {
-  return belief.kind === 'episode' ? 'episode' : 'belief';
+  return isVerbatim(belief.kind) ? 'episode' : 'belief';
 }
 
 const positive = (x: number): number => (Number.isFinite(x) && x > 0 ? x : 0);
@@ -323,7 +347,7 @@ function stemsOf(b: Belief): ReadonlySet<string> {
   if (!stems) {
     // What the lexical index holds: statement, value, and a belief's key words (not an episode's turn key). An
     // episode's value is its statement: the same words, read once.
-    const key = b.kind === 'episode' ? '' : `${b.subject} ${b.attribute}`.replace(/[_:.-]+/g, ' ');
+    const key = isVerbatim(b.kind) ? '' : `${b.subject} ${b.attribute}`.replace(/[_:.-]+/g, ' ');
     const words = [...statementWords(b)];
     if (b.value !== b.statement) words.push(...contentWords(b.value));
     if (key !== '') words.push(...contentWords(key));
@@ -455,7 +479,7 @@ export function collapseCovered(ranked: readonly ScoredBelief[], limit: number):
   for (const r of ranked) {
     if (out.length >= limit) break;
     const turns = r.belief.evidence.map((e) => `${e.sessionId}\u0000${e.position}`);
-    const isEpisode = r.belief.kind === 'episode';
+    const isEpisode = isVerbatim(r.belief.kind);
     if (turns.length > 0 && turns.every((t) => (isEpisode ? covered : coveredByEpisode).has(t))) continue;
     for (const t of turns) {
       covered.add(t);

@@ -12,16 +12,18 @@ import type {
   ExtractionTurn,
   OperationEvidence,
 } from './ports.js';
-import type {
-  AuditEvent,
-  Belief,
-  BeliefKind,
-  BeliefMetadata,
-  BeliefOrigin,
-  BeliefSource,
-  CaptureDecision,
-  Evidence,
-  Scope,
+import {
+  type AuditEvent,
+  type Belief,
+  type BeliefKind,
+  type BeliefMetadata,
+  type BeliefOrigin,
+  type BeliefSource,
+  type CaptureDecision,
+  type Evidence,
+  isVerbatim,
+  type Scope,
+  type TurnRole,
 } from './types.js';
 
 const turnOf = (e: { sessionId: string; position: number }): string => `${e.sessionId}\u0000${e.position}`;
@@ -342,12 +344,13 @@ export function reconcile(
     });
   };
 
-  const toEvidence = (ev: readonly OperationEvidence[]): Evidence[] | null => {
+  // A claim is grounded in what the user said; a reply (the assistant's turn kept verbatim) in the assistant's turn.
+  const toEvidence = (ev: readonly OperationEvidence[], role: TurnRole = 'user'): Evidence[] | null => {
     const out: Evidence[] = [];
     for (const e of ev) {
       const turn = turnsById.get(e.turnId);
       if (options.requireGrounding) {
-        if (turn?.role !== 'user' || groundQuote(turn.text, e.quote) === null) continue;
+        if (turn?.role !== role || groundQuote(turn.text, e.quote) === null) continue;
       }
       if (!turn) continue;
       out.push({
@@ -382,7 +385,7 @@ export function reconcile(
     const next = { ...b, ...set, updatedAt: options.now } as Belief;
     put(next);
     if (
-      b.kind !== 'episode' &&
+      !isVerbatim(b.kind) &&
       b.status !== next.status &&
       (next.status === 'superseded' || next.status === 'retracted')
     ) {
@@ -521,7 +524,7 @@ export function reconcile(
       log('approve', target.id);
       continue;
     }
-    const evidence = toEvidence(op.evidence);
+    const evidence = toEvidence(op.evidence, op.op === 'add' && op.kind === 'reply' ? 'assistant' : 'user');
     if (evidence === null) {
       dropped.push({ operation: op, reason: 'ungrounded' });
       continue;

@@ -13,7 +13,7 @@
  *
  * Item structure (types, roles, call ids) is kept, so the session stays a valid Agents SDK history.
  */
-import type { Belief } from './types.js';
+import { type Belief, isVerbatim } from './types.js';
 
 /** What replaces forgotten text in a transcript item. */
 export const FORGOTTEN_MARKER = '[forgotten]';
@@ -181,7 +181,7 @@ function planFrom(belief: ForgottenBelief, episodes: ReadonlyMap<string, ForgetE
   for (const turn of turnsOf(belief.evidence)) turns.set(turnKey(turn), turn);
   const evidenceTurns = new Set(turns.keys());
   const candidates = [...episodes.values()]
-    .filter((e) => e.kind === 'episode' && e.status !== 'forgotten' && e.id !== belief.id)
+    .filter((e) => isVerbatim(e.kind) && e.status !== 'forgotten' && e.id !== belief.id)
     .map((e) => ({ id: e.id, text: [e.value, e.statement], turns: turnsOf(e.evidence) }));
   const chosen = new Set<string>();
   for (const e of candidates) {

@@ -3,7 +3,7 @@
  */
 import { InvalidInputError } from './errors.js';
 import { snippet } from './text.js';
-import type { Belief } from './types.js';
+import { type Belief, isVerbatim } from './types.js';
 import { utf8Length } from './util.js';
 
 export const MEMORY_BLOCK_OPEN = '<mem01-memory trust="untrusted">';
@@ -79,8 +79,8 @@ export interface RenderOptions {
  * belief's grows by its kind's name).
  */
 export function renderBeliefLine(belief: Belief, options: RenderOptions = {}): string {
-  if (belief.kind === 'episode') {
-    const speaker = belief.evidence[0]?.role ?? 'user';
+  if (isVerbatim(belief.kind)) {
+    const speaker = belief.evidence[0]?.role ?? (belief.kind === 'reply' ? 'assistant' : 'user');
     const text = snippet(
       neutralize(belief.statement),
       options.query ?? '',

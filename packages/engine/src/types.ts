@@ -10,7 +10,7 @@ export interface Scope {
   readonly namespace?: string | undefined;
 }
 
-/** Kinds the extractor may confirm, supersede or retract (episodes and notes are the engine's own). */
+/** Kinds the extractor may confirm, supersede or retract (episodes, replies and notes are the engine's own). */
 export const EXTRACTABLE_KINDS = [
   'identity',
   'preference',
@@ -25,10 +25,23 @@ export const BELIEF_KINDS = [
   ...EXTRACTABLE_KINDS,
   /** A raw user turn kept as episodic memory, beside the extracted beliefs. */
   'episode',
+  /**
+   * An assistant reply kept verbatim (`config.replies`): never evidence about the user, recalled only for a question
+   * about what the assistant said ("what did you recommend last time?"), labelled as the assistant's.
+   */
+  'reply',
   /** A host's free text kept as written, when `remember` draws no belief from it. */
   'note',
 ] as const;
 export type BeliefKind = (typeof BELIEF_KINDS)[number];
+
+/** The kinds that keep a turn verbatim (the user's episodes, the assistant's replies) rather than a claim. */
+export const VERBATIM_KINDS = ['episode', 'reply'] as const satisfies readonly BeliefKind[];
+
+/** Whether a belief of `kind` keeps a turn verbatim (an episode or a reply). */
+export function isVerbatim(kind: BeliefKind): boolean {
+  return kind === 'episode' || kind === 'reply';
+}
 
 export const BELIEF_STATUSES = ['active', 'pending', 'superseded', 'retracted', 'forgotten'] as const;
 export type BeliefStatus = (typeof BELIEF_STATUSES)[number];

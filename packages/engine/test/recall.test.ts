@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '../src/config.js';
 import {
+  asksAboutReplies,
   collapseCovered,
   compareScored,
   DEFAULT_RANKING,
@@ -229,5 +231,39 @@ describe('scores in 0..1 and tiers', () => {
       note: 'belief',
     });
     expect(rankProfile([ep], { now, limit: 1, config: DEFAULT_RANKING })[0]!.tier).toBe('episode');
+  });
+});
+
+describe('asksAboutReplies: the questions that recall the assistant’s replies', () => {
+  it('a question about what the assistant said in an earlier conversation', () => {
+    for (const q of [
+      'What did you recommend last time?',
+      'In our previous chat, you suggested a few names. Can you remind me of the fourth?',
+      "I'm looking back at our previous conversation about the cocktail bar: which bottle was the fifth?",
+      'You mentioned tomato juice with lemon; how long did you say I should leave it on?',
+      'What was the move you made after 27. Kg2?',
+      'Can you repeat your previous answer?',
+    ]) {
+      expect(asksAboutReplies(q), q).toBe(true);
+    }
+  });
+
+  it('not a request, nor a question about the user', () => {
+    for (const q of [
+      'Can you suggest some activities that I can do in the evening?',
+      'Can you recommend a cultural event this weekend?',
+      'Do you think it might be my living room?',
+      'Where do I live and what is my rent?',
+      'What did Caroline say about the adoption agency?',
+      'When did I last talk to my sister?',
+    ]) {
+      expect(asksAboutReplies(q), q).toBe(false);
+    }
+  });
+
+  it('replies are on by default and a boolean setting', () => {
+    expect(resolveConfig(undefined, null).replies).toBe(true);
+    expect(resolveConfig({ replies: false }, null).replies).toBe(false);
+    expect(() => resolveConfig({ replies: 'yes' as never }, null)).toThrow(/config\.replies/);
   });
 });

@@ -143,7 +143,11 @@ describe('usage', () => {
     };
     const env = { MEM01_EMBEDDING_CALLS_PER_USER: '3', MEM01_LLM_CALLS_PER_USER: '10' };
     const store = createMemoryStore();
-    const session = memSession('usage-1', options({ store, extractor: metered, embedder: semantic, env }));
+    // Replies off: the arithmetic below counts the user's turn alone (a reply is embedded too, one call more).
+    const session = memSession(
+      'usage-1',
+      options({ store, extractor: metered, embedder: semantic, env, engine: { replies: false } }),
+    );
     const model = echoModel();
     const agent = agentWith(model);
     // The first run recalls (one query embedding); its turn is extracted after it: candidates and the commit.

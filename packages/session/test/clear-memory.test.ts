@@ -35,6 +35,9 @@ describe.each(STORES)('clearMemory on the $name store', (kind) => {
       const pet = (await session.memoryHistory({ kinds: ['fact'] })).find((b) => b.value === 'heron')!;
       await session.forgetMemory(pet.id);
       const history = await session.memoryHistory({ includeInvalidated: true });
+      // The model's replies are kept too (listed when asked for), and erased with the rest.
+      const replies = await session.memoryHistory({ includeInvalidated: true, kinds: ['reply'] });
+      expect(replies.length).toBeGreaterThan(0);
       expect(new Set(history.map((b) => b.status))).toEqual(new Set(['active', 'superseded', 'forgotten']));
 
       // A turn accepted but not yet extracted: clearMemory waits for it, so it is erased too, not written after.
@@ -43,9 +46,9 @@ describe.each(STORES)('clearMemory on the $name store', (kind) => {
       const workTranscript = JSON.stringify(await work.getItems());
       const otherTranscript = JSON.stringify(await other.getItems());
       const receipt = await session.clearMemory();
-      // The tea turn's fact and episode were written before the erase, and erased with the rest.
+      // The tea turn's fact, episode and reply were written before the erase, and erased with the rest.
       expect(receipt).toMatchObject({
-        beliefs: history.length + 2,
+        beliefs: history.length + replies.length + 3,
         transcriptItems: 0,
         operations: 0,
         grants: 0,

@@ -6,6 +6,8 @@ import { FORGOTTEN_MARKER } from '@mem01/engine/binding-kit';
 import { WordHashEmbedder } from '@mem01/engine/testing';
 import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { createMemoryStore } from '@mem01/store-memory';
+import type { AgentInputItem } from '@openai/agents';
+import { assistantMessage, modelResponder, ScriptedModel } from '@openai/agents/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   closeSharedRuntimes,
@@ -39,6 +41,49 @@ async function say(options: MemSessionOptions, conversation: string, text: strin
   await session.close();
   return inputText(model.inputs[0]!);
 }
+
+/** One run whose model answers `answer`; returns the input the model saw. */
+async function exchange(options: MemSessionOptions, conversation: string, text: string, answer: string) {
+  const session = memSession(conversation, options);
+  const model = new ScriptedModel();
+  const inputs: AgentInputItem[][] = [];
+  model.enqueue(
+    modelResponder((call) => {
+      const input = call.request.input;
+      inputs.push(typeof input === 'string' ? [{ role: 'user', content: input }] : [...input]);
+      return [assistantMessage(answer)];
+    }),
+  );
+  await runner().run(agentWith(model), text, { session, ...session.runConfig() });
+  await session.close();
+  return inputText(inputs[0]!);
+}
+
+describe('the assistant’s replies', () => {
+  it('are recalled, labelled, when a later conversation asks what the assistant said, and only then', async () => {
+    const options = offline();
+    await exchange(
+      options,
+      'c1',
+      'My newspaper flower vase keeps getting soggy. Any idea how to protect it?',
+      'I recommend sealing the newspaper flower vase with two coats of Mod Podge.',
+    );
+    const asked = await say(
+      options,
+      'c2',
+      'In our previous chat, which sealant did you recommend for the vase?',
+    );
+    expect(asked).toMatch(/\[assistant said \d{4}-\d{2}-\d{2}\] .*Mod Podge/);
+    // A question about the user's own vase does not bring the assistant's words back.
+    expect(await say(options, 'c3', 'What is my vase made of?')).not.toContain('[assistant said ');
+    // Off: the assistant's turns are context only, as before.
+    const off = offline({ engine: { replies: false } });
+    await exchange(off, 'c1', 'How do I protect my vase?', 'I recommend two coats of Mod Podge.');
+    expect(await say(off, 'c2', 'In our previous chat, which sealant did you recommend?')).not.toContain(
+      '[assistant said ',
+    );
+  });
+});
 
 describe('episodes by default', () => {
   it('recalls what the user said, dated, even where no belief was drawn from it', async () => {

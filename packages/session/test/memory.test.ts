@@ -261,7 +261,8 @@ describe('concurrency', () => {
       await expect(bob.forgetMemory(belief.id)).rejects.toMatchObject({ code: 'not_found' });
       await expect(bob.correctMemory(belief.id, 'Porto')).rejects.toMatchObject({ code: 'not_found' });
     }
-    expect((await bob.clearMemory()).beliefs).toBe(1);
+    // Bob's question and the model's reply to it (replies are erased with the rest).
+    expect((await bob.clearMemory()).beliefs).toBe(2);
     expect(await bob.memoryHistory({ includeInvalidated: true })).toEqual([]);
     expect((await alice.memoryHistory()).map((x) => x.value).sort()).toEqual(['Lisbon', 'home_city=Lisbon']);
     await alice.close();
@@ -441,8 +442,8 @@ describe('lifecycle and memory management', () => {
     await session.clearSession();
     expect(await session.getItems()).toEqual([]);
     expect((await session.memoryHistory()).map((b) => b.value)).toEqual(['San Francisco']);
-    // The active San Francisco, the superseded New York and the rent's tombstone.
-    expect((await session.clearMemory()).beliefs).toBe(3);
+    // The active San Francisco, the superseded New York, the rent's tombstone and the model's reply.
+    expect((await session.clearMemory()).beliefs).toBe(4);
     expect(await session.memoryHistory({ includeInvalidated: true })).toEqual([]);
     await expect(session.memoryHistory({ limit: 0 })).rejects.toMatchObject({ code: 'invalid_input' });
     await session.close();

@@ -183,11 +183,11 @@ export const forget: Method<'forget'> = (state, scope, id, { at, expectedVersion
   if (expectedVersion !== null && expectedVersion !== b.version) {
     throw new VersionConflictError(id, expectedVersion, b.version);
   }
-  // Every episode of the scope is a candidate: the scan is in memory, so no prefilter is worth its code.
+  // Every episode and reply of the scope is a candidate: the scan is in memory, so no prefilter is worth its code.
   const episodes = new Map<string, Row>();
   for (const eid of row.scope.ids) {
     const r = state.rows.get(eid);
-    if (r?.belief.kind === 'episode') episodes.set(eid, r);
+    if (r?.belief.kind === 'episode' || r?.belief.kind === 'reply') episodes.set(eid, r as Row);
   }
   const plan = kit.planForget(b, () => [...episodes.values()].map((r) => r.belief));
   recordOperation(state, row.scope.scope, operation);

@@ -36,8 +36,8 @@ const DIMS = 16;
 const AT = '2026-01-01T00:00:00.000Z';
 
 /**
- * An engine on the store under test. Beliefs only unless a test asks for episodes: the pipeline's rules are the
- * same either way, and with episodes a recall may answer with the turn instead of the belief drawn from it.
+ * An engine on the store under test. Beliefs only unless a test asks for episodes (or replies): the pipeline's rules
+ * are the same either way, and with episodes a recall may answer with the turn instead of the belief drawn from it.
  */
 function engine(store: EngineStore, options: Partial<MemoryEngineOptions> = {}): MemoryEngine {
   return new MemoryEngine({
@@ -45,7 +45,7 @@ function engine(store: EngineStore, options: Partial<MemoryEngineOptions> = {}):
     extractor: options.extractor ?? new KeyValueExtractor(),
     embedder: options.embedder === undefined ? new WordHashEmbedder(DIMS) : options.embedder,
     ...options,
-    config: { episodic: false, ...options.config },
+    config: { episodic: false, replies: false, ...options.config },
   });
 }
 
@@ -872,6 +872,82 @@ export function pipelineTests(ctx: SuiteContext): void {
     expect(JSON.stringify(active).toLowerCase()).not.toContain('zanzibar');
     // The other turn's episode and belief stay.
     expect(active.map((b) => b.kind).sort()).toEqual(['episode', 'fact']);
+    await e.close();
+  });
+
+  ctx.test(
+    'pipeline: replies keep what the assistant said, recalled only when asked, and are forgotten with what they repeat',
+    async () => {
+      const store = await ctx.open(DIMS);
+      const e = engine(store, { config: { episodic: true, replies: true } });
+      const scope = { userId: unique('pr-') };
+      const s1 = unique('s-');
+      const turns = [
+        { role: 'user' as const, text: 'home_city=Zanzibar' },
+        { role: 'assistant' as const, text: 'Zanzibar is lovely; I recommend the spice tour' },
+        { role: 'user' as const, text: 'drink=green tea' },
+        { role: 'assistant' as const, text: 'Green tea goes well with the harbour view' },
+      ];
+      const item = (role: string, content: string) => ({ role, content });
+      await e.appendTranscript(
+        scope,
+        s1,
+        turns.map((t) => item(t.role, t.text)),
+        { turns: turns.map((t, index) => ({ index, role: t.role, text: t.text, at: AT })) },
+      );
+      await e.flush(scope);
+      const items = (await store.list(scope, { statuses: ['active'], limit: 100 })).items;
+      const replies = items.filter((b) => b.kind === 'reply');
+      expect(replies.map((b) => b.value).sort()).toEqual([turns[3]!.text, turns[1]!.text]);
+      for (const r of replies) {
+        expect(r.subject).toBe('assistant');
+        expect(r.evidence).toEqual([expect.objectContaining({ sessionId: s1, role: 'assistant' })]);
+      }
+      // Never evidence about the user: the beliefs are drawn from the user's turns alone.
+      const claims = items.filter((b) => b.kind !== 'episode' && b.kind !== 'reply');
+      expect(claims.map((b) => b.value).sort()).toEqual(['Zanzibar', 'green tea']);
+      const values = (hits: readonly { belief: { value: string } }[]) => hits.map((h) => h.belief.value);
+      // A question about the user does not recall the assistant's words, even where they match.
+      expect(values(await e.recall(scope, 'spice tour'))).not.toContain(turns[1]!.text);
+      // A question about what the assistant said does, labelled as the assistant's.
+      const asked = await e.recall(scope, 'In our previous chat, which tour did you recommend?');
+      expect(asked[0]).toMatchObject({ tier: 'episode', belief: { kind: 'reply', value: turns[1]!.text } });
+      const block = await e.context(scope, 'Which tour did you recommend?');
+      expect(block.text).toContain(
+        '[assistant said 2026-01-01] Zanzibar is lovely; I recommend the spice tour',
+      );
+
+      const fact = claims.find((b) => b.value === 'Zanzibar');
+      await e.forget(scope, fact!.id);
+      const all = ['active', 'pending', 'superseded', 'retracted', 'forgotten'] as const;
+      const zanzibar = (value: unknown) => JSON.stringify(value).toLowerCase().includes('zanzibar');
+      expect(zanzibar(await store.list(scope, { statuses: all, limit: 100 }))).toBe(false);
+      expect(zanzibar(await e.recall(scope, 'Which tour did you recommend in our previous chat?'))).toBe(
+        false,
+      );
+      // The reply that repeated the value went with it, and so did its turn's text; the other reply stays.
+      const left = await store.getItems(scope, s1);
+      expect(zanzibar(left)).toBe(false);
+      expect(left[3]).toEqual(item('assistant', turns[3]!.text));
+      expect(values(await e.recall(scope, 'what did you say about the harbour view?'))).toContain(
+        turns[3]!.text,
+      );
+      await e.close();
+    },
+  );
+
+  ctx.test('pipeline: with replies off, the assistant’s turns are context only', async () => {
+    const store = await ctx.open(DIMS);
+    const e = engine(store, { config: { episodic: true, replies: false } });
+    const scope = { userId: unique('pro-') };
+    await e.accept([
+      turnInput(scope, 's1', 0, 'home_city=Zanzibar'),
+      turnInput(scope, 's1', 1, 'I recommend the spice tour', 'assistant'),
+    ]);
+    await e.flush(scope);
+    const items = (await store.list(scope, { limit: 100 })).items;
+    expect(items.map((b) => b.kind).sort()).toEqual(['episode', 'fact']);
+    expect(await e.recall(scope, 'Which tour did you recommend in our previous chat?')).toEqual([]);
     await e.close();
   });
 
