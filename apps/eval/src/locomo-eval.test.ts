@@ -260,19 +260,20 @@ describe('collapseCovered', () => {
 describe('runLocomo on a file with real roles (LongMemEval)', () => {
   const lme = parseLocomo(syntheticLongMemEval());
 
-  it('accepts assistant turns as the assistant’s by default: context for extraction, never episodes, never recalled', async () => {
+  it('accepts assistant turns as the assistant’s by default: context for extraction, never episodes, kept as replies', async () => {
     const sys = await system();
     const result = await runLocomo({ data: lme, system: sys, ks: [1, 5], sessionDefault: true });
     expect(result.assistantTurns).toBe('context');
     expect(result.assistantTurnsAccepted).toBe(3);
     expect(result.conversations.map((c) => c.activeByKind.episode)).toEqual([2, 1]);
-    // "What did you recommend?" has the assistant's turn as its evidence: nothing the user said holds it.
-    expect(result.scores.byCategory['4']?.recall[5]).toBe(0);
+    // "What did you recommend?" has the assistant's turn as its evidence: nothing the user said holds it, and the
+    // assistant's reply, kept and asked about, is found.
+    expect(result.scores.byCategory['4']?.recall[5]).toBe(1);
     expect(result.scores.byCategory['1']?.recall[1]).toBe(1);
     expect(result.scores.categoryNames?.['4']).toBe('single-session + knowledge-update');
     expect(result.scores.all).toEqual(result.scores.allButAdversarial);
     expect(Object.keys(result.byQuestionType ?? {})).toEqual(['multi-session', 'single-session-assistant']);
-    expect(result.byQuestionType?.['single-session-assistant']?.recall[5]).toBe(0);
+    expect(result.byQuestionType?.['single-session-assistant']?.recall[5]).toBe(1);
   });
 
   it('with assistant turns kept as labelled episodes, recalls what the assistant recommended', async () => {

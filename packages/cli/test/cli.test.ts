@@ -70,7 +70,9 @@ describe('reading', () => {
     const r = await cli(db, 'beliefs', '--user', USER);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/The user lives in Portland\./);
-    expect(r.stdout).not.toMatch(/Seattle/); // superseded
+    expect(r.stdout).not.toMatch(/The user lives in Seattle\./); // superseded
+    // The assistant's replies are records too (kind reply), listed for the operator; never beliefs about the user.
+    expect(r.stdout).toMatch(/ reply /);
     expect(r.stdout).not.toMatch(/Lisbon/); // the other user's
     const pending = await json<Belief[]>(db, 'beliefs', '--user', USER, '--status', 'pending');
     expect(pending.length).toBeGreaterThan(0);
@@ -184,7 +186,10 @@ describe('usage', () => {
       },
     ]);
     await agent.flush(scope);
-    const beliefs = (await agent.list(scope, { limit: 1000 })).items.filter((b) => b.kind !== 'episode');
+    // Result capacity counts beliefs about the user: not the verbatim turns (episodes, the assistant's replies).
+    const beliefs = (await agent.list(scope, { limit: 1000 })).items.filter(
+      (b) => b.kind !== 'episode' && b.kind !== 'reply',
+    );
     const active = beliefs.length;
     const tokens = Math.ceil(beliefs.reduce((n, b) => n + Buffer.byteLength(b.statement), 0) / 4);
     await agent.close();

@@ -136,19 +136,24 @@ describe('mem01 inspect in Chromium', () => {
     expect(await page.locator('a.statement', { hasText: XSS }).count()).toBe(1);
     expect(await page.locator('main script').count()).toBe(0);
 
-    // Live search in the page: the belief, and the turn it came from (kept as an episode).
+    // Live search in the page: the belief, the turn it came from (kept as an episode), and the assistant's replies
+    // that name it (kept as replies, listed for the operator).
+    const replies = (await active()).filter(
+      (b) => b.kind === 'reply' && /portland/i.test(b.statement),
+    ).length;
     await page.fill('#q', 'portland');
     const visible = page.locator('#beliefs tbody tr:visible');
-    await expect.poll(() => visible.count()).toBe(2);
+    await expect.poll(() => visible.count()).toBe(2 + replies);
+    expect(await page.locator('#beliefs tbody tr:visible', { hasText: 'reply' }).count()).toBe(replies);
     expect(
       await page.locator('#beliefs tbody tr:visible', { hasText: 'The user lives in Portland.' }).count(),
     ).toBe(1);
     expect(await page.locator('#beliefs tbody tr:visible', { hasText: 'episode' }).count()).toBe(1);
-    expect(await page.locator('#shown').innerText()).toBe('2');
+    expect(await page.locator('#shown').innerText()).toBe(String(2 + replies));
     // Server-side search too (submitting the form).
     await page.press('#q', 'Enter');
     await page.waitForURL(/q=portland/);
-    expect(await page.locator('#beliefs tbody tr').count()).toBe(2);
+    expect(await page.locator('#beliefs tbody tr').count()).toBe(2 + replies);
 
     // The timeline: evidence quotes with their session, and what it superseded.
     await page.click('a.statement:text("The user lives in Portland.")');
@@ -171,7 +176,8 @@ describe('mem01 inspect in Chromium', () => {
     expect(await page.locator(`#beliefs tr[data-id="${id}"]`).count()).toBe(0);
     expect(await page.locator('#beliefs').innerText()).not.toMatch(/Portland/);
     expect((await store.get({ userId: USER }, id))?.status).toBe('forgotten');
-    expect(await page.locator('#beliefs tbody tr').count()).toBe(total - 2);
+    // The belief, its episode and the replies that named it.
+    expect(await page.locator('#beliefs tbody tr').count()).toBe(total - 2 - replies);
     expect(dialogs).toEqual([]);
   });
 

@@ -26,7 +26,6 @@ import type {
   EraseReceipt,
   ListOptions,
 } from './ports.js';
-import { KINDS_BUT_REPLIES } from './recall.js';
 import {
   type BlockSizeOption,
   checkRecall,
@@ -140,8 +139,7 @@ export class MemoryAdmin {
   /**
    * Beliefs of a scope by status (and, when asked, kind and evidence session), newest first, paged in the store, after
    * the user's accepted writes. What a capture grant that has ended (revoked or expired) captured is left out, in every
-   * status, unless `includeEndedGrants` (for audit, as `history` and `get` show it). The assistant's replies are
-   * listed only when `kinds` names `reply`: what is listed is what is known about the user.
+   * status, unless `includeEndedGrants` (for audit, as `history` and `get` show it).
    */
   async list(
     scope: Scope,
@@ -153,8 +151,7 @@ export class MemoryAdmin {
     const s = this.open(scope);
     if (options !== undefined && (options === null || typeof options !== 'object'))
       throw new InvalidInputError('options', 'must be an object');
-    const { includeEndedGrants, ...given } = options ?? {};
-    const listOptions = given.kinds === undefined ? { ...given, kinds: KINDS_BUT_REPLIES } : given;
+    const { includeEndedGrants, ...listOptions } = options ?? {};
     await this.beforeUserOperation(s.userId);
     const ended = includeEndedGrants ? [] : [...(await endedGrants(this.core, s)).keys()];
     if (ended.length === 0) return this.core.store.list(s, listOptions);

@@ -182,11 +182,30 @@ function planFrom(belief: ForgottenBelief, episodes: ReadonlyMap<string, ForgetE
   const evidenceTurns = new Set(turns.keys());
   const candidates = [...episodes.values()]
     .filter((e) => isVerbatim(e.kind) && e.status !== 'forgotten' && e.id !== belief.id)
-    .map((e) => ({ id: e.id, text: [e.value, e.statement], turns: turnsOf(e.evidence) }));
+    .map((e) => ({ id: e.id, kind: e.kind, text: [e.value, e.statement], turns: turnsOf(e.evidence) }));
   const chosen = new Set<string>();
   for (const e of candidates) {
     const carries = pattern !== null && e.text.some((text) => pattern.test(text));
     if (carries || e.turns.some((t) => evidenceTurns.has(turnKey(t)))) {
+      chosen.add(e.id);
+      for (const turn of e.turns) turns.set(turnKey(turn), turn);
+    }
+  }
+  // The assistant's answer to a turn whose text is now gone repeats what it answered ("I'll keep peanuts out of
+  // your suggestions"): its replies, up to the user's next turn of the session, go too, with their turns.
+  const userTurns = candidates.filter((e) => e.kind === 'episode').flatMap((e) => e.turns);
+  for (const gone of [...turns.values()]) {
+    const next = Math.min(
+      ...userTurns
+        .filter((t) => t.sessionId === gone.sessionId && t.position > gone.position)
+        .map((t) => t.position),
+    );
+    for (const e of candidates) {
+      if (e.kind !== 'reply' || chosen.has(e.id)) continue;
+      const answers = e.turns.some(
+        (t) => t.sessionId === gone.sessionId && t.position > gone.position && t.position < next,
+      );
+      if (!answers) continue;
       chosen.add(e.id);
       for (const turn of e.turns) turns.set(turnKey(turn), turn);
     }

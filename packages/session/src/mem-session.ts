@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  BELIEF_KINDS,
   type Belief,
   type BeliefKind,
   type BudgetUsage,
@@ -51,6 +52,9 @@ import {
   type HistoryTransactionArgs,
   SDK_MESSAGES,
 } from './session-history.js';
+
+/** Every kind but `reply` (the assistant's own words, listed only when `kinds` names them). */
+const KINDS_BUT_REPLIES = BELIEF_KINDS.filter((k) => k !== 'reply');
 
 /** Options of {@link memSession}. */
 export interface MemSessionOptions extends MemoryRuntimeOptions {
@@ -411,7 +415,8 @@ export class MemSession implements Session {
       const page: Awaited<ReturnType<typeof rt.engine.list>> = await rt.engine.list(this.scope, {
         statuses: options.includeInvalidated ? BELIEF_STATUSES : ['active', 'pending'],
         includeEndedGrants: options.includeInvalidated === true,
-        kinds: options.kinds,
+        // The assistant's replies only when asked for: the history is what is known about the user.
+        kinds: options.kinds ?? KINDS_BUT_REPLIES,
         sessionId: options.sessionId,
         limit: Math.min(MAX_LIST_LIMIT, limit === undefined ? MAX_LIST_LIMIT : limit - newestFirst.length),
         cursor,

@@ -2,7 +2,7 @@
  * Memory tools for agents: add, search, list, update and delete the user's beliefs. Every failure comes back
  * to the model as a short string; nothing is thrown into the run.
  */
-import { type Belief, EXTRACTABLE_KINDS } from '@mem01/engine';
+import { BELIEF_KINDS, type Belief, EXTRACTABLE_KINDS } from '@mem01/engine';
 import { canonicalKey, describeError, neutralize, normalizeScope } from '@mem01/engine/binding-kit';
 import type { FunctionTool } from '@openai/agents';
 import { requireAgentsSdk } from './agents-sdk.js';
@@ -99,6 +99,7 @@ export async function createMemoryTools(
         const { runtime, scope } = await helperRuntime(options);
         const page = await runtime.engine.list(scope, {
           statuses: ['active', 'pending'],
+          kinds: BELIEF_KINDS.filter((k) => k !== 'reply'),
           limit: limit ?? 20,
         });
         return page.items.length === 0 ? 'no memories' : page.items.map(line).join('\n');
