@@ -37,7 +37,9 @@ async function say(e: MemoryEngine, text: string, role: 'user' | 'assistant' = '
 
 async function active(e: MemoryEngine): Promise<Record<string, string>> {
   const page = await e.list(scope, { statuses: ['active'] });
-  return Object.fromEntries(page.items.map((b: Belief) => [`${b.subject}.${b.attribute}`, b.value]));
+  // Beliefs about the user: the assistant's replies (kept verbatim, kind reply) are not.
+  const beliefs = page.items.filter((b: Belief) => b.kind !== 'reply');
+  return Object.fromEntries(beliefs.map((b: Belief) => [`${b.subject}.${b.attribute}`, b.value]));
 }
 
 describe('demo story through MemoryEngine', () => {

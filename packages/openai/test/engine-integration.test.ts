@@ -166,11 +166,15 @@ describe('quotingResponder (for smoke runs)', () => {
       ]);
       await engine.flush(scope);
       const page = await engine.list(scope, {});
-      const beliefs = page.items.filter((b) => b.kind !== 'episode');
+      const beliefs = page.items.filter((b) => b.kind !== 'episode' && b.kind !== 'reply');
       expect(beliefs.map((b) => b.attribute).sort()).toEqual(['sister', 'work']);
+      // The assistant's turn is kept as a reply, grounded in its own turn, never as a belief about the user.
+      expect(page.items.filter((b) => b.kind === 'reply').map((b) => [b.value, b.evidence[0]?.role])).toEqual(
+        [['That sounds demanding.', 'assistant']],
+      );
       // Beside them, the two user turns as episodes (assistant turns never are).
       expect(page.items.filter((b) => b.kind === 'episode')).toHaveLength(2);
-      for (const b of page.items) expect(b.evidence[0]?.role).toBe('user');
+      for (const b of page.items) expect(b.evidence[0]?.role).toBe(b.kind === 'reply' ? 'assistant' : 'user');
       await engine.close();
     } finally {
       await smoke.close();
