@@ -779,8 +779,8 @@ async function activeStatements(url: string, userId: string): Promise<string[]> 
   const client = await pgClient(url);
   try {
     const { rows } = await client.query(
-      // The beliefs drawn from what was said (the turns themselves are kept beside them, as episodes).
-      `SELECT statement FROM mem01.beliefs WHERE user_id = $1 AND status = 'active' AND kind <> 'episode'
+      // The beliefs drawn from what was said (the turns themselves are kept beside them, as episodes and replies).
+      `SELECT statement FROM mem01.beliefs WHERE user_id = $1 AND status = 'active' AND kind NOT IN ('episode', 'reply')
         ORDER BY statement`,
       [userId],
     );
