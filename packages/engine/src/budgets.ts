@@ -7,7 +7,7 @@ import { BYTES_PER_TOKEN } from './config.js';
 import type { EngineCore } from './engine-core.js';
 import { BudgetExceededError, CapabilityError, describeError } from './errors.js';
 import type { BudgetStore } from './ports.js';
-import { type Usage, VERBATIM_KINDS } from './types.js';
+import { CONVERSATION_KINDS, type Usage } from './types.js';
 
 const COUNTERS = [
   ['llm_calls', 'llmCallsPerUser', 'llmCalls'],
@@ -118,7 +118,7 @@ const tokensOf = (bytes: number): number => Math.ceil(bytes / BYTES_PER_TOKEN);
 /** The user's active beliefs (episodes left out), in beliefs or in estimated tokens. */
 async function activeOf(core: EngineCore, userId: string, unit: 'beliefs' | 'tokens'): Promise<number> {
   const n = await budgetStore(core, 'countActiveBeliefs').countActiveBeliefs(userId, {
-    excludeKinds: [...VERBATIM_KINDS],
+    excludeKinds: [...CONVERSATION_KINDS],
     unit: unit === 'tokens' ? 'bytes' : 'beliefs',
   });
   return unit === 'tokens' ? tokensOf(n) : n;

@@ -17,7 +17,13 @@ import {
   reconcile,
 } from './reconcile.js';
 import { CAPTURE_DECISIONS } from './store-input.js';
-import { type Belief, type BeliefSource, type CaptureDecision, isVerbatim, type Scope } from './types.js';
+import {
+  type Belief,
+  type BeliefSource,
+  type CaptureDecision,
+  isConversational,
+  type Scope,
+} from './types.js';
 
 /** Attempts of one plan-and-commit before a lost race is reported. */
 const RACE_RETRIES = 8;
@@ -89,7 +95,7 @@ export async function applyOperations(
     const activeByKey = new Map(active.map((b) => [beliefKey(b.subject, b.attribute), b]));
     // The episodes of the turns these beliefs came from: retired with them when the plan retires them.
     const evidence = [...byId.values(), ...active]
-      .filter((b) => !isVerbatim(b.kind))
+      .filter((b) => !isConversational(b.kind))
       .flatMap((b) => b.evidence);
     const episodes =
       evidence.length > 0

@@ -58,6 +58,20 @@ export interface EngineConfig {
    */
   readonly replies: boolean;
   /**
+   * Write each conversation's summary (a `summary` belief) in the write pipeline: when the conversation has grown by
+   * `summaryAfterTurns` turns since its last summary, and when the user's next turn comes `summaryIdleMs` or more after
+   * the conversation's last one (in that conversation or another). With the offline summarizer it costs no call;
+   * with a model's, one call per summary, in the user's budgets. `summarize(scope, sessionId)` writes one on demand
+   * either way. Default false (see the engine README for what summaries did to recall on both development sets).
+   */
+  readonly autoSummaries: boolean;
+  /** Turns a conversation grows by before `autoSummaries` writes its summary again. Default 40. */
+  readonly summaryAfterTurns: number;
+  /** How long a conversation is idle before `autoSummaries` summarizes it. Default 30 minutes. */
+  readonly summaryIdleMs: number;
+  /** Longest summary in UTF-8 bytes. Default 400. */
+  readonly summaryBytes: number;
+  /**
    * Near repeats: a belief that extraction draws on a new key (from a turn, or from `remember`'s free text) whose
    * statement's embedding has cosine similarity at or above this with an active belief of the same scope and kind
    * is a repeat of it, and is planned as an exact repeat is (the belief is confirmed: evidence merged, confidence
@@ -179,6 +193,10 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
   candidatesForExtraction: 20,
   episodic: true,
   replies: true,
+  autoSummaries: false,
+  summaryAfterTurns: 40,
+  summaryIdleMs: 1_800_000,
+  summaryBytes: 400,
   duplicateSimilarity: 0.9,
   budgetRetryMs: 60_000,
   flushTimeoutMs: 30_000,
@@ -227,11 +245,15 @@ export function resolveConfig(input: EngineConfigInput | undefined, embedder: Em
   int('budgetRetryMs', 0, 86_400_000);
   int('flushTimeoutMs', 0, 86_400_000);
   int('accessFlushMs', 1, 86_400_000);
+  int('summaryAfterTurns', 1, 100_000);
+  int('summaryIdleMs', 0, 31_622_400_000);
+  int('summaryBytes', 64, merged.maxTextBytes);
   for (const flag of [
     'requireVersion',
     'requireOperationKey',
     'requireCaptureGrant',
     'accessCounts',
+    'autoSummaries',
   ] as const) {
     if (typeof merged[flag] !== 'boolean') throw new InvalidInputError(`config.${flag}`, 'must be a boolean');
   }

@@ -9,7 +9,8 @@ import { grantsOf } from './capture.js';
 import { type EngineConfig, type EngineConfigInput, resolveConfig } from './config.js';
 import { ClosedError, InvalidInputError } from './errors.js';
 import { guardPort } from './port-guard.js';
-import type { BeliefInsert, Embedder, EngineStore, Logger } from './ports.js';
+import type { BeliefInsert, Embedder, EngineStore, Logger, Summarizer } from './ports.js';
+import { extractiveSummarizer } from './summaries.js';
 import type { Belief, Scope, Usage } from './types.js';
 
 export interface EngineStats {
@@ -17,6 +18,8 @@ export interface EngineStats {
   duplicatesSkipped: number;
   extractedTurns: number;
   extractionCalls: number;
+  /** Conversation summaries written (on demand, by `autoSummaries`, or again after a forget). */
+  summaries: number;
   operationsApplied: number;
   operationsDropped: number;
   commits: number;
@@ -47,7 +50,15 @@ export type EngineEvent =
   | { readonly type: 'deferred'; readonly scope: Scope; readonly reason: string; readonly turns: number }
   /** Accepted turns given up without extraction (their capture grant ended); `reason` holds ids only. */
   | { readonly type: 'dropped'; readonly scope: Scope; readonly reason: string; readonly turns: number }
-  | { readonly type: 'recall'; readonly scope: Scope; readonly returned: number; readonly ms: number };
+  | { readonly type: 'recall'; readonly scope: Scope; readonly returned: number; readonly ms: number }
+  /** A conversation's summary was written (`summary`: its id; null when nothing was left to summarize). */
+  | {
+      readonly type: 'summarized';
+      readonly scope: Scope;
+      readonly sessionId: string;
+      readonly summary: string | null;
+      readonly ms: number;
+    };
 
 /** Options shared by `MemoryAdmin` and `MemoryEngine`. */
 export interface EngineCoreOptions {
@@ -55,6 +66,11 @@ export interface EngineCoreOptions {
   /** Without an embedder, recall is lexical only. */
   readonly embedder?: Embedder | null | undefined;
   readonly config?: EngineConfigInput | undefined;
+  /**
+   * Writes conversation summaries (`summarize`, `config.autoSummaries`). Default: the engine's offline extractive
+   * summarizer; `@mem01/openai` has a model's.
+   */
+  readonly summarizer?: Summarizer | undefined;
   /** Injected clock, for tests. */
   readonly clock?: (() => Date) | undefined;
   readonly logger?: Logger | undefined;
@@ -64,6 +80,7 @@ export interface EngineCoreOptions {
 export class EngineCore {
   readonly store: EngineStore;
   readonly embedder: Embedder | null;
+  readonly summarizer: Summarizer;
   readonly config: EngineConfig;
   readonly clock: () => Date;
   readonly logger: Logger | undefined;
@@ -72,6 +89,7 @@ export class EngineCore {
     duplicatesSkipped: 0,
     extractedTurns: 0,
     extractionCalls: 0,
+    summaries: 0,
     operationsApplied: 0,
     operationsDropped: 0,
     commits: 0,
@@ -100,6 +118,13 @@ export class EngineCore {
     // Every port call fails only with sanitised errors: what the engine throws, records or logs carries no secret.
     this.store = guardPort(options.store);
     this.embedder = options.embedder ? guardPort(options.embedder) : null;
+    if (
+      options.summarizer !== undefined &&
+      (!options.summarizer || typeof options.summarizer.summarize !== 'function')
+    ) {
+      throw new InvalidInputError('summarizer', 'must have summarize()');
+    }
+    this.summarizer = guardPort(options.summarizer ?? extractiveSummarizer());
     this.config = resolveConfig(options.config, this.embedder);
     this.clock = options.clock ?? (() => new Date());
     this.logger = options.logger;

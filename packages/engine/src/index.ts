@@ -59,6 +59,9 @@ export type {
   FullStore,
   Logger,
   OutboxInput,
+  Summarizer,
+  SummaryRequest,
+  SummaryResult,
   TranscriptStore,
 } from './ports.js';
 export type { RecallOptions, SelectedContext } from './recall-service.js';

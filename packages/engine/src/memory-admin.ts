@@ -38,6 +38,7 @@ import {
 } from './recall-service.js';
 import type { ContextBlock } from './render.js';
 import { validateMetadata } from './store-input.js';
+import { activeSummaries, rewriteRetired, writeSummary } from './summaries.js';
 import type { Belief, BeliefMetadata, Page, Scope, ScoredBelief } from './types.js';
 import { assertId, assertText, normalizeScope } from './util.js';
 
@@ -250,7 +251,32 @@ export class MemoryAdmin {
     if (options.reason !== undefined) assertText(options.reason, 'reason', 1024, true);
     this.checkMutation(options);
     await this.beforeUserOperation(s.userId);
-    return lifecycle.forget(this.core, s, id, options);
+    // The conversation summaries the forget retires (one quoted a forgotten turn, or carries the value) are written
+    // again from what is left.
+    const summaries = await activeSummaries(this.core, s);
+    const forgotten = await lifecycle.forget(this.core, s, id, options);
+    if (summaries.size > 0) await rewriteRetired(this.core, s, summaries, id);
+    return forgotten;
+  }
+
+  /**
+   * Writes the summary of one conversation (`sessionId`) of the scope, after the user's accepted writes: a compressed,
+   * dated `summary` belief drawn from the conversation's turns still remembered, by the engine's summarizer (offline
+   * and extractive by default, a model's with `@mem01/openai`). A new summary of the same conversation supersedes the
+   * last (its history stays); the same text confirms it. Returns the active summary, or null when the conversation has
+   * nothing left to summarize (no turn, or only questions); its last summary, if any, is then retracted.
+   */
+  async summarize(
+    scope: Scope,
+    sessionId: string,
+    options: { readonly signal?: AbortSignal | undefined } = {},
+  ): Promise<Belief | null> {
+    const s = this.open(scope);
+    assertId(sessionId, 'sessionId');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidInputError('options', 'must be an object');
+    await this.beforeUserOperation(s.userId);
+    return writeSummary(this.core, s, sessionId, 'summarize', options.signal);
   }
 
   /** Ends an active or pending belief without replacing it. */

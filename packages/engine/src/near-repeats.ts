@@ -6,7 +6,7 @@
 import type { EngineCore } from './engine-core.js';
 import type { AddOperation } from './ports.js';
 import { beliefKey, type NearRepeat, type PlanOperation } from './reconcile.js';
-import { isVerbatim, type Scope } from './types.js';
+import { isConversational, type Scope } from './types.js';
 import { cosineSimilarity } from './util.js';
 
 /**
@@ -44,7 +44,7 @@ export async function repeatProbes(
   const episodes: string[] = [];
   operations.forEach((op, index) => {
     if (op.op !== 'add') return;
-    if (isVerbatim(op.kind)) episodes.push(op.statement);
+    if (isConversational(op.kind)) episodes.push(op.statement);
     else adds.push({ index, statement: op.statement });
   });
   if (adds.length === 0) return null;

@@ -92,6 +92,49 @@ export interface Extractor {
 }
 
 /** Text to vectors. Deterministic for a given model. */
+/** One turn of the conversation a {@link Summarizer} summarizes, oldest first. */
+export interface SummaryTurn {
+  /** The turn's id in this request; a summary's sources refer to turns by it. */
+  readonly id: string;
+  readonly position: number;
+  readonly role: 'user' | 'assistant';
+  readonly text: string;
+  /** When the turn happened, ISO-8601 UTC. */
+  readonly at: string;
+}
+
+export interface SummaryRequest {
+  readonly scope: Scope;
+  /** The conversation (session) summarized. */
+  readonly sessionId: string;
+  /** Its turns still remembered, oldest first (forgotten turns are not among them). */
+  readonly turns: readonly SummaryTurn[];
+  /** The longest summary the engine keeps, in UTF-8 bytes; a longer one is cut at a word. */
+  readonly maxBytes: number;
+  readonly now: string;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface SummaryResult {
+  /** The summary, plain text. Empty: nothing worth a summary (none is kept). */
+  readonly text: string;
+  /**
+   * The turns it draws on, each with a verbatim quote of the turn (the evidence forgetting follows). Default: every
+   * user turn of the request.
+   */
+  readonly sources?: readonly OperationEvidence[] | undefined;
+  readonly usage?: Usage | undefined;
+}
+
+/**
+ * Writes the summary of one conversation: extractive offline (`extractiveSummarizer`, the engine's default) or by a
+ * model (`@mem01/openai`). One call per summary; what it reports in `usage` counts in the user's budgets.
+ */
+export interface Summarizer {
+  readonly name: string;
+  summarize(request: SummaryRequest): Promise<SummaryResult>;
+}
+
 export interface Embedder {
   /** Model id; part of any cache key. */
   readonly model: string;

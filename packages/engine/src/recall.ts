@@ -9,6 +9,7 @@ import {
   BELIEF_KINDS,
   type Belief,
   type BeliefKind,
+  isConversational,
   isVerbatim,
   type RecallSignals,
   type RecallTier,
@@ -99,6 +100,7 @@ export const DEFAULT_RANKING: RankingConfig = {
     event: 0.95,
     episode: 0.9,
     reply: 0.9,
+    summary: 0.9,
     note: 1,
   },
   halfLifeDays: 180,
@@ -147,6 +149,7 @@ export function asksAboutReplies(query: string): boolean {
  * everything else is a belief.
  */
 export function tierOf(belief: Belief): RecallTier {
+  if (belief.kind === 'summary') return 'summary';
   return isVerbatim(belief.kind) ? 'episode' : 'belief';
 }
 
@@ -347,7 +350,7 @@ function stemsOf(b: Belief): ReadonlySet<string> {
   if (!stems) {
     // What the lexical index holds: statement, value, and a belief's key words (not an episode's turn key). An
     // episode's value is its statement: the same words, read once.
-    const key = isVerbatim(b.kind) ? '' : `${b.subject} ${b.attribute}`.replace(/[_:.-]+/g, ' ');
+    const key = isConversational(b.kind) ? '' : `${b.subject} ${b.attribute}`.replace(/[_:.-]+/g, ' ');
     const words = [...statementWords(b)];
     if (b.value !== b.statement) words.push(...contentWords(b.value));
     if (key !== '') words.push(...contentWords(key));
@@ -481,11 +484,13 @@ export function collapseCovered(ranked: readonly ScoredBelief[], limit: number):
     const turns = r.belief.evidence.map((e) => `${e.sessionId}\u0000${e.position}`);
     const isEpisode = isVerbatim(r.belief.kind);
     if (turns.length > 0 && turns.every((t) => (isEpisode ? covered : coveredByEpisode).has(t))) continue;
+    out.push(r);
+    // A summary carries a sentence or two of each turn it cites: the turns themselves still add evidence.
+    if (r.belief.kind === 'summary') continue;
     for (const t of turns) {
       covered.add(t);
       if (isEpisode) coveredByEpisode.add(t);
     }
-    out.push(r);
   }
   return out;
 }

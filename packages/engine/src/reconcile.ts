@@ -21,7 +21,7 @@ import {
   type BeliefSource,
   type CaptureDecision,
   type Evidence,
-  isVerbatim,
+  isConversational,
   type Scope,
   type TurnRole,
 } from './types.js';
@@ -344,13 +344,18 @@ export function reconcile(
     });
   };
 
-  // A claim is grounded in what the user said; a reply (the assistant's turn kept verbatim) in the assistant's turn.
-  const toEvidence = (ev: readonly OperationEvidence[], role: TurnRole = 'user'): Evidence[] | null => {
+  // A claim is grounded in what the user said; a reply (the assistant's turn kept verbatim) in the assistant's turn;
+  // a conversation summary in any turn of its conversation (`null`).
+  const toEvidence = (
+    ev: readonly OperationEvidence[],
+    role: TurnRole | null = 'user',
+  ): Evidence[] | null => {
     const out: Evidence[] = [];
     for (const e of ev) {
       const turn = turnsById.get(e.turnId);
       if (options.requireGrounding) {
-        if (turn?.role !== role || groundQuote(turn.text, e.quote) === null) continue;
+        if (!turn || (role !== null && turn.role !== role) || groundQuote(turn.text, e.quote) === null)
+          continue;
       }
       if (!turn) continue;
       out.push({
@@ -385,7 +390,7 @@ export function reconcile(
     const next = { ...b, ...set, updatedAt: options.now } as Belief;
     put(next);
     if (
-      !isVerbatim(b.kind) &&
+      !isConversational(b.kind) &&
       b.status !== next.status &&
       (next.status === 'superseded' || next.status === 'retracted')
     ) {
@@ -524,7 +529,7 @@ export function reconcile(
       log('approve', target.id);
       continue;
     }
-    const evidence = toEvidence(op.evidence, op.op === 'add' && op.kind === 'reply' ? 'assistant' : 'user');
+    const evidence = toEvidence(op.evidence, op.op === 'add' ? evidenceRole(op.kind) : 'user');
     if (evidence === null) {
       dropped.push({ operation: op, reason: 'ungrounded' });
       continue;
@@ -671,4 +676,10 @@ export function reconcile(
     });
   }
   return { inserts, updates, audit, dropped, touched: [...touched], candidates };
+}
+
+/** Whose turns ground an added record: the user's for a claim or an episode, the assistant's for a reply, any for a summary. */
+function evidenceRole(kind: Belief['kind']): TurnRole | null {
+  if (kind === 'reply') return 'assistant';
+  return kind === 'summary' ? null : 'user';
 }

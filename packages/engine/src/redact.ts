@@ -13,7 +13,7 @@
  *
  * Item structure (types, roles, call ids) is kept, so the session stays a valid Agents SDK history.
  */
-import { type Belief, isVerbatim } from './types.js';
+import { type Belief, CONVERSATION_KINDS, isConversational } from './types.js';
 
 /** What replaces forgotten text in a transcript item. */
 export const FORGOTTEN_MARKER = '[forgotten]';
@@ -114,11 +114,13 @@ export interface ForgetPlan {
 }
 
 /**
- * Which episodes of the belief's scope a store must fetch for {@link planForget} (its SQL prefilter): those not
- * forgotten yet whose evidence JSON contains one of `sessions`, or whose lower-cased value or statement contains one
+ * Which episodes (and the other records of `kinds`) of the belief's scope a store must fetch for
+ * {@link planForget} (its SQL prefilter): those not forgotten yet whose evidence JSON contains one of `sessions`, or whose lower-cased value or statement contains one
  * of `loweredNeedles`. A store may return more (every episode of the scope, say); it must not return fewer.
  */
 export interface ForgetCandidates {
+  /** The kinds to fetch: the records drawn from a conversation (episodes, replies, summaries). */
+  readonly kinds: readonly Belief['kind'][];
   /** Session ids, JSON-encoded (with the quotes) as they appear in a stored evidence array. */
   readonly sessions: readonly string[];
   /**
@@ -160,6 +162,7 @@ function firstCandidates(belief: ForgottenBelief): ForgetCandidates {
   // ASCII is the range SQL lower() folds as JavaScript does.
   const ascii = needles.every((n) => /^[\u0000-\u007f]*$/.test(n));
   return {
+    kinds: CONVERSATION_KINDS,
     sessions: encodedSessions(turnsOf(belief.evidence)),
     loweredNeedles: ascii ? needles.map((n) => n.toLowerCase()) : null,
   };
@@ -170,7 +173,7 @@ function followUp(plan: ForgetPlan, first: ForgetCandidates): ForgetCandidates |
   if (first.loweredNeedles === null) return null;
   const fetched = new Set(first.sessions);
   const sessions = encodedSessions(plan.turns).filter((s) => !fetched.has(s));
-  return sessions.length === 0 ? null : { sessions, loweredNeedles: [] };
+  return sessions.length === 0 ? null : { kinds: CONVERSATION_KINDS, sessions, loweredNeedles: [] };
 }
 
 /** The plan from the episodes fetched so far (by id; anything that is not a live episode is ignored). */
@@ -181,10 +184,14 @@ function planFrom(belief: ForgottenBelief, episodes: ReadonlyMap<string, ForgetE
   for (const turn of turnsOf(belief.evidence)) turns.set(turnKey(turn), turn);
   const evidenceTurns = new Set(turns.keys());
   const candidates = [...episodes.values()]
-    .filter((e) => isVerbatim(e.kind) && e.status !== 'forgotten' && e.id !== belief.id)
+    .filter((e) => isConversational(e.kind) && e.status !== 'forgotten' && e.id !== belief.id)
     .map((e) => ({ id: e.id, kind: e.kind, text: [e.value, e.statement], turns: turnsOf(e.evidence) }));
   const chosen = new Set<string>();
-  for (const e of candidates) {
+  // A summary quotes a sentence or two of many turns: it goes once one of them, or the value, goes, but its other
+  // turns keep their text (it is written again from what is left).
+  const summaries = candidates.filter((e) => e.kind === 'summary');
+  const verbatim = candidates.filter((e) => e.kind !== 'summary');
+  for (const e of verbatim) {
     const carries = pattern !== null && e.text.some((text) => pattern.test(text));
     if (carries || e.turns.some((t) => evidenceTurns.has(turnKey(t)))) {
       chosen.add(e.id);
@@ -193,14 +200,14 @@ function planFrom(belief: ForgottenBelief, episodes: ReadonlyMap<string, ForgetE
   }
   // The assistant's answer to a turn whose text is now gone repeats what it answered ("I'll keep peanuts out of
   // your suggestions"): its replies, up to the user's next turn of the session, go too, with their turns.
-  const userTurns = candidates.filter((e) => e.kind === 'episode').flatMap((e) => e.turns);
+  const userTurns = verbatim.filter((e) => e.kind === 'episode').flatMap((e) => e.turns);
   for (const gone of [...turns.values()]) {
     const next = Math.min(
       ...userTurns
         .filter((t) => t.sessionId === gone.sessionId && t.position > gone.position)
         .map((t) => t.position),
     );
-    for (const e of candidates) {
+    for (const e of verbatim) {
       if (e.kind !== 'reply' || chosen.has(e.id)) continue;
       const answers = e.turns.some(
         (t) => t.sessionId === gone.sessionId && t.position > gone.position && t.position < next,
@@ -211,8 +218,12 @@ function planFrom(belief: ForgottenBelief, episodes: ReadonlyMap<string, ForgetE
     }
   }
   // The other parts of a turn whose text is now gone: the turn is the unit the transcript keeps.
-  for (const e of candidates) {
+  for (const e of verbatim) {
     if (!chosen.has(e.id) && e.turns.some((t) => turns.has(turnKey(t)))) chosen.add(e.id);
+  }
+  for (const e of summaries) {
+    const carries = pattern !== null && e.text.some((text) => pattern.test(text));
+    if (carries || e.turns.some((t) => turns.has(turnKey(t)))) chosen.add(e.id);
   }
   return {
     episodeIds: [...chosen].sort(),

@@ -15,6 +15,8 @@ const EMPTY_LINE = '(no relevant notes recalled)';
 export const DEFAULT_BLOCK_BYTES = 800;
 /** Default longest snippet of an episode in the block, in UTF-8 bytes. */
 export const EPISODE_SNIPPET_BYTES = 160;
+/** Most bytes of a conversation summary one block line carries (the sentences of it that answer the query). */
+export const SUMMARY_SNIPPET_BYTES = 240;
 
 /** The smallest budget that fits an empty block. */
 export const MIN_BLOCK_BYTES = utf8Length(
@@ -75,6 +77,7 @@ export interface RenderOptions {
  * One line of the block, led by its type label and date in brackets. A belief: `[kind date]` (its kind, e.g. `fact`,
  * `preference`, `note`; `, unconfirmed` while pending) and its statement, dated by when it was learnt. An episode
  * (what the user said): `[user said date]`, the date of the turn, and the part of the turn that answers the query.
+ * A conversation summary: `[conversation date]`, the date the conversation began, and the part that answers the query.
  * The labels cost no more bytes than the earlier `- (date) user said:` lines did (an episode's is 3 bytes shorter; a
  * belief's grows by its kind's name).
  */
@@ -87,6 +90,15 @@ export function renderBeliefLine(belief: Belief, options: RenderOptions = {}): s
       options.snippetBytes ?? EPISODE_SNIPPET_BYTES,
     );
     return `[${speaker} said ${day(belief.validFrom ?? belief.storedAt)}] ${text}`;
+  }
+  if (belief.kind === 'summary') {
+    // A conversation's summary, dated by the conversation: the sentences of it that answer the query.
+    const text = snippet(
+      neutralize(belief.statement),
+      options.query ?? '',
+      options.snippetBytes ?? SUMMARY_SNIPPET_BYTES,
+    );
+    return `[conversation ${day(belief.validFrom ?? belief.storedAt)}] ${text}`;
   }
   const pending = belief.status === 'pending' ? ', unconfirmed' : '';
   return `[${belief.kind} ${day(belief.storedAt)}${pending}] ${neutralize(belief.statement)}`;

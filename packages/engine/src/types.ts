@@ -30,17 +30,31 @@ export const BELIEF_KINDS = [
    * about what the assistant said ("what did you recommend last time?"), labelled as the assistant's.
    */
   'reply',
+  /**
+   * A compressed, dated summary of one conversation (`summarize(sessionId)`, or `config.autoSummaries`): the sentences
+   * that carry the most of it offline, or a model's summary with a key. Derived from the conversation's turns, never a
+   * claim of its own; forgetting a turn it drew on retires it (and the engine writes it again from what is left).
+   */
+  'summary',
   /** A host's free text kept as written, when `remember` draws no belief from it. */
   'note',
 ] as const;
 export type BeliefKind = (typeof BELIEF_KINDS)[number];
 
-/** The kinds that keep a turn verbatim (the user's episodes, the assistant's replies) rather than a claim. */
-export const VERBATIM_KINDS = ['episode', 'reply'] as const satisfies readonly BeliefKind[];
-
 /** Whether a belief of `kind` keeps a turn verbatim (an episode or a reply). */
 export function isVerbatim(kind: BeliefKind): boolean {
   return kind === 'episode' || kind === 'reply';
+}
+
+/**
+ * The kinds drawn from a conversation's turns rather than claimed about the user: the turns kept verbatim and the
+ * conversation summaries. They are retired with the turns they keep or draw on, and left out of result capacity.
+ */
+export const CONVERSATION_KINDS = ['episode', 'reply', 'summary'] as const satisfies readonly BeliefKind[];
+
+/** Whether a belief of `kind` is drawn from a conversation (an episode, a reply or a summary). */
+export function isConversational(kind: BeliefKind): boolean {
+  return kind === 'episode' || kind === 'reply' || kind === 'summary';
 }
 
 export const BELIEF_STATUSES = ['active', 'pending', 'superseded', 'retracted', 'forgotten'] as const;
@@ -143,8 +157,8 @@ export interface Belief {
 
 /**
  * The memory tier a recalled item comes from: `belief` (a claim extracted or remembered about the user, its `kind`
- * on the belief), `episode` (a user turn kept verbatim) or `summary` (a conversation summary; no mem01 store produces
- * one yet, so recall returns none today).
+ * on the belief), `episode` (a turn kept verbatim: the user's, or a reply of the assistant's) or `summary` (a
+ * conversation summary, see {@link BeliefKind} `summary`).
  */
 export const RECALL_TIERS = ['belief', 'episode', 'summary'] as const;
 export type RecallTier = (typeof RECALL_TIERS)[number];

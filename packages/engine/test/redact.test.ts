@@ -139,8 +139,16 @@ describe('planForget', () => {
     expect(plan.needles).toEqual(['The user lives in Lisbon.', 'Lisbon']);
     // The matched episodes' sessions were fetched by their text already: one query, plus the follow-up for the parts
     // of their turns in sessions not asked for by evidence.
-    expect(asked[0]).toEqual({ sessions: ['"s1"'], loweredNeedles: ['the user lives in lisbon.', 'lisbon'] });
-    expect(asked[1]).toEqual({ sessions: ['"s2"', '"s3"'], loweredNeedles: [] });
+    expect(asked[0]).toEqual({
+      kinds: ['episode', 'reply', 'summary'],
+      sessions: ['"s1"'],
+      loweredNeedles: ['the user lives in lisbon.', 'lisbon'],
+    });
+    expect(asked[1]).toEqual({
+      kinds: ['episode', 'reply', 'summary'],
+      sessions: ['"s2"', '"s3"'],
+      loweredNeedles: [],
+    });
     expect(asked).toHaveLength(2);
   });
 
@@ -158,7 +166,7 @@ describe('planForget', () => {
     const { asked, fetch } = store([episode('e', 's2', 0, 'Ich wohne in MÜNCHEN')]);
     const plan = planForget({ id: 'b', value: 'München', statement: 'München', evidence: [] }, fetch);
     expect(plan.episodeIds).toEqual(['e']);
-    expect(asked).toEqual([{ sessions: [], loweredNeedles: null }]);
+    expect(asked).toEqual([{ kinds: ['episode', 'reply', 'summary'], sessions: [], loweredNeedles: null }]);
   });
 
   it('names nothing for a value too short to search and no evidence; never the belief itself', async () => {

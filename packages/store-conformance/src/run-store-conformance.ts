@@ -13,6 +13,7 @@ import { parityTests } from './areas/parity.js';
 import { pipelineTests } from './areas/pipeline.js';
 import { readTests } from './areas/reads.js';
 import { lexicalTests, vectorTests } from './areas/search.js';
+import { summaryTests } from './areas/summaries.js';
 import { transcriptTests } from './areas/transcript.js';
 import { type ConformanceHarness, type ConformanceOptions, DIMS, type SuiteContext } from './context.js';
 
@@ -33,6 +34,7 @@ const AREAS: readonly [string, (ctx: SuiteContext) => void][] = [
   ['concurrent writers', concurrencyTests],
   ['scope isolation and bad input', isolationTests],
   ['MemoryEngine pipeline on this store', pipelineTests],
+  ['conversation summaries on this store', summaryTests],
   ['MemoryEngine governed writes on this store', governedEngineTests],
   ['capture grants bound to their captures: store ports', grantBindingTests],
   ['capture grants bound to their captures: the engine on this store', grantEngineTests],

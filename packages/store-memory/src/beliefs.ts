@@ -183,20 +183,19 @@ export const forget: Method<'forget'> = (state, scope, id, { at, expectedVersion
   if (expectedVersion !== null && expectedVersion !== b.version) {
     throw new VersionConflictError(id, expectedVersion, b.version);
   }
-  // Every episode and reply of the scope is a candidate: the scan is in memory, so no prefilter is worth its code.
-  const episodes = new Map<string, Row>();
-  for (const eid of row.scope.ids) {
-    const r = state.rows.get(eid);
-    if (r?.belief.kind === 'episode' || r?.belief.kind === 'reply') episodes.set(eid, r as Row);
-  }
-  const plan = kit.planForget(b, () => [...episodes.values()].map((r) => r.belief));
+  // Every record of the kinds asked for is a candidate: the scan is in memory, so no prefilter is worth its code.
+  const plan = kit.planForget(b, ({ kinds }) =>
+    row.scope.ids
+      .map((eid) => state.rows.get(eid)?.belief)
+      .filter((r): r is Belief => r !== undefined && kinds.includes(r.kind)),
+  );
   recordOperation(state, row.scope.scope, operation);
   const userId = row.scope.scope.userId;
   eraseTurnText(state, userId, plan.turns);
   redactTranscripts(state, userId, plan);
   state.replaceBelief(row, kit.tombstoneOf(b, at));
   for (const eid of plan.episodeIds) {
-    const r = episodes.get(eid)!;
+    const r = state.rows.get(eid)!;
     state.replaceBelief(r, kit.tombstoneOf(r.belief, at));
   }
   return cloneBelief(row.belief);

@@ -172,7 +172,7 @@ export function finishEntry(state: MemoryState, e: Entry, status: 'done' | 'dead
 }
 
 /** Erases the text of the user's turns named by forget's plan, wherever they are in the queue. */
-export function eraseTurnText(state: MemoryState, userId: string, plan: readonly kit.ForgetTurn[]): void {
+export function eraseTurnText(state: MemoryState, userId: string, plan: kit.ForgetPlan['turns']): void {
   const turns = new Set(plan.map((e) => `${e.sessionId}\u0000${e.position}`));
   for (const e of state.entriesByUser.get(userId) ?? []) {
     if (turns.has(`${e.sessionId}\u0000${e.position}`)) e.text = '';

@@ -80,7 +80,7 @@ async function episodeRows(
   }
   if (where.length === 0) return [];
   const r = await sql<Row>`select ${COLUMNS} from ${c.t('beliefs')}
-    where user_id = ${s.userId} and namespace = ${s.namespace} and kind in ('episode', 'reply') and status <> 'forgotten'
+    where user_id = ${s.userId} and namespace = ${s.namespace} and kind in (${sql.join([...candidates.kinds])}) and status <> 'forgotten'
       and id <> ${id} and (${sql.join(where, sql` or `)})
     order by id for update`.execute(trx);
   return r.rows.map(kit.beliefRow.read);

@@ -107,12 +107,12 @@ export function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
   }
   const leaseOwner =
     options.leaseOwner === undefined
-      ? kit.THIS_PROCESS
-      : kit.validateProcessIdentity(options.leaseOwner, 'leaseOwner');
+      ? kit.processIdentity.current
+      : kit.processIdentity.validate(options.leaseOwner, 'leaseOwner');
   return {
     schema,
     leaseOwner,
-    leaseOwnerKey: kit.encodeProcessIdentity(leaseOwner),
+    leaseOwnerKey: kit.processIdentity.encode(leaseOwner),
     dimensions:
       options.dimensions === undefined ? null : positiveInt(options.dimensions, 'dimensions', 16_000),
     vector,

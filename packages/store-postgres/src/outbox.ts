@@ -236,7 +236,7 @@ async function expireExitedLeases(c: PgConnection, now: string, action: string):
     { idempotent: true },
   );
   const exited = owners.filter((key) =>
-    kit.processHasExited(kit.decodeProcessIdentity(key), c.options.leaseOwner),
+    kit.processIdentity.hasExited(kit.processIdentity.decode(key), c.options.leaseOwner),
   );
   if (exited.length === 0) return;
   const expired = await c.run(
@@ -251,7 +251,7 @@ async function expireExitedLeases(c: PgConnection, now: string, action: string):
     { idempotent: true },
   );
   if (expired > 0) {
-    const pids = exited.map((key) => kit.decodeProcessIdentity(key)?.pid).join(', ');
+    const pids = exited.map((key) => kit.processIdentity.decode(key)?.pid).join(', ');
     c.options.logger.warn(
       `[mem01/store-postgres] ${expired} claimed turn(s) of exited process(es) ${pids} on this host are taken over at once`,
     );

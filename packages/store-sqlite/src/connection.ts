@@ -66,7 +66,7 @@ export class Connection {
     this.vectorIndexMin = init.vectorIndexMin;
     this.termStats = init.termStats;
     this.owner = init.owner;
-    this.ownerKey = kit.encodeProcessIdentity(init.owner);
+    this.ownerKey = kit.processIdentity.encode(init.owner);
   }
 
   /** The statement for `sql`, prepared once. */

@@ -195,10 +195,12 @@ function episodeRows(c: Connection, row: Row, candidates: kit.ForgetCandidates):
   if (where.length === 0) return [];
   return c.all(
     `SELECT * FROM beliefs
-      WHERE user_id = ? AND namespace = ? AND kind IN ('episode', 'reply') AND status <> 'forgotten' AND seq <> ?
+      WHERE user_id = ? AND namespace = ? AND kind IN (${candidates.kinds.map(() => '?').join(', ')})
+        AND status <> 'forgotten' AND seq <> ?
         AND (${where.join(' OR ')})`,
     String(row.user_id),
     String(row.namespace),
+    ...candidates.kinds,
     Number(row.seq),
     ...params,
   );

@@ -158,8 +158,8 @@ function resolveOptions(options: SqliteStoreOptions): ResolvedOptions {
     vectorIndexMinBeliefs: vectorIndexMinBeliefs ?? DEFAULT_VECTOR_INDEX_MIN,
     leaseOwner:
       options.leaseOwner === undefined
-        ? kit.THIS_PROCESS
-        : kit.validateProcessIdentity(options.leaseOwner, 'leaseOwner'),
+        ? kit.processIdentity.current
+        : kit.processIdentity.validate(options.leaseOwner, 'leaseOwner'),
   };
 }
 

@@ -216,7 +216,7 @@ function exitedOwners(c: Connection, now: string): string[] {
   );
   return rows
     .map((r) => String(r.lease_owner))
-    .filter((key) => kit.processHasExited(kit.decodeProcessIdentity(key), c.owner));
+    .filter((key) => kit.processIdentity.hasExited(kit.processIdentity.decode(key), c.owner));
 }
 
 /** Ends the leases of exited holders at `now` (inside a write transaction), so they are taken over at once. */
@@ -229,7 +229,7 @@ function expireLeases(c: Connection, owners: readonly string[], now: string): vo
       now,
     );
     if (n > 0) {
-      const pid = kit.decodeProcessIdentity(owner)?.pid;
+      const pid = kit.processIdentity.decode(owner)?.pid;
       c.logger.warn(
         `[mem01/store-sqlite] ${n} claimed turn(s) of exited process ${pid} on this host are taken over at once`,
       );
@@ -244,7 +244,7 @@ function expireLeases(c: Connection, owners: readonly string[], now: string): vo
 export function eraseTurnText(
   c: Connection,
   userId: string,
-  turns: readonly kit.ForgetTurn[],
+  turns: kit.ForgetPlan['turns'],
   needles: readonly string[],
 ): void {
   const erase = `UPDATE outbox SET text = ''`;

@@ -29,7 +29,6 @@ export {
   FORGOTTEN_MARKER,
   type ForgetCandidates,
   type ForgetPlan,
-  type ForgetTurn,
   mayContainNeedle,
   planForget,
   planForgetAsync,
@@ -53,12 +52,8 @@ export { applyCharges, grantFromRow, grantOrder, grantValidAt, operationFromRow 
 export { type Checked, type RoleMethod, type StoreMethod, storeClass } from './methods.js';
 export {
   claimBatch,
-  decodeProcessIdentity,
-  encodeProcessIdentity,
   type ProcessIdentity,
-  processHasExited,
-  THIS_PROCESS,
-  validateProcessIdentity,
+  processIdentity,
 } from './outbox.js';
 export { historyOrder, hitOrder, listPage, scopeSummaries } from './reads.js';
 export { auditRow, beliefRow, claimFromRows, outboxEntryFromRow, type Row } from './rows.js';

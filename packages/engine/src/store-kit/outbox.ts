@@ -276,3 +276,15 @@ export function validateProcessIdentity(value: unknown, field: string): ProcessI
     throw new InvalidInputError(`${field}.token`, 'must be a non-empty string');
   return { host: v.host, pid: v.pid, startedAt: v.startedAt, token: v.token };
 }
+
+/**
+ * Who holds a claim, for a store with `ownerLiveness`: this process (`current`), its encoding in the store
+ * (`encode`, `decode`), a host's `leaseOwner` checked (`validate`), and whether a holder on this host has exited.
+ */
+export const processIdentity = Object.freeze({
+  current: THIS_PROCESS,
+  encode: encodeProcessIdentity,
+  decode: decodeProcessIdentity,
+  validate: validateProcessIdentity,
+  hasExited: processHasExited,
+});

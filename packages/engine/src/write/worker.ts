@@ -10,6 +10,7 @@ import { BudgetExceededError, describeError, LeaseLostError, ProviderError } fro
 import { claimTurns, extractClaim } from '../extract-claim.js';
 import type { CapturePolicy, Extractor, OutboxClaim, WriteOutbox } from '../ports.js';
 import type { ReconcilePlan } from '../reconcile.js';
+import { autoSummarize } from '../summaries.js';
 import type { Evidence, Scope } from '../types.js';
 import { normalizeScope } from '../util.js';
 import type { Scheduler } from './schedule.js';
@@ -34,6 +35,9 @@ export interface RunWorkerOptions {
 
 /** @internal Processes claims of the outbox. */
 export class Worker {
+  /** Conversations whose idle predecessor `autoSummaries` has looked for (see `autoSummarize`). */
+  private readonly idleChecked = new Set<string>();
+
   constructor(
     private readonly core: EngineCore,
     private readonly users: UserStates,
@@ -249,6 +253,8 @@ export class Worker {
         usage,
         ms: performance.now() - started,
       });
+      // `config.autoSummaries`: the conversations these turns grew or left idle (never throws).
+      await autoSummarize(core, scope, turns, this.workerId, this.idleChecked);
       return true;
     } catch (thrown) {
       // Another worker took the turns over: whatever this attempt ran into (an extraction aborted on the lost lease,
