@@ -24,6 +24,30 @@ export function num(value: number | null, digits = 3): string {
   return value === null ? '-' : value.toFixed(digits);
 }
 
+/** The day of an ISO time (`YYYY-MM-DD`). */
+function day(iso: string): string {
+  return iso.slice(0, 10);
+}
+
+/**
+ * The date of the conversation a summary summarizes, from its first turn to its last (`2026-03-02`, or
+ * `2026-03-02 to 2026-03-04` when it ran over more than one day); null for a belief of another kind.
+ */
+export function conversationDate(
+  b: Pick<Belief, 'kind' | 'validFrom' | 'validTo' | 'storedAt'>,
+): string | null {
+  if (b.kind !== 'summary') return null;
+  const from = day(b.validFrom ?? b.storedAt);
+  const to = b.validTo ? day(b.validTo) : from;
+  return to === from ? from : `${from} to ${to}`;
+}
+
+/** The statement as listed: a summary's is labelled with its conversation's date, as the injected block labels it. */
+export function listedStatement(b: Belief): string {
+  const date = conversationDate(b);
+  return date === null ? b.statement : `[conversation ${date}] ${b.statement}`;
+}
+
 /** One belief as a short line: `id status kind subject.attribute = value`. */
 export function beliefKey(b: Belief): string {
   return `${b.subject}.${b.attribute}`;

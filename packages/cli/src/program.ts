@@ -7,12 +7,21 @@ import {
   beliefsCommand,
   doctorCommand,
   historyCommand,
+  parseKinds,
+  parseSession,
+  parseStatuses,
   recallCommand,
   usageCommand,
   usersCommand,
 } from './commands/read.js';
 import { exportUser, importRecords, readExportFile, validationProgress } from './commands/transfer.js';
-import { correctCommand, eraseCommand, forgetCommand, reviewCommand } from './commands/write.js';
+import {
+  correctCommand,
+  eraseCommand,
+  forgetCommand,
+  reviewCommand,
+  summarizeCommand,
+} from './commands/write.js';
 import { type GlobalOptions, parseEmbedderChoice, withContext } from './context.js';
 import { describeForCli, EXIT, UsageError } from './errors.js';
 import { ExportFormatError } from './export-format.js';
@@ -83,8 +92,23 @@ export function createProgram(io: CliIo): Command {
       'active, pending, superseded, retracted, forgotten, or all (comma-separated, repeatable)',
       collect,
     )
-    .action(async (o: { user: string; status?: string[] }, cmd: Command) =>
-      withContext(io, g(cmd), (ctx) => beliefsCommand(ctx, o.user, o.status ?? []), { needsEmbedder: false }),
+    .option(
+      '-k, --kind <kinds...>',
+      'only these kinds, e.g. summary, episode, reply, fact (space- or comma-separated, repeatable; default every kind)',
+    )
+    .option(
+      '--session <id>',
+      'only what one conversation (session) holds or was drawn from, e.g. its summary',
+    )
+    .action(
+      async (o: { user: string; status?: string[]; kind?: string[]; session?: string }, cmd: Command) => {
+        // Usage errors before the store is opened.
+        const filter = { kinds: parseKinds(o.kind), session: parseSession(o.session) };
+        const statuses = parseStatuses(o.status);
+        return withContext(io, g(cmd), (ctx) => beliefsCommand(ctx, o.user, statuses, filter), {
+          needsEmbedder: false,
+        });
+      },
     );
 
   program
@@ -142,6 +166,18 @@ export function createProgram(io: CliIo): Command {
     .action(async (o: { user: string; id: string }, cmd: Command) =>
       withContext(io, g(cmd), (ctx) => forgetCommand(ctx, o.user, o.id), { needsEmbedder: false }),
     );
+
+  program
+    .command('summarize')
+    .description(
+      "write (or confirm, or supersede) the dated summary of one conversation from its turns still remembered, with the engine's summarizer",
+    )
+    .requiredOption('-u, --user <id>', 'user id')
+    .argument('<session>', 'the conversation (session) id')
+    .action(async (session: string, o: { user: string }, cmd: Command) => {
+      if (session.trim() === '') throw new UsageError('summarize needs a conversation (session) id');
+      return withContext(io, g(cmd), (ctx) => summarizeCommand(ctx, o.user, session));
+    });
 
   for (const action of ['approve', 'reject'] as const) {
     program

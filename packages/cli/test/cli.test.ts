@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Belief, MemoryAdmin, MemoryEngine } from '@mem01/engine';
 import { KeyValueExtractor } from '@mem01/engine/testing';
-import { createLocalEmbedder } from '@mem01/local';
+import { createLocalEmbedder, createLocalExtractor } from '@mem01/local';
 import { openPostgresStore } from '@mem01/store-postgres';
 import { openSqliteStore, SQLITE_SCHEMA_VERSION as V } from '@mem01/store-sqlite';
 import { dropPgSchema, nodeBinary, quiet, TEST_PG_URL, uniquePgName, withPgClient } from '@mem01/test-kit';
@@ -396,6 +396,270 @@ describe('changing', () => {
     expect(receipt).toMatchObject({ action: 'erase', all: true, removed: { users: 2 } });
     expect(receipt.removed.beliefs).toBeGreaterThan(0);
     expect(await allBeliefs(db2)).toEqual([]);
+  });
+});
+
+/** One conversation written through the engine on the file, as an agent writes it: the user's turns and the replies. */
+async function writeConversation(
+  db: string,
+  userId: string,
+  sessionId: string,
+  turns: readonly (readonly ['user' | 'assistant', string, string])[],
+  first = 0,
+): Promise<void> {
+  const store = openSqliteStore({ path: db, logger: quiet });
+  const agent = new MemoryEngine({
+    store,
+    extractor: createLocalExtractor(),
+    embedder: createLocalEmbedder(),
+  });
+  try {
+    const scope = { userId };
+    await agent.accept(
+      turns.map(([role, text, at], i) => ({ scope, sessionId, position: first + i, role, text, at })),
+    );
+    await agent.flush(scope);
+  } finally {
+    await agent.close();
+    await store.close();
+  }
+}
+
+const TRIP: readonly (readonly ['user' | 'assistant', string, string])[] = [
+  [
+    'user',
+    'I am planning a trip to Japan in April with my sister Lena. We want to see the temples and gardens of Kyoto.',
+    '2026-03-02T09:00:00.000Z',
+  ],
+  [
+    'assistant',
+    'Kyoto in April is lovely for the cherry blossoms. How many days do you have?',
+    '2026-03-02T09:01:00.000Z',
+  ],
+  [
+    'user',
+    'We have ten days in Japan, and Lena wants to spend three of them hiking near Mount Fuji.',
+    '2026-03-02T09:05:00.000Z',
+  ],
+  ['user', 'Can you remind me what we planned for Kyoto?', '2026-03-03T08:00:00.000Z'],
+];
+
+interface SummarizeReceipt {
+  action: string;
+  sessionId: string;
+  outcome: 'added' | 'unchanged' | 'superseded';
+  superseded?: string;
+  summary: Belief;
+}
+
+describe('conversation summaries', () => {
+  it('summarize: a dated summary of one conversation (real bin and --json); beliefs --kind summary --session lists it', async () => {
+    const db = fresh();
+    await writeConversation(db, USER, 'trip-1', TRIP);
+
+    const r = await runBin(['--db', db, 'summarize', '--user', USER, 'trip-1']);
+    expect(r.stderr).toBe(opened(db));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^summarized conversation trip-1 of user demo-user: new summary \S+\n/);
+    expect(r.stdout).toMatch(
+      / {2}kind: summary, conversation date 2026-03-02 to 2026-03-03, drawn from 2 turn\(s\)\n/,
+    );
+    expect(r.stdout).toMatch(/ {2}\[conversation 2026-03-02 to 2026-03-03\] .*Kyoto/);
+    expect(r.stdout).not.toMatch(/remind me/); // a question says nothing to summarize
+
+    const [summary, ...others] = await json<Belief[]>(
+      db,
+      'beliefs',
+      '--user',
+      USER,
+      '--kind',
+      'summary',
+      '--session',
+      'trip-1',
+    );
+    expect(others).toEqual([]);
+    expect(summary).toMatchObject({
+      kind: 'summary',
+      status: 'active',
+      subject: 'conversation',
+      attribute: 'summary:trip_1',
+      validFrom: '2026-03-02T09:00:00.000Z',
+      validTo: '2026-03-03T08:00:00.000Z',
+      scope: { userId: USER },
+    });
+    expect(summary!.statement).toMatch(/Kyoto/);
+    expect(summary!.value).toBe(summary!.statement);
+    expect(summary!.evidence.length).toBeGreaterThan(0);
+    for (const e of summary!.evidence) {
+      expect(e).toMatchObject({ sessionId: 'trip-1', role: 'user' });
+      expect([0, 2]).toContain(e.position);
+    }
+    expect(r.stdout).toContain(`new summary ${summary!.id}\n`);
+    expect(r.stdout).toContain(summary!.statement);
+
+    // The table: its kind, and the conversation's date beside the text, as the injected block labels it.
+    const table = await cli(db, 'beliefs', '--user', USER, '--kind', 'summary', '--session', 'trip-1');
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+KIND\s+KEY\s+CONF\s+STORED\s+STATEMENT$/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^${summary!.id}\\s+active\\s+summary\\s+conversation\\.summary:trip_1\\s+1\\.00\\s+\\S+ \\S+\\s+\\[conversation 2026-03-02 to 2026-03-03\\] `,
+      ),
+    );
+
+    // --kind alone: the user's summaries (only this one); --session alone: everything of the conversation.
+    expect(
+      (await json<Belief[]>(db, 'beliefs', '--user', USER, '--kind', 'summary')).map((b) => b.id),
+    ).toEqual([summary!.id]);
+    const conversation = await json<Belief[]>(db, 'beliefs', '--user', USER, '--session', 'trip-1');
+    expect(conversation.map((b) => b.kind)).toEqual(expect.arrayContaining(['summary', 'episode', 'reply']));
+    expect(conversation.every((b) => b.evidence.some((e) => e.sessionId === 'trip-1'))).toBe(true);
+    // Several kinds: repeated, space- or comma-separated.
+    const verbatim = await json<Belief[]>(
+      db,
+      'beliefs',
+      '--user',
+      USER,
+      '--session',
+      'trip-1',
+      '--kind',
+      'episode,reply',
+      '--kind',
+      'summary',
+    );
+    expect(new Set(verbatim.map((b) => b.kind))).toEqual(new Set(['episode', 'reply', 'summary']));
+    const none = await cli(db, 'beliefs', '--user', USER, '--kind', 'summary', '--session', 'conv-01');
+    expect(none.code).toBe(0);
+    expect(none.stdout).toBe('no active summary beliefs in conversation conv-01 for user demo-user\n');
+  });
+
+  it('summarize again: unchanged confirms the summary; a longer conversation supersedes it (kept in history)', async () => {
+    const db = fresh();
+    await writeConversation(db, USER, 'trip-1', TRIP);
+    const first = await json<SummarizeReceipt>(db, 'summarize', '--user', USER, 'trip-1');
+    expect(first).toMatchObject({ action: 'summarize', sessionId: 'trip-1', outcome: 'added' });
+    expect(first.summary.kind).toBe('summary');
+    const again = await json<SummarizeReceipt>(db, 'summarize', '--user', USER, 'trip-1');
+    expect(again.outcome).toBe('unchanged');
+    expect(again.summary.id).toBe(first.summary.id);
+    const same = await cli(db, 'summarize', '--user', USER, 'trip-1');
+    expect(same.stdout).toMatch(new RegExp(`unchanged, summary ${first.summary.id} confirmed`));
+
+    await writeConversation(
+      db,
+      USER,
+      'trip-1',
+      [
+        [
+          'user',
+          'We booked a ryokan in Hakone with an outdoor bath for the last two nights.',
+          '2026-03-04T19:00:00.000Z',
+        ],
+      ],
+      TRIP.length,
+    );
+    const later = await json<SummarizeReceipt>(db, 'summarize', '--user', USER, 'trip-1');
+    expect(later).toMatchObject({ outcome: 'superseded', superseded: first.summary.id });
+    expect(later.summary.statement).toMatch(/ryokan/);
+    expect(later.summary.validTo).toBe('2026-03-04T19:00:00.000Z');
+    const all = await json<Belief[]>(
+      db,
+      'beliefs',
+      '--user',
+      USER,
+      '--kind',
+      'summary',
+      '--session',
+      'trip-1',
+      '--status',
+      'all',
+    );
+    expect(all.map((b) => [b.id, b.status]).sort()).toEqual(
+      [
+        [first.summary.id, 'superseded'],
+        [later.summary.id, 'active'],
+      ].sort(),
+    );
+  });
+
+  it('nothing to summarize: a clear message and exit code 1, for questions only, an unknown conversation and another user’s', async () => {
+    const db = fresh();
+    await writeConversation(db, USER, 'trip-1', TRIP);
+    await writeConversation(db, USER, 'questions', [
+      ['user', 'Where do I live?', '2026-03-05T10:00:00.000Z'],
+      ['user', 'What is my rent?', '2026-03-05T10:01:00.000Z'],
+    ]);
+    for (const [user, session] of [
+      [USER, 'questions'],
+      [USER, 'no-such-conversation'],
+      ['other-user', 'trip-1'], // demo-user's conversation: another user has none of it
+    ] as const) {
+      const r = await cli(db, 'summarize', '--user', user, session);
+      expect(r.code, `${user} ${session}`).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(
+        `${opened(db)}error [nothing_to_summarize]: conversation ${session} of user ${user} has nothing left to summarize (no remembered turn, or only questions)\n`,
+      );
+      const listed = await json<Belief[]>(
+        db,
+        'beliefs',
+        '--user',
+        user,
+        '--kind',
+        'summary',
+        '--status',
+        'all',
+      );
+      expect(listed).toEqual([]);
+    }
+    // The other user sees nothing of demo-user's conversation, summarized or not.
+    expect((await cli(db, 'summarize', '--user', USER, 'trip-1')).code).toBe(0);
+    expect(await json<Belief[]>(db, 'beliefs', '--user', 'other-user', '--session', 'trip-1')).toEqual([]);
+    expect(
+      await json<Belief[]>(db, 'beliefs', '--user', 'other-user', '--kind', 'summary', '--status', 'all'),
+    ).toEqual([]);
+    // In another namespace the conversation is not there either.
+    const ns = await runInProcess([
+      '--db',
+      db,
+      '--namespace',
+      'elsewhere',
+      'summarize',
+      '--user',
+      USER,
+      'trip-1',
+    ]);
+    expect(ns.code).toBe(1);
+    expect(ns.stderr).toMatch(
+      /error \[nothing_to_summarize\]: conversation trip-1 of user demo-user in namespace elsewhere has nothing left/,
+    );
+  });
+
+  it('a bad --kind, a blank --session or a missing conversation: usage errors with [usage], exit code 2', async () => {
+    const db = fresh();
+    const bad = await cli(db, 'beliefs', '--user', USER, '--kind', 'summary,zombie');
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toBe(
+      'error [usage]: --kind "zombie" is not one of identity, preference, goal, decision, fact, relationship, event, episode, reply, summary, note\n',
+    );
+    const blank = await cli(db, 'beliefs', '--user', USER, '--session', ' ');
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toBe('error [usage]: --session needs a conversation (session) id\n');
+    const noSession = await cli(db, 'summarize', '--user', USER);
+    expect(noSession.code).toBe(2);
+    expect(noSession.stderr).toMatch(/^error \[usage\]: missing required argument 'session'/);
+    const blankSession = await cli(db, 'summarize', '--user', USER, '');
+    expect(blankSession.code).toBe(2);
+    expect(blankSession.stderr).toBe('error [usage]: summarize needs a conversation (session) id\n');
+    const noUser = await cli(db, 'summarize', 'trip-1');
+    expect(noUser.code).toBe(2);
+    expect(noUser.stderr).toMatch(/^error \[usage\]: required option '-u, --user <id>' not specified/);
+    const help = await cli(db, 'summarize', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Usage: mem01 summarize \[options\] <session>/);
   });
 });
 

@@ -224,6 +224,78 @@ describe('mem01 inspect in Chromium', () => {
     expect(dialogs).toEqual([]);
   });
 
+  it('lists a conversation summary with its kind and date, finds it by kind, and opens its timeline', {
+    timeout: 90_000,
+  }, async () => {
+    const scope = { userId: USER };
+    const turns = [
+      [
+        'user',
+        'I am planning a trip to Japan in April with my sister Lena. We want to see the temples of Kyoto.',
+      ],
+      ['assistant', 'Kyoto in April is lovely for the cherry blossoms. How many days do you have?'],
+      ['user', 'We have ten days in Japan, and Lena wants to spend three of them hiking near Mount Fuji.'],
+    ] as const;
+    await engine.accept(
+      turns.map(([role, text], position) => ({
+        scope,
+        sessionId: 'trip-1',
+        position,
+        role,
+        text,
+        at: `2026-03-0${position === 2 ? 3 : 2}T09:0${position}:00.000Z`,
+      })),
+    );
+    await engine.flush(scope);
+    const summary = await engine.summarize(scope, 'trip-1');
+    expect(summary).toMatchObject({
+      kind: 'summary',
+      status: 'active',
+      validFrom: '2026-03-02T09:00:00.000Z',
+    });
+    expect(summary!.statement).toMatch(/Kyoto/);
+
+    await page.goto(`${inspector.origin}/user?u=${USER}`);
+    const row = page.locator(`#beliefs tr[data-id="${summary!.id}"]`);
+    expect(await row.count()).toBe(1);
+    expect(await row.locator('a.statement').innerText()).toBe(summary!.statement);
+    // Its kind, its conversation and the conversation's date (not the key and the text again).
+    expect(await row.locator('.meta').innerText()).toBe(
+      'summary · conversation trip-1 · 2026-03-02 to 2026-03-03',
+    );
+    // Searching by kind finds the summaries, live and on the server.
+    const summaries = (await active()).filter((b) => b.kind === 'summary');
+    expect(summaries.map((b) => b.id)).toEqual([summary!.id]);
+    await page.fill('#q', 'summary');
+    const visible = page.locator('#beliefs tbody tr:visible');
+    await expect.poll(() => visible.count()).toBe(1);
+    expect(await visible.first().getAttribute('data-id')).toBe(summary!.id);
+    await page.press('#q', 'Enter');
+    await page.waitForURL(/q=summary/);
+    expect(await page.locator('#beliefs tbody tr').count()).toBe(1);
+    // And by its conversation or its date.
+    await page.fill('#q', '2026-03-02');
+    await expect.poll(() => visible.count()).toBe(1);
+
+    // Its timeline: the kind and date on the card, the turns it quotes with their session.
+    await page.click(`#beliefs tr[data-id="${summary!.id}"] a.statement`);
+    await page.waitForSelector('article.card.current');
+    const card = page.locator('article.card.current');
+    expect(await card.locator('.meta').innerText()).toContain(
+      'summary · conversation trip-1 · 2026-03-02 to 2026-03-03',
+    );
+    expect(await card.innerText()).toMatch(/session trip-1 #0 \(user\)/);
+    expect(await card.locator('.badge').innerText()).toBe('active');
+
+    // The recall playground shows it in the block the agent would get, dated by the conversation.
+    await page.goto(
+      `${inspector.origin}/recall?u=${USER}&q=${encodeURIComponent('our Kyoto trip with Lena')}`,
+    );
+    await page.waitForSelector('#block');
+    expect(await page.locator('#block').innerText()).toMatch(/\[conversation 2026-03-02\] .*Kyoto/);
+    expect(dialogs).toEqual([]);
+  });
+
   it('refuses cross-origin and origin-less POSTs even with the token', async () => {
     const target = (await active()).find((b) => b.statement === 'The user prefers tea.')!;
     const form = `u=${USER}&id=${target.id}&token=${inspector.token}`;

@@ -1,9 +1,16 @@
 /** Read-only commands: users, beliefs, recall, history, doctor, usage. */
-import type { Belief, BeliefStatus, BudgetUsage, Scope } from '@mem01/engine';
+import {
+  BELIEF_KINDS,
+  type Belief,
+  type BeliefKind,
+  type BeliefStatus,
+  type BudgetUsage,
+  type Scope,
+} from '@mem01/engine';
 import { BELIEF_STATUSES } from '@mem01/engine/binding-kit';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import { beliefKey, clip, num, signalCells, table } from '../format.js';
+import { beliefKey, clip, listedStatement, num, signalCells, table } from '../format.js';
 import { writeOut } from '../io.js';
 import { beliefTimeline, describeEvent, type TimelineEvent } from '../timeline.js';
 
@@ -31,16 +38,44 @@ export function parseStatuses(values: readonly string[] | undefined): BeliefStat
   return [...new Set(parts)] as BeliefStatus[];
 }
 
-/** Every belief of a scope with these statuses, newest first, following the store's pages. */
+/** `--kind summary episode` or `--kind fact,goal` (repeatable); empty: every kind. */
+export function parseKinds(values: readonly string[] | undefined): BeliefKind[] {
+  const parts = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  for (const p of parts) {
+    if (!(BELIEF_KINDS as readonly string[]).includes(p)) {
+      throw new UsageError(`--kind ${JSON.stringify(p)} is not one of ${BELIEF_KINDS.join(', ')}`);
+    }
+  }
+  return [...new Set(parts)] as BeliefKind[];
+}
+
+/** What `beliefs` narrows the list down to besides the statuses: kinds, one conversation. */
+export interface ListFilter {
+  readonly kinds?: readonly BeliefKind[] | undefined;
+  readonly sessionId?: string | undefined;
+}
+
+/** Every belief of a scope with these statuses (and kinds, and conversation), newest first, following the pages. */
 export async function listAll(
   ctx: CliContext,
   scope: Scope,
   statuses: readonly BeliefStatus[],
+  filter: ListFilter = {},
 ): Promise<Belief[]> {
   const all: Belief[] = [];
   let cursor: string | null = null;
+  const kinds = filter.kinds && filter.kinds.length > 0 ? filter.kinds : undefined;
   do {
-    const page = await ctx.engine.list(scope, { statuses, limit: 1000, cursor });
+    const page = await ctx.engine.list(scope, {
+      statuses,
+      limit: 1000,
+      cursor,
+      ...(kinds === undefined ? {} : { kinds }),
+      ...(filter.sessionId === undefined ? {} : { sessionId: filter.sessionId }),
+    });
     all.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor);
@@ -75,19 +110,30 @@ export async function usersCommand(ctx: CliContext): Promise<void> {
   );
 }
 
+/** `--session <id>`: a conversation id, not blank. */
+export function parseSession(value: string | undefined): string | undefined {
+  if (value !== undefined && value.trim() === '')
+    throw new UsageError('--session needs a conversation (session) id');
+  return value;
+}
+
+/** `mem01 beliefs`: statuses, kinds and conversation already checked ({@link parseStatuses}, {@link parseKinds}). */
 export async function beliefsCommand(
   ctx: CliContext,
   userId: string,
-  statusArgs: readonly string[],
+  statuses: readonly BeliefStatus[],
+  filter: { readonly kinds: readonly BeliefKind[]; readonly session: string | undefined },
 ): Promise<void> {
-  const statuses = parseStatuses(statusArgs);
-  const beliefs = await listAll(ctx, ctx.scope(userId), statuses);
+  const { kinds, session } = filter;
+  const beliefs = await listAll(ctx, ctx.scope(userId), statuses, { kinds, sessionId: session });
   if (ctx.json) {
     await json(ctx, beliefs);
     return;
   }
   if (beliefs.length === 0) {
-    await out(ctx, `no ${statuses.join('/')} beliefs for user ${userId}\n`);
+    const what = kinds.length > 0 ? `${statuses.join('/')} ${kinds.join('/')}` : statuses.join('/');
+    const where = session === undefined ? '' : ` in conversation ${session}`;
+    await out(ctx, `no ${what} beliefs${where} for user ${userId}\n`);
     return;
   }
   await out(
@@ -101,7 +147,7 @@ export async function beliefsCommand(
         clip(beliefKey(b), 32),
         b.confidence.toFixed(2),
         b.storedAt.slice(0, 19).replace('T', ' '),
-        b.status === 'forgotten' ? '(forgotten)' : clip(b.statement, 80),
+        b.status === 'forgotten' ? '(forgotten)' : clip(listedStatement(b), 80),
       ]),
     ),
   );

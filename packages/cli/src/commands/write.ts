@@ -1,7 +1,8 @@
-/** Mutating commands: correct, forget, approve, reject, erase. Each prints a receipt. */
+/** Mutating commands: correct, forget, approve, reject, summarize, erase. Each prints a receipt. */
 import type { Belief, ClearAllReceipt } from '@mem01/engine';
 import type { CliContext } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
+import { conversationDate } from '../format.js';
 import { ask } from '../io.js';
 import { print, printJson } from './read.js';
 
@@ -78,6 +79,53 @@ export async function reviewCommand(
       ? `approved belief ${id}: now active ${summary(result)}`
       : `rejected belief ${id}: retracted ${summary(result)}`;
   await print(ctx, `${line}\n`);
+}
+
+/**
+ * `mem01 summarize --user <id> <session>`: writes the summary of one conversation through the engine's `summarize`
+ * (its summarizer: the offline extractive one unless the runtime gives another) and prints it: a new summary, the
+ * same one confirmed, or a new one superseding the last (kept in history). A conversation with nothing left to
+ * summarize (no remembered turn of this user, or only questions) is an error `[nothing_to_summarize]`, exit code 1;
+ * its last summary, if any, has then been retracted, and the message says so.
+ */
+export async function summarizeCommand(ctx: CliContext, userId: string, sessionId: string): Promise<void> {
+  const scope = ctx.scope(userId);
+  const [before] = (
+    await ctx.engine.list(scope, { kinds: ['summary'], sessionId, statuses: ['active'], limit: 1 })
+  ).items;
+  const summary = await ctx.engine.summarize(scope, sessionId);
+  const where = `conversation ${sessionId} of user ${userId}${ctx.namespace ? ` in namespace ${ctx.namespace}` : ''}`;
+  if (summary === null) {
+    throw new CliError(
+      'nothing_to_summarize',
+      `${where} has nothing left to summarize (no remembered turn, or only questions)${
+        before ? `; its earlier summary ${before.id} was retracted` : ''
+      }`,
+    );
+  }
+  const outcome = before === undefined ? 'added' : before.id === summary.id ? 'unchanged' : 'superseded';
+  if (ctx.json) {
+    await printJson(ctx, {
+      action: 'summarize',
+      sessionId,
+      outcome,
+      ...(outcome === 'superseded' ? { superseded: before?.id } : {}),
+      summary,
+    });
+    return;
+  }
+  const turns = new Set(summary.evidence.map((e) => `${e.sessionId}#${e.position}`));
+  const lines = [
+    outcome === 'added'
+      ? `summarized ${where}: new summary ${summary.id}`
+      : outcome === 'unchanged'
+        ? `summarized ${where}: unchanged, summary ${summary.id} confirmed`
+        : `summarized ${where}: new summary ${summary.id} supersedes ${before?.id} (kept in history)`,
+    `  kind: summary, conversation date ${conversationDate(summary)}, drawn from ${turns.size} turn(s)`,
+    `  [conversation ${conversationDate(summary)}] ${summary.statement.replace(/[\u0000-\u001f\u007f]+/g, ' ')}`,
+    '',
+  ];
+  await print(ctx, lines.join('\n'));
 }
 
 /**

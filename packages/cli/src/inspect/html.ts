@@ -1,6 +1,7 @@
 /** Server-rendered pages of the inspector. Every piece of data goes through `esc`. */
 import type { AuditEvent, Belief, ScoredBelief } from '@mem01/engine';
 import type { ScopeSummary } from '@mem01/engine/binding-kit';
+import { conversationDate } from '../format.js';
 import { beliefTimeline, describeEvent } from '../timeline.js';
 
 /** HTML-escapes text for element content and quoted attribute values. */
@@ -24,6 +25,27 @@ export function qs(params: Record<string, string | undefined>): string {
 export interface PageScope {
   readonly userId: string;
   readonly namespace: string;
+}
+
+/**
+ * A belief's kind and key for its row or card: `fact · user.home_city = Seattle`; a conversation summary (whose value
+ * is its text) names its conversation and the conversation's date instead: `summary · conversation conv-05 ·
+ * 2026-01-13`.
+ */
+function kindLine(b: Belief, withValue: boolean): string {
+  const date = conversationDate(b);
+  if (date !== null) {
+    const session = b.evidence[0]?.sessionId;
+    return `${esc(b.kind)} · conversation ${session === undefined ? esc(b.attribute) : `<code>${esc(session)}</code>`} · <time class="conv-date">${esc(date)}</time>`;
+  }
+  return `${esc(b.kind)} · ${esc(b.subject)}.${esc(b.attribute)}${withValue ? ` = ${esc(b.value)}` : ''}`;
+}
+
+/** What a search on a user's page looks in: the text, the key and the kind; a summary's conversation and date too. */
+function searchable(b: Belief): string[] {
+  const date = conversationDate(b);
+  const parts = [b.statement, b.value, b.subject, b.attribute, b.kind];
+  return date === null ? parts : [...parts, b.evidence[0]?.sessionId ?? '', date];
 }
 
 function scopeParams(s: PageScope): { u: string; ns: string | undefined } {
@@ -82,14 +104,13 @@ export function userPage(
   more = false,
 ): string {
   const q = query.trim().toLowerCase();
-  const matches = (b: Belief) =>
-    !q || [b.statement, b.value, b.subject, b.attribute, b.kind].some((t) => t.toLowerCase().includes(q));
+  const matches = (b: Belief) => !q || searchable(b).some((t) => t.toLowerCase().includes(q));
   const matched = active.filter(matches);
   const shown = matched.slice(0, MAX_ROWS);
   const row = (b: Belief, withReview: boolean) => {
     const link = `/belief${qs({ ...scopeParams(s), id: b.id })}`;
-    const text = `${b.statement} ${b.value} ${b.subject} ${b.attribute} ${b.kind}`.toLowerCase();
-    return `<tr data-id="${esc(b.id)}" data-text="${esc(text)}"><td><a class="statement" href="${esc(link)}">${esc(b.statement)}</a><div class="meta">${esc(b.kind)} · ${esc(b.subject)}.${esc(b.attribute)} = ${esc(b.value)}</div></td>
+    const text = searchable(b).join(' ').toLowerCase();
+    return `<tr data-id="${esc(b.id)}" data-text="${esc(text)}"><td><a class="statement" href="${esc(link)}">${esc(b.statement)}</a><div class="meta">${kindLine(b, true)}</div></td>
 <td class="n">${b.confidence.toFixed(2)}</td><td class="when">${esc(b.storedAt.slice(0, 10))}</td><td class="acts">${
       withReview
         ? actionForm('approve', s, b.id, 'Approve', 'ok') + actionForm('reject', s, b.id, 'Reject', 'danger')
@@ -143,7 +164,7 @@ export function beliefPage(
         .join('');
       const title = b.status === 'forgotten' ? '<em>forgotten: content removed</em>' : esc(b.statement);
       return `<article class="card${b.id === id ? ' current' : ''}" id="b-${esc(b.id)}"><h3>${title} <span class="badge st-${esc(b.status)}">${esc(b.status)}</span></h3>
-<div class="meta"><code>${esc(b.id)}</code> · v${b.version} · ${esc(b.kind)} · ${esc(b.subject)}.${esc(b.attribute)} · confidence ${b.confidence.toFixed(2)} · source ${esc(b.source)}</div>
+<div class="meta"><code>${esc(b.id)}</code> · v${b.version} · ${kindLine(b, false)} · confidence ${b.confidence.toFixed(2)} · source ${esc(b.source)}</div>
 <ol class="timeline">${events}</ol></article>`;
     })
     .join('\n');
