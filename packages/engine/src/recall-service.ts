@@ -5,6 +5,7 @@
 import { endedGrants } from './capture.js';
 import { MAX_QUERY_CHARS } from './config.js';
 import type { EngineCore } from './engine-core.js';
+import { REPLY_SUBJECT, replyKey } from './episodes.js';
 import { InvalidInputError } from './errors.js';
 import type { LexicalHit } from './ports.js';
 import {
@@ -236,6 +237,17 @@ export async function recallBeliefs(
       seen === undefined ? first : first.filter((r) => unseen(r.belief)).slice(0, limit * 4),
       limit,
     );
+    // A question about what the assistant said ("what dessert did you recommend?") names the user's request, not the
+    // answer ("Try the mango sticky rice"): the assistant's reply to each recalled turn follows it.
+    if (withReplies) {
+      ranked = await withAnswers(
+        core,
+        scope,
+        ranked,
+        (b) => keep(b) && (seen === undefined || unseen(b)),
+        limit,
+      );
+    }
   }
   // Ranked on the totals above; scaled only now by a constant of the configuration, so the order stays theirs.
   const maxTotal = maxRecallTotal(core.config.ranking, profile);
@@ -368,4 +380,52 @@ export async function selectedContext(
   }
   const block = renderContextBlock(selected, blockBytesOf(core, size));
   return { ...block, selected, skipped };
+}
+
+/** Positions after a user's turn where the assistant's answer to it may be (tool calls may come between). */
+const ANSWER_WINDOW = 3;
+
+/**
+ * `ranked` with the assistant's reply to each recalled user turn (the first reply within {@link ANSWER_WINDOW}
+ * positions after it, in the same conversation) placed right after the turn, at its score, cut to `limit`.
+ */
+async function withAnswers(
+  core: EngineCore,
+  scope: Scope,
+  ranked: readonly ScoredBelief[],
+  keep: (b: Belief) => boolean,
+  limit: number,
+): Promise<ScoredBelief[]> {
+  const asked = ranked.filter((r) => r.belief.kind === 'episode' && r.belief.evidence[0] !== undefined);
+  if (asked.length === 0) return [...ranked];
+  const keys = asked.flatMap((r) => {
+    const e = r.belief.evidence[0]!;
+    return Array.from({ length: ANSWER_WINDOW }, (_, i) => ({
+      subject: REPLY_SUBJECT,
+      attribute: replyKey(e.sessionId, e.position + 1 + i),
+    }));
+  });
+  const replies = new Map<string, Belief>();
+  for (const b of await core.store.getActiveByKeys(scope, keys)) {
+    if (b.kind === 'reply' && keep(b)) replies.set(b.attribute, b);
+  }
+  const out: ScoredBelief[] = [];
+  const placed = new Set<string>();
+  const place = (r: ScoredBelief): void => {
+    if (placed.has(r.belief.id)) return;
+    placed.add(r.belief.id);
+    out.push(r);
+  };
+  for (const r of ranked) {
+    place(r);
+    const e = r.belief.kind === 'episode' ? r.belief.evidence[0] : undefined;
+    if (!e) continue;
+    for (let i = 1; i <= ANSWER_WINDOW; i++) {
+      const reply = replies.get(replyKey(e.sessionId, e.position + i));
+      if (!reply) continue;
+      place({ belief: reply, score: r.score, tier: 'episode', ...(r.signals ? { signals: r.signals } : {}) });
+      break;
+    }
+  }
+  return out.slice(0, limit);
 }

@@ -61,18 +61,26 @@ interface Sentence {
   readonly stems: readonly string[];
 }
 
-function extractiveSummary({ turns, maxBytes }: Pick<SummaryRequest, 'turns' | 'maxBytes'>): SummaryResult {
-  // What the user said; a conversation with no user text is summarized from the assistant's side.
-  const user = turns.filter((t) => t.role === 'user' && t.text.trim() !== '');
-  const from = user.length > 0 ? user : turns.filter((t) => t.text.trim() !== '');
+/** The sentences of `turns` a summary may keep: statements (no question, no request) of a few content words. */
+function candidateSentences(turns: readonly SummaryTurn[], maxBytes: number): Sentence[] {
   const pool: Sentence[] = [];
-  for (const t of from) {
+  for (const t of turns) {
     for (const text of sentences(t.text)) {
       if (isQuestionOnly(text) || utf8Length(text) > maxBytes) continue;
       const stems = [...new Set(contentStems(text))];
       if (stems.length >= MIN_SENTENCE_WORDS) pool.push({ turnId: t.id, order: pool.length, text, stems });
     }
   }
+  return pool;
+}
+
+function extractiveSummary({ turns, maxBytes }: Pick<SummaryRequest, 'turns' | 'maxBytes'>): SummaryResult {
+  // What the user said; a conversation where the user said nothing to summarize is summarized from the assistant's side.
+  const user = candidateSentences(
+    turns.filter((t) => t.role === 'user'),
+    maxBytes,
+  );
+  const pool = user.length > 0 ? user : candidateSentences(turns, maxBytes);
   if (pool.length === 0) return { text: '', sources: [] };
   const weight = new Map<string, number>();
   let total = 0;

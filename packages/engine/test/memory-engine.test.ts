@@ -1192,3 +1192,27 @@ describe('accept with skipRepeats', () => {
     await engine.close();
   });
 });
+
+describe('what the assistant answered', () => {
+  it('a question about what the assistant said recalls its answer to the turn it names, in other words', async () => {
+    const { engine } = engineOn(createMemoryStore(), { config: { replies: true } });
+    const said = (position: number, role: 'user' | 'assistant', text: string) => ({ ...turn(position, text), role });
+    await engine.accept([
+      said(0, 'user', 'Recommend a dessert for tonight.'),
+      said(1, 'assistant', 'Try the mango sticky rice from the Thai place on Valencia.'),
+      said(2, 'user', 'And a film for the weekend?'),
+      said(3, 'assistant', 'Watch Spirited Away; it is gentle and beautiful.'),
+    ]);
+    const hits = await engine.recall(scope, 'What dessert did you recommend last time?');
+    const texts = hits.map((h) => h.belief.value);
+    expect(texts.slice(0, 2)).toEqual([
+      'Recommend a dessert for tonight.',
+      'Try the mango sticky rice from the Thai place on Valencia.',
+    ]);
+    expect(hits[1]).toMatchObject({ tier: 'episode', belief: { kind: 'reply' } });
+    // A question about the user never brings the assistant's words.
+    const plain = await engine.recall(scope, 'dessert for tonight');
+    expect(plain.map((h) => h.belief.kind)).not.toContain('reply');
+    await engine.close();
+  });
+});
