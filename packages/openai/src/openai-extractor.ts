@@ -243,7 +243,8 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
   }
 }
 
-interface ResponseShape {
+/** What a Responses API reply is read for (the rest is ignored). */
+export interface ResponseShape {
   readonly status?: unknown;
   readonly incomplete_details?: { readonly reason?: unknown } | null;
   readonly error?: { readonly message?: unknown; readonly code?: unknown } | null;
@@ -251,18 +252,27 @@ interface ResponseShape {
   readonly usage?: { readonly input_tokens?: unknown; readonly output_tokens?: unknown } | null;
 }
 
-function checkResponse(res: unknown): ResponseShape {
+/** Inside an attempt: a body that is not a Responses API object is retried as malformed. */
+export function checkResponse(res: unknown): ResponseShape {
   if (res === null || typeof res !== 'object' || !Array.isArray((res as { output?: unknown }).output)) {
     throw new MalformedResponseError('response body is not a Responses API object');
   }
   return res as ResponseShape;
 }
 
-function outputText(response: ResponseShape): string {
+/**
+ * The output text of a completed response. An incomplete output, a refusal or no text is an `ExtractionError` (`task`
+ * names the call, `outcome` says what was not written), a failed response a `ProviderError`.
+ */
+export function outputText(
+  response: ResponseShape,
+  task = 'extraction',
+  outcome = 'nothing was written',
+): string {
   if (response.status === 'incomplete') {
     const reason =
       typeof response.incomplete_details?.reason === 'string' ? response.incomplete_details.reason : '?';
-    throw new ExtractionError(`model output is incomplete (${reason}); nothing was written`);
+    throw new ExtractionError(`model output is incomplete (${reason}); ${outcome}`);
   }
   if (response.status === 'failed') {
     const code = typeof response.error?.code === 'string' ? response.error.code : 'unknown';
@@ -273,16 +283,15 @@ function outputText(response: ResponseShape): string {
     const message = item as { type?: unknown; content?: unknown };
     if (message.type !== 'message' || !Array.isArray(message.content)) continue;
     for (const part of message.content as { type?: unknown; text?: unknown; refusal?: unknown }[]) {
-      if (part.type === 'refusal')
-        throw new ExtractionError('the model refused the extraction; nothing was written');
+      if (part.type === 'refusal') throw new ExtractionError(`the model refused the ${task}; ${outcome}`);
       if (part.type === 'output_text' && typeof part.text === 'string') text += part.text;
     }
   }
-  if (text.trim() === '') throw new ExtractionError('model returned no output text; nothing was written');
+  if (text.trim() === '') throw new ExtractionError(`model returned no output text; ${outcome}`);
   return text;
 }
 
-function numberOr(value: unknown, fallback: number): number {
+export function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
 }
 

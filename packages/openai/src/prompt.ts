@@ -148,7 +148,8 @@ function shortTime(iso: string): string {
   return m ? `${m[1]}Z` : iso;
 }
 
-function shorten(text: string, max: number): string {
+/** `text` cut to `max` characters, its head (40%) and tail kept around ` […] `. 0: unchanged. */
+export function shorten(text: string, max: number): string {
   if (max <= 0 || text.length <= max) return text;
   const head = Math.ceil(max * 0.4);
   const tail = max - head;

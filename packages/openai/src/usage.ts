@@ -2,7 +2,7 @@ import type { Usage } from '@mem01/engine/provider-kit';
 
 /** One call's usage, reported through `onUsage`. Content-free. */
 export interface UsageEvent {
-  readonly kind: 'extraction' | 'embedding';
+  readonly kind: 'extraction' | 'summary' | 'embedding';
   /** The user the call was made for; null for embeddings made without a scope. */
   readonly userId: string | null;
   readonly model: string;

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { type Embedder, type FullStore, MemoryAdmin, NotFoundError } from '@mem01/engine';
 import { resolveSettings, type SettingOptions } from './env.js';
-import { extractorName, openEmbedder, openStoreTarget, storeLogger } from './open.js';
+import { extractorName, openEmbedder, openStoreTarget, openSummarizer, storeLogger } from './open.js';
 import type { MemoryRuntimeOptions, RuntimeDescription } from './resolve-runtime.js';
 import { describeStoreTarget, type StoreTarget } from './store-target.js';
 
@@ -61,11 +61,15 @@ export async function openMemoryAdmin(options: MemoryAdminOptions = {}): Promise
   });
   let admin: MemoryAdmin;
   let embedded: Awaited<ReturnType<typeof openEmbedder>>;
+  let summarization: Awaited<ReturnType<typeof openSummarizer>>;
   try {
     embedded = await openEmbedder(options.embedder, settings.providers);
+    // The agent's summarizer: a summary the operator writes, or writes again after a forget, is the agent's kind.
+    summarization = await openSummarizer(options.extractor, settings.providers);
     admin = new MemoryAdmin({
       store,
       embedder: embedded.embedder,
+      ...(summarization.summarizer ? { summarizer: summarization.summarizer } : {}),
       config: settings.engineConfig,
       logger: options.logger,
     });
@@ -83,6 +87,7 @@ export async function openMemoryAdmin(options: MemoryAdminOptions = {}): Promise
       store: target.kind,
       location: describeStoreTarget(target),
       extractor,
+      summarizer: summarization.name,
       embedder: embedded.name,
       dimensions: embedded.embedder?.dimensions ?? null,
       strict: admin.config.strict,

@@ -1,7 +1,7 @@
 /**
- * Opening what the settings name: the store (each adapter imported only when used), the extractor and the embedder
- * (`@mem01/openai` or `@mem01/local`, loaded on demand), the engine over them, and the one-line notice of the offline
- * models.
+ * Opening what the settings name: the store (each adapter imported only when used), the extractor, the summarizer and
+ * the embedder (`@mem01/openai` or `@mem01/local`, loaded on demand), the engine over them, and the one-line notice of
+ * the offline models.
  */
 import {
   type Embedder,
@@ -10,10 +10,18 @@ import {
   type FullStore,
   type Logger,
   MemoryEngine,
+  type Summarizer,
 } from '@mem01/engine';
 import type { ProviderSettings, ResolvedSettings } from './env.js';
 import { loadPostgresStore } from './peers.js';
-import { type EmbedderOption, embedderKind, extractorKind, LOCAL_EXTRACTOR_NAME } from './providers.js';
+import {
+  type EmbedderOption,
+  EXTRACTIVE_SUMMARIZER_NAME,
+  embedderKind,
+  extractorKind,
+  LOCAL_EXTRACTOR_NAME,
+  summarizerKind,
+} from './providers.js';
 import type { MemoryRuntime, MemoryRuntimeOptions } from './resolve-runtime.js';
 import { describeStoreTarget, type StoreTarget } from './store-target.js';
 
@@ -38,6 +46,7 @@ export async function openRuntime(
     }
     const embedded = await openEmbedder(options.embedder, providers);
     const extraction = await openExtractor(options.extractor, providers);
+    const summarization = await openSummarizer(options.extractor, providers);
     let store: EngineStore;
     let storeName: string;
     let location: string;
@@ -62,6 +71,7 @@ export async function openRuntime(
       transcript,
       extractor: extraction.extractor,
       embedder: embedded.embedder,
+      ...(summarization.summarizer ? { summarizer: summarization.summarizer } : {}),
       config: engineConfig,
       logger: options.logger,
     });
@@ -84,6 +94,7 @@ export async function openRuntime(
         store: storeName,
         location,
         extractor: extraction.name,
+        summarizer: summarization.name,
         embedder: embedded.name,
         dimensions: embedded.embedder?.dimensions ?? null,
         strict: engine.config.strict,
@@ -166,6 +177,35 @@ export async function openExtractor(
   const local = await import('@mem01/local');
   const extractor = local.createLocalExtractor();
   return { extractor, name: extractor.name };
+}
+
+/** An opened summarizer and how a runtime describes it. */
+export interface OpenedSummarizer {
+  /** The OpenAI summarizer, or undefined for the engine's default (its offline extractive summarizer). */
+  readonly summarizer: Summarizer | undefined;
+  /** `openai:<model>` or `extractive`. */
+  readonly name: string;
+}
+
+/**
+ * The summarizer that goes with the extractor (see `summarizerKind`): with the OpenAI extractor, the OpenAI summarizer
+ * on the same key, base URL and model; otherwise none, so the engine keeps its offline extractive one. Building it
+ * sends nothing.
+ */
+export async function openSummarizer(
+  extractor: Extractor | undefined,
+  settings: ProviderSettings,
+): Promise<OpenedSummarizer> {
+  if (summarizerKind(extractor, settings) === 'extractive') {
+    return { summarizer: undefined, name: EXTRACTIVE_SUMMARIZER_NAME };
+  }
+  const openai = await import('@mem01/openai');
+  const summarizer = openai.createOpenAISummarizer({
+    apiKey: settings.apiKey,
+    baseURL: settings.baseURL ?? null,
+    model: settings.llmModel,
+  });
+  return { summarizer, name: `openai:${summarizer.model}` };
 }
 
 /** The name {@link openExtractor} would give, without loading the extractor (for runtimes that never extract). */

@@ -6,7 +6,7 @@
  */
 import { ConfigError, type Extractor } from '@mem01/engine';
 import { type Env, resolveSettings, type SettingOptions } from './env.js';
-import { extractorName, openEmbedder } from './open.js';
+import { extractorName, openEmbedder, openSummarizer } from './open.js';
 import { extractorKind } from './providers.js';
 import type { RuntimeDescription } from './resolve-runtime.js';
 import { describeStoreTarget, type StoreTarget } from './store-target.js';
@@ -33,13 +33,15 @@ export type PlanOptions = SettingOptions & {
 };
 
 /**
- * Resolves what `openMemoryRuntime(options)` would open (store, extractor, embedder and its dimensions, settings),
- * without opening the store or calling a model. A malformed setting is the `ConfigError` opening would throw.
+ * Resolves what `openMemoryRuntime(options)` would open (store, extractor, summarizer, embedder and its dimensions,
+ * settings), without opening the store or calling a model. A malformed setting is the `ConfigError` opening would throw.
  */
 export async function planRuntime(options: PlanOptions = {}): Promise<RuntimePlan> {
   const settings = resolveSettings(options as Parameters<typeof resolveSettings>[0]);
   const kind = extractorKind(options.extractor, settings.providers);
   const extractor = await extractorName(options.extractor, settings.providers);
+  // Building the summarizer sends nothing either: it names the model.
+  const summarizer = (await openSummarizer(options.extractor, settings.providers)).name;
   // Building an embedder sends nothing: it names the model and fixes the vector length.
   const embedded = await openEmbedder(options.embedder, settings.providers);
   const target = settings.target;
@@ -47,6 +49,7 @@ export async function planRuntime(options: PlanOptions = {}): Promise<RuntimePla
     store: target?.kind ?? options.store?.name ?? 'store',
     location: target ? describeStoreTarget(target) : (options.store?.name ?? 'store'),
     extractor,
+    summarizer,
     embedder: embedded.name,
     dimensions: embedded.embedder?.dimensions ?? null,
     strict: settings.strict,

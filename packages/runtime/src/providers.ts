@@ -1,6 +1,7 @@
 /**
- * Which extractor and embedder memory runs with: OpenAI's when `OPENAI_API_KEY` is set, else the offline pair from
- * `@mem01/local`. The rules that choose them; the variables are read in `env.ts`, the adapters opened in `open.ts`.
+ * Which extractor, summarizer and embedder memory runs with: OpenAI's when `OPENAI_API_KEY` is set, else the offline
+ * pair from `@mem01/local` and the engine's extractive summarizer. The rules that choose them; the variables are read
+ * in `env.ts`, the adapters opened in `open.ts`.
  */
 import { ConfigError, type Embedder, type Extractor } from '@mem01/engine';
 import type { ProviderSettings } from './env.js';
@@ -46,6 +47,20 @@ export function checkEmbedderOption(embedder: unknown): void {
     throw new ConfigError('embedder must implement the mem01 Embedder port (embed, dimensions, model)');
   }
 }
+
+/**
+ * Which summarizer writes conversation summaries: the OpenAI one exactly when the OpenAI extractor is opened (same
+ * key, base URL and model), else the engine's own offline extractive summarizer (`extractive`).
+ */
+export function summarizerKind(
+  extractor: Extractor | undefined,
+  settings: ProviderSettings,
+): 'openai' | 'extractive' {
+  return extractorKind(extractor, settings) === 'openai' ? 'openai' : 'extractive';
+}
+
+/** The name of the engine's offline summarizer (its `extractiveSummarizer().name`), its default. */
+export const EXTRACTIVE_SUMMARIZER_NAME = 'extractive';
 
 /** The name of the offline extractor of `@mem01/local`, known without loading its NLP libraries. */
 export const LOCAL_EXTRACTOR_NAME = 'local-rules';

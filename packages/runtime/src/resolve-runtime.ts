@@ -89,6 +89,11 @@ export interface RuntimeDescription {
   readonly location: string;
   /** `local-rules` (offline), `openai:<model>`, or the name of an extractor passed in. */
   readonly extractor: string;
+  /**
+   * What writes conversation summaries (`engine.summarize`, `autoSummaries`): `openai:<model>` when the OpenAI
+   * extractor is used, else `extractive` (the engine's offline summarizer).
+   */
+  readonly summarizer: string;
   /** `local:<model>`, `openai:<model>`, the model of an embedder passed in, or null (lexical recall only). */
   readonly embedder: string | null;
   /** The embedder's vector length, or null without an embedder. */
@@ -208,7 +213,9 @@ export function resolveRuntime(options: MemoryRuntimeOptions = {}): RuntimeSpec 
  * One line naming what a runtime opened, for an entry point's stderr: `sqlite /home/a/.mem01/memory.db (extractor
  * local-rules, embedder local:mem01-local-hash-v1-384)`. Never contains a secret.
  */
-export function describeRuntime(description: RuntimeDescription): string {
+export function describeRuntime(
+  description: Omit<RuntimeDescription, 'summarizer'> & Partial<Pick<RuntimeDescription, 'summarizer'>>,
+): string {
   return `${description.location} (extractor ${description.extractor}, embedder ${description.embedder ?? 'none'})`;
 }
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, NotFoundError } from '@mem01/engine';
-import { type FakeOpenAI, startFakeOpenAI } from '@mem01/openai/testing';
+import { type FakeOpenAI, isSummaryRequest, startFakeOpenAI, summaryData } from '@mem01/openai/testing';
 import { createMemoryStore } from '@mem01/store-memory';
 import { dropPgSchema, quiet, TEST_PG_URL, type TempDir, tempDir, uniquePgName } from '@mem01/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -57,6 +57,7 @@ describe('openMemoryRuntime', () => {
         store: 'sqlite',
         location: `sqlite ${join(home, 'memory.db')}`,
         extractor: 'local-rules',
+        summarizer: 'extractive',
         embedder: 'local:mem01-local-hash-v1-384',
         dimensions: 384,
         strict: false,
@@ -101,6 +102,7 @@ describe('openMemoryRuntime', () => {
     try {
       expect(runtime.description).toMatchObject({
         extractor: 'openai:gpt-test-model',
+        summarizer: 'openai:gpt-test-model',
         embedder: 'openai:text-embedding-3-large',
         dimensions: 3072,
       });
@@ -281,7 +283,20 @@ describe('the environment, read here only', () => {
       env: { OPENAI_API_KEY: 'sk-test-plan-0123456789abcdef', MEM01_LLM_MODEL: 'gpt-plan' },
       db: join(home, 'x.db'),
     });
-    expect(openai).toMatchObject({ provider: 'openai', llmModel: 'gpt-plan', dimensions: 1536 });
+    expect(openai).toMatchObject({
+      provider: 'openai',
+      llmModel: 'gpt-plan',
+      extractor: 'openai:gpt-plan',
+      summarizer: 'openai:gpt-plan',
+      dimensions: 1536,
+    });
+    // An extractor passed in: the engine's own summarizer, whatever the key.
+    const given = await planRuntime({
+      env: { OPENAI_API_KEY: 'sk-test-plan-0123456789abcdef' },
+      extractor: { name: 'mine', extract: async () => ({ operations: [] }) },
+      db: join(home, 'y.db'),
+    });
+    expect(given).toMatchObject({ provider: 'given', extractor: 'mine', summarizer: 'extractive' });
     expect(JSON.stringify(openai)).not.toContain('sk-test');
     await expect(planRuntime({ env: { DATABASE_URL: 'mysql://x' } })).rejects.toThrow(ConfigError);
   });
@@ -294,7 +309,16 @@ describe('the environment, read here only', () => {
     expect(fine.ok).toBe(true);
     expect(fine.variables.OPENAI_API_KEY).toEqual({ set: true, valid: true, shown: 'sk-…ijkl' });
     expect(fine.variables.DATABASE_URL).toMatchObject({ set: true, valid: true });
-    expect(fine.plan).toMatchObject({ store: 'postgres', provider: 'openai' });
+    expect(fine.plan).toMatchObject({
+      store: 'postgres',
+      provider: 'openai',
+      extractor: 'openai:gpt-5.6-sol',
+      summarizer: 'openai:gpt-5.6-sol',
+    });
+    expect((await checkEnvironment({})).plan).toMatchObject({
+      extractor: 'local-rules',
+      summarizer: 'extractive',
+    });
     expect(JSON.stringify(fine)).not.toMatch(/hunter2|0123456789abcdef/);
     const bad = await checkEnvironment({ OPENAI_API_KEY: 'not a key', DATABASE_URL: 'mysql://x' });
     expect(bad.ok).toBe(false);
@@ -353,6 +377,119 @@ describe('the environment, read here only', () => {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
+      await fake.close();
+    }
+  });
+});
+
+describe('conversation summaries: the summarizer goes with the extractor', () => {
+  const SCOPE = { userId: 'sum-user' };
+  const turns = (sessionId: string) =>
+    (
+      [
+        ['I moved to Lisbon last month and I work as a nurse there.', 'user'],
+        ['Lisbon is lovely!', 'assistant'],
+        ['My sister Ana visits next week for the Sintra hike.', 'user'],
+      ] as const
+    ).map(([text, role], position) => ({
+      scope: SCOPE,
+      sessionId,
+      position,
+      role,
+      text,
+      at: `2026-02-01T10:0${position}:00.000Z`,
+    }));
+
+  it('OPENAI_API_KEY: the OpenAI summarizer, on the environment’s key, base URL and model (agent and admin alike)', async () => {
+    const fake: FakeOpenAI = await startFakeOpenAI({
+      responses: (req) => {
+        if (!isSummaryRequest(req)) return { ops: [] };
+        const user = summaryData(req).turns.filter((t) => t.role === 'user');
+        return { summary: 'On 2026-02-01, the user said they moved to Lisbon.', turns: [user[0]!.n] };
+      },
+    });
+    const env = {
+      MEM01_HOME: tempHome(),
+      OPENAI_API_KEY: 'sk-test-summaries-0123456789',
+      OPENAI_BASE_URL: fake.url,
+      MEM01_LLM_MODEL: 'gpt-sum',
+    };
+    try {
+      const runtime = await openMemoryRuntime({ env, embedder: 'local', resume: false, logger: quiet });
+      try {
+        expect(runtime.description).toMatchObject({
+          extractor: 'openai:gpt-sum',
+          summarizer: 'openai:gpt-sum',
+        });
+        await runtime.engine.accept(turns('s1'));
+        await runtime.engine.flush(SCOPE);
+        const summary = await runtime.engine.summarize(SCOPE, 's1');
+        expect(summary).toMatchObject({
+          kind: 'summary',
+          statement: 'On 2026-02-01, the user said they moved to Lisbon.',
+        });
+        expect(summary!.evidence.map((e) => [e.position, e.quote])).toEqual([
+          [0, 'I moved to Lisbon last month and I work as a nurse there.'],
+        ]);
+      } finally {
+        await runtime.close();
+      }
+      const summaryRequests = fake.requestsFor('responses').filter(isSummaryRequest);
+      expect(summaryRequests).toHaveLength(1);
+      expect(summaryRequests[0]!.body).toMatchObject({ model: 'gpt-sum' });
+      expect(summaryRequests[0]!.authorized).toBe(true);
+      expect((await planRuntime({ env, embedder: 'local' })).summarizer).toBe('openai:gpt-sum');
+
+      // The operator's facade writes the summary with the agent's summarizer.
+      const admin = await openMemoryAdmin({ env, embedder: 'local' });
+      try {
+        expect(admin.description.summarizer).toBe('openai:gpt-sum');
+        await admin.admin.summarize(SCOPE, 's1');
+      } finally {
+        await admin.close();
+      }
+      expect(fake.requestsFor('responses').filter(isSummaryRequest)).toHaveLength(2);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('no key, or an extractor passed in: the engine’s offline extractive summarizer, and no request', async () => {
+    const fake: FakeOpenAI = await startFakeOpenAI();
+    try {
+      const offline = await openMemoryRuntime({
+        env: {},
+        store: createMemoryStore(),
+        resume: false,
+        logger: quiet,
+      });
+      try {
+        expect(offline.description.summarizer).toBe('extractive');
+        await offline.engine.accept(turns('s2'));
+        await offline.engine.flush(SCOPE);
+        const summary = await offline.engine.summarize(SCOPE, 's2');
+        expect(summary?.statement).toContain('Lisbon');
+      } finally {
+        await offline.close();
+      }
+      const given = await openMemoryRuntime({
+        env: { OPENAI_API_KEY: 'sk-test-given-extractor-0123456789', OPENAI_BASE_URL: fake.url },
+        store: createMemoryStore(),
+        extractor: { name: 'mine', extract: async () => ({ operations: [] }) },
+        embedder: 'local',
+        resume: false,
+        logger: quiet,
+      });
+      try {
+        expect(given.description).toMatchObject({ extractor: 'mine', summarizer: 'extractive' });
+        await given.engine.accept(turns('s3'));
+        await given.engine.flush(SCOPE);
+        expect((await given.engine.summarize(SCOPE, 's3'))?.statement).toContain('Lisbon');
+      } finally {
+        await given.close();
+      }
+      expect(fake.requests).toHaveLength(0);
+    } finally {
       await fake.close();
     }
   });

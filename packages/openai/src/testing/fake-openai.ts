@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isSummaryRequest } from './summary-data.js';
 
 /** The endpoints the fake serves. */
 export type FakeEndpoint = 'responses' | 'embeddings';
@@ -65,7 +66,8 @@ export type FakeResponsesHandler = (request: FakeRequest) => unknown | Promise<u
 export interface FakeOpenAIOptions {
   /**
    * Output of `/v1/responses` when no step is scripted. Default: `{ ops: [] }` (a valid, empty
-   * extraction), so a smoke run against the fake does nothing harmful.
+   * extraction), or `{ summary: '', turns: [] }` (no summary) for a summary request, so a smoke run against the fake
+   * does nothing harmful.
    */
   readonly responses?: FakeResponsesHandler | undefined;
   /** Vector length when the request names no `dimensions`. Default: 3072 for text-embedding-3-large, else 1536. */
@@ -109,7 +111,9 @@ const encoder = new TextEncoder();
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const requests: FakeRequest[] = [];
   const queues: Record<FakeEndpoint, FakeStep[]> = { responses: [], embeddings: [] };
-  let responsesHandler: FakeResponsesHandler = options.responses ?? (() => ({ ops: [] }));
+  let responsesHandler: FakeResponsesHandler =
+    options.responses ??
+    ((request) => (isSummaryRequest(request) ? { summary: '', turns: [] } : { ops: [] }));
   let seq = 0;
   let responseSeq = 0;
 

@@ -1,6 +1,6 @@
 /**
  * Test helpers for `@mem01/openai`: an OpenAI-compatible fake HTTP server (responses + embeddings) with scripted
- * faults, and a parser for the extraction prompt's data section. For tests, smoke runs and benchmarks only.
+ * faults, and parsers for the extraction and summary prompts' data sections. For tests, smoke runs and benchmarks only.
  */
 
 export { type ExtractionData, extractionData } from './extraction-data.js';
@@ -16,3 +16,4 @@ export {
   startFakeOpenAI,
 } from './fake-openai.js';
 export { quotingResponder } from './quoting-responder.js';
+export { isSummaryRequest, type SummaryData, summaryData } from './summary-data.js';

@@ -1,5 +1,6 @@
 import { extractionData } from './extraction-data.js';
 import type { FakeResponsesHandler } from './fake-openai.js';
+import { isSummaryRequest, summaryData } from './summary-data.js';
 
 const STOP = new Set(
   'i my me a an the and to of in at on for is am are was be it this that with as we our you your hi so just now'.split(
@@ -21,6 +22,7 @@ function firstClause(text: string): string {
  * A stand-in model for `/v1/responses` that answers mem01 extraction requests the way a frugal model would: one
  * operation per user turn, quoting the turn's first clause, keyed by the turn's first content word. A candidate
  * with that attribute is confirmed (same value) or superseded (different value); otherwise a `fact` is added.
+ * A summary request is answered with the first clause of each user turn, dated, within the byte limit.
  * Deterministic, so smoke runs and benchmarks produce beliefs and realistic output sizes. Not a language model.
  *
  * @example
@@ -30,6 +32,7 @@ function firstClause(text: string): string {
  */
 export function quotingResponder(): FakeResponsesHandler {
   return (request) => {
+    if (isSummaryRequest(request)) return quotingSummary(summaryData(request));
     const data = extractionData(request);
     const ops: unknown[] = [];
     for (const t of data.turns) {
@@ -68,4 +71,19 @@ export function quotingResponder(): FakeResponsesHandler {
     }
     return { ops };
   };
+}
+
+/** `On <day>, the user said: <first clause>; <first clause>; …`, within the byte limit, with the turns it quotes. */
+function quotingSummary(data: ReturnType<typeof summaryData>): { summary: string; turns: number[] } {
+  const user = data.turns.filter((t) => t.role === 'user' && t.text.trim().split(/\s+/).length >= 2);
+  if (user.length === 0) return { summary: '', turns: [] };
+  let summary = `On ${user[0]!.day}, the user said:`;
+  const turns: number[] = [];
+  for (const t of user) {
+    const next = `${summary}${turns.length > 0 ? ';' : ''} ${firstClause(t.text)}`;
+    if (Buffer.byteLength(`${next}.`) > data.maxBytes) break;
+    summary = next;
+    turns.push(t.n);
+  }
+  return turns.length === 0 ? { summary: '', turns: [] } : { summary: `${summary}.`, turns };
 }
