@@ -21,7 +21,8 @@ export interface MemoryServerOptions {
 
 /**
  * Creates an MCP server with the mem01 tools (`add_memory`, `search_memory`, `list_memories`, `memory_history`,
- * `update_memory`, `delete_memory`, and the deprecated names `remember`, `recall`, `correct_memory`, `forget_memory`),
+ * `update_memory`, `delete_memory`, `summarize_conversation`, and the deprecated names `remember`, `recall`,
+ * `correct_memory`, `forget_memory`),
  * the resources `mem01://users/{userId}/profile` and
  * `mem01://users/{userId}/beliefs/{id}`, and the prompt `with-memory`. Connect it to one transport.
  *

@@ -37,6 +37,18 @@ export function clientSessionId(scope: ServedScope, sessionId: string): string {
   return `${SESSION_PREFIX}${scopeTag(scope)}:c:${sessionId}`;
 }
 
+/**
+ * The stored session id a client names a conversation by, in `summarize_conversation` and `list_memories`: one of
+ * this user's stored ids (`mcp:<tag>:…`, as `add_memory` returns it and evidence names it) as it is, any other id as
+ * the client's own (`add_memory`'s `sessionId`). Another user's stored id is the client's own id like any other, so it
+ * never names that user's conversation (and the scope would keep it out anyway).
+ */
+export function storedSessionId(scope: ServedScope, sessionId: string): string {
+  return sessionId.startsWith(`${SESSION_PREFIX}${scopeTag(scope)}:`)
+    ? sessionId
+    : clientSessionId(scope, sessionId);
+}
+
 /** The session id of statements remembered in the window holding `at`, e.g. `mcp:<tag>:20260501T1020Z`. */
 export function statementSessionId(scope: ServedScope, at: Date): string {
   const start = new Date(Math.floor(at.getTime() / STATEMENT_WINDOW_MS) * STATEMENT_WINDOW_MS);

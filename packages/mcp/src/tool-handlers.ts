@@ -3,11 +3,23 @@
  * calls it makes and the structured and text results it returns. Failures are thrown; `tools.ts` turns them into
  * tool errors.
  */
-import { type Belief, type BeliefStatus, InvalidInputError, NotFoundError } from '@mem01/engine';
+import {
+  type Belief,
+  type BeliefKind,
+  type BeliefStatus,
+  InvalidInputError,
+  NotFoundError,
+} from '@mem01/engine';
 import { assertText, BELIEF_STATUSES, neutralize } from '@mem01/engine/binding-kit';
 import { beliefView, dataBlock, type ToolOutput } from './format.js';
 import type { ServerContext } from './server-context.js';
-import { clientSessionId, statementPosition, statementSessionId, type TurnKey } from './session-ids.js';
+import {
+  clientSessionId,
+  statementPosition,
+  statementSessionId,
+  storedSessionId,
+  type TurnKey,
+} from './session-ids.js';
 import type { ServedScope } from './user-access.js';
 
 const served = (scope: ServedScope) => ({ userId: scope.userId, namespace: scope.namespace });
@@ -178,30 +190,72 @@ export async function recall(ctx: ServerContext, args: RecallArgs): Promise<Tool
 /** The arguments of `list_memories`, as its input schema checked them. */
 export interface ListMemoriesArgs {
   readonly status?: BeliefStatus | 'all' | undefined;
+  readonly kinds?: readonly BeliefKind[] | undefined;
+  readonly sessionId?: string | undefined;
   readonly limit?: number | undefined;
   readonly cursor?: string | undefined;
   readonly userId?: string | undefined;
 }
 
-/** One page of the user's beliefs with one status. */
+/** One page of the user's beliefs with one status (of some kinds, from one conversation, when asked). */
 export async function listMemories(ctx: ServerContext, args: ListMemoriesArgs): Promise<ToolOutput> {
   const { engine } = ctx;
   const scope = ctx.scope(args.userId);
   const status = args.status ?? 'active';
   const statuses: readonly BeliefStatus[] = status === 'all' ? BELIEF_STATUSES : [status];
+  const sessionId = args.sessionId === undefined ? undefined : storedSessionId(scope, args.sessionId);
   const page = await engine.list(scope, {
     statuses,
     limit: args.limit ?? 20,
     ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
+    ...(args.kinds === undefined ? {} : { kinds: [...new Set(args.kinds)] }),
+    ...(sessionId === undefined ? {} : { sessionId }),
   });
   return {
     structured: {
       ...served(scope),
       status,
+      ...(sessionId === undefined ? {} : { sessionId }),
       items: page.items.map(beliefView),
       nextCursor: page.nextCursor,
     },
     text: `${dataBlock(page.items)}${page.nextCursor ? `\nMore: call again with cursor "${page.nextCursor}".` : ''}`,
+  };
+}
+
+/** The arguments of `summarize_conversation`, as its input schema checked them. */
+export interface SummarizeConversationArgs {
+  readonly sessionId: string;
+  readonly userId?: string | undefined;
+}
+
+/**
+ * Writes (or confirms, or supersedes) the summary of one of the user's conversations with the engine's `summarize`,
+ * and returns it; when the conversation has nothing left to summarize, says so (a result, not an error).
+ */
+export async function summarizeConversation(
+  ctx: ServerContext,
+  args: SummarizeConversationArgs,
+): Promise<ToolOutput> {
+  const { engine } = ctx;
+  const scope = ctx.scope(args.userId);
+  const sessionId = storedSessionId(scope, args.sessionId);
+  const summary = await engine.summarize(scope, sessionId);
+  const from = summary?.validFrom ?? null;
+  const to = summary?.validTo ?? null;
+  const name = JSON.stringify(neutralize(args.sessionId));
+  return {
+    structured: {
+      ...served(scope),
+      sessionId,
+      summary: summary === null ? null : beliefView(summary),
+      from,
+      to,
+    },
+    text:
+      summary === null
+        ? `Nothing to summarize: conversation ${name} has no remembered turn of this user left (none, or only questions). No summary was written; an earlier one, if any, was retracted.`
+        : `Summary of conversation ${name} (${day(from)} to ${day(to)}), ${summary.id} v${summary.version}:\n${dataBlock([summary])}`,
   };
 }
 
@@ -271,6 +325,10 @@ function noBeliefHint(ctx: ServerContext): string {
   return ctx.extractorName.includes('local')
     ? ' The offline extractor understands first-person English ("I live in Lisbon", "My favorite color is teal"); set OPENAI_API_KEY on the server for model-based extraction.'
     : '';
+}
+
+function day(iso: string | null): string {
+  return iso === null ? '–' : iso.slice(0, 10);
 }
 
 function fmt(n: number | null): string {

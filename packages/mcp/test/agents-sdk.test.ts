@@ -72,6 +72,7 @@ describe('the Agents SDK over MCPServerStdio', () => {
           'memory_history',
           'update_memory',
           'delete_memory',
+          'summarize_conversation',
         ]),
       );
       expect(result.finalOutput).toBe('Your favorite color is teal.');

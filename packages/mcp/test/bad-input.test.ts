@@ -91,6 +91,32 @@ describe('bad input', () => {
     await refused(c, 'list_memories', { status: 'deleted' }, /Input validation error.*status/);
     await refused(c, 'list_memories', { limit: 'ten' }, /Input validation error.*limit/);
     await refused(c, 'list_memories', { cursor: '@@@@' }, /invalid_input/);
+    await refused(c, 'list_memories', { kinds: [] }, /Input validation error.*kinds/);
+    await refused(c, 'list_memories', { kinds: ['summaries'] }, /Input validation error.*kinds/);
+    await refused(c, 'list_memories', { kinds: 'summary' }, /Input validation error.*kinds/);
+    await refused(c, 'list_memories', { sessionId: '' }, /Input validation error.*sessionId/);
+    await refused(c, 'list_memories', { sessionId: 'x'.repeat(257) }, /Input validation error.*sessionId/);
+    await refused(c, 'summarize_conversation', {}, /Input validation error.*sessionId/);
+    await refused(c, 'summarize_conversation', { sessionId: '' }, /Input validation error.*sessionId/);
+    await refused(c, 'summarize_conversation', { sessionId: 7 }, /Input validation error.*sessionId/);
+    await refused(
+      c,
+      'summarize_conversation',
+      { sessionId: 'x'.repeat(257) },
+      /Input validation error.*sessionId/,
+    );
+    await refused(
+      c,
+      'summarize_conversation',
+      { sessionId: 'trip', since: 'yesterday' },
+      /Input validation error/,
+    );
+    await refused(
+      c,
+      'summarize_conversation',
+      { sessionId: 'a\u0000b' },
+      /^invalid_input: sessionId: must not contain control characters/,
+    );
     await refused(c, 'memory_history', { id: null }, /Input validation error.*id/);
     await refused(c, 'update_memory', { id: 5, text: 'x' }, /Input validation error.*id/);
     await refused(c, 'update_memory', { id: 'x', text: 'y', expectedVersion: 1.5 }, /Input validation error/);
@@ -133,6 +159,8 @@ describe('bad input', () => {
         ['add_memory', { text: 'I live in Oslo.', userId: other }],
         ['list_memories', { userId: other }],
         ['delete_memory', { id: 'x', userId: other }],
+        ['summarize_conversation', { sessionId: 'x', userId: other }],
+        ['list_memories', { kinds: ['summary'], sessionId: 'x', userId: other }],
       ] as const) {
         await refused(c, name, args, /invalid_input: userId: this server serves one user only/);
       }
@@ -159,6 +187,13 @@ describe('bad input', () => {
       await refused(c, 'search_memory', { query: 'x', userId: id }, /invalid_input: userId: is not allowed/);
     }
     await refused(c, 'search_memory', { query: 'x', userId: 'team-\u0007' }, /invalid_input: scope\.userId/);
+    await refused(c, 'summarize_conversation', { sessionId: 'x' }, /invalid_input: userId: is required/);
+    await refused(
+      c,
+      'summarize_conversation',
+      { sessionId: 'x', userId: 'bob' },
+      /invalid_input: userId: is not allowed/,
+    );
     const a = await ok<RememberOut>(c, 'add_memory', {
       text: 'I live in Oslo.',
       userId: 'team-a',

@@ -1,8 +1,9 @@
 /**
  * Property: a single-user server never reads or changes another user's memory, whatever a client sends. Other
  * scopes (ids that break naive code: case and space variants, wildcards, quotes, unicode, the same id in another
- * namespace) hold beliefs with marker words and a queued turn; random sequences of tool calls, resource reads and
- * prompts, naming other users and other users' belief ids, run against a server for `u`. No answer may contain a
+ * namespace) hold beliefs with marker words, a summarized conversation and a queued turn; random sequences of tool
+ * calls, resource reads and prompts, naming other users, other users' belief ids and their conversations' ids, run
+ * against a server for `u`. No answer may contain a
  * marker, and every other scope must be exactly as it was. In-process (the SDK's linked in-memory transport
  * between a real `Client` and the real server) so that many sequences run; the stdio tests cover the bin.
  */
@@ -17,6 +18,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beliefUri, profileUri } from '../src/resources.js';
 import { createMemoryServer } from '../src/server.js';
+import { clientSessionId } from '../src/session-ids.js';
 import { tempDir } from './helpers.js';
 
 const SERVED: Scope = { userId: 'u' };
@@ -45,6 +47,17 @@ const otherIds: string[] = [];
 const ownIds: string[] = [];
 
 const key = (s: Scope) => JSON.stringify([s.userId, s.namespace ?? '']);
+/** The stored id of a scope's conversation `chat`, as the server writes it. */
+const chatOf = (s: Scope) => clientSessionId({ userId: s.userId, namespace: s.namespace ?? '' }, 'chat');
+
+/** A conversation `chat` of `scope` (one turn, extracted), summarized. */
+async function chat(scope: Scope, text: string): Promise<Belief | null> {
+  await engine.accept([
+    { scope, sessionId: chatOf(scope), position: 0, role: 'user', text, at: new Date().toISOString() },
+  ]);
+  await engine.flush(scope);
+  return engine.summarize(scope, chatOf(scope));
+}
 
 async function snapshot(): Promise<Map<string, unknown>> {
   const out = new Map<string, unknown>();
@@ -71,7 +84,14 @@ beforeAll(async () => {
       statement: `The user lives in Lisbon and the secret word is ${MARKER}${i}.`,
     });
     otherIds.push(b.id);
+    // A conversation of theirs, summarized: the server for `u` must neither summarize it again nor show it.
+    const summary = await chat(
+      scope,
+      `On the ${MARKER}${i} expedition we crossed the northern glacier with my cousin Tomas.`,
+    );
+    expect(summary?.statement).toContain(`${MARKER}${i}`);
   }
+  await chat(SERVED, 'We walked along the river in Porto and watched the boats at sunset.');
   // A turn of another user left queued (as by a stopped process): a server for `u` must never extract it.
   await store.enqueue([
     {
@@ -126,6 +146,14 @@ const textArb = fc.oneof(
   fc.string({ maxLength: 60 }),
 );
 const versionArb = fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined });
+// Conversations: the client's id of everyone's `chat`, their stored ids (the served user's and every other's), and any.
+const sessionArb = fc.oneof(
+  fc.constantFrom('chat', 'bob-chat', chatOf(SERVED), ...OTHERS.map(chatOf)),
+  fc.string({ minLength: 1, maxLength: 40 }),
+);
+const kindsArb = fc.option(fc.subarray(['summary', 'episode', 'fact'] as const, { minLength: 1 }), {
+  nil: undefined,
+});
 
 type Op =
   | { kind: 'tool'; name: string; args: Record<string, unknown> }
@@ -143,8 +171,16 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     .record({ query: textArb, userId: userArb, explain: fc.boolean() })
     .map((a): Op => ({ kind: 'tool', name: 'search_memory', args: a })),
   fc
-    .record({ status: fc.constantFrom('active', 'all', 'superseded', 'forgotten'), userId: userArb })
+    .record({
+      status: fc.constantFrom('active', 'all', 'superseded', 'forgotten'),
+      kinds: kindsArb,
+      sessionId: fc.option(sessionArb, { nil: undefined }),
+      userId: userArb,
+    })
     .map((a): Op => ({ kind: 'tool', name: 'list_memories', args: a })),
+  fc
+    .record({ sessionId: sessionArb, userId: userArb })
+    .map((a): Op => ({ kind: 'tool', name: 'summarize_conversation', args: a })),
   fc
     .record({ id: idArb, userId: userArb })
     .map((a): Op => ({ kind: 'tool', name: 'memory_history', args: a })),

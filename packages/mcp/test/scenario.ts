@@ -33,6 +33,7 @@ export async function rememberThenRecallAcrossConnections(
         'list_memories',
         'memory_history',
         'search_memory',
+        'summarize_conversation',
         'update_memory',
         // The earlier names, served as deprecated aliases.
         'correct_memory',

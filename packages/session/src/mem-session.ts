@@ -53,7 +53,10 @@ import {
   SDK_MESSAGES,
 } from './session-history.js';
 
-/** Every kind but `reply` (the assistant's own words, listed only when `kinds` names them). */
+/**
+ * Every kind but `reply` (the assistant's own words, listed only when `kinds` names them): the beliefs, the episodes,
+ * the conversation summaries and the notes.
+ */
 const KINDS_BUT_REPLIES = BELIEF_KINDS.filter((k) => k !== 'reply');
 
 /** Options of {@link memSession}. */
@@ -94,7 +97,11 @@ export interface MemoryHistoryOptions {
   readonly limit?: number | undefined;
   /** Only beliefs with evidence from this conversation (for example what one conversation taught). */
   readonly sessionId?: string | undefined;
-  /** Only these kinds (`['episode']`: what the user said, turn by turn). */
+  /**
+   * Only these kinds (`['episode']`: what the user said, turn by turn; `['summary']`: the conversation summaries, one
+   * per conversation, with `sessionId` the summary of that one). Default every kind but `reply`: the beliefs, the
+   * episodes, the summaries and the notes (the assistant's replies are listed only when named here).
+   */
   readonly kinds?: readonly BeliefKind[] | undefined;
 }
 
@@ -425,6 +432,26 @@ export class MemSession implements Session {
       cursor = page.nextCursor;
     } while (cursor !== null && (limit === undefined || newestFirst.length < limit));
     return newestFirst.reverse();
+  }
+
+  /**
+   * Writes the summary of one of this user's conversations (default: this session's own), after the user's accepted
+   * writes: the engine's `summarize`. A compressed, dated `summary` belief (subject `conversation`, attribute
+   * `summary:<sessionId>`, `validFrom`/`validTo` the conversation's first and last turn, evidence the turns it quotes)
+   * drawn from the turns of that conversation that are still remembered (what the user said, first of all), by the
+   * runtime engine's summarizer (offline and extractive by default). A new summary of the same conversation supersedes the last (its history
+   * stays); the same text confirms it. `memoryHistory({ kinds: ['summary'], sessionId })` lists it; recall may bring it
+   * into the block as `[conversation YYYY-MM-DD] …`.
+   *
+   * Only this session's user + namespace: another user's conversation with the same id has nothing of this user's to
+   * summarize. Returns the active summary, or null when the conversation has nothing left to summarize (no turn, or
+   * only questions); its last summary, if any, is then retracted. An id that is not a valid conversation id (empty, too
+   * long, control characters) throws `InvalidInputError('sessionId', …)`.
+   */
+  async summarizeConversation(sessionId: string = this.sessionId): Promise<Belief | null> {
+    assertId(sessionId, 'sessionId');
+    const rt = await this.runtime();
+    return rt.engine.summarize(this.scope, sessionId);
   }
 
   /** A user's correction: the belief is superseded by `text` with full confidence. Returns the new belief. */

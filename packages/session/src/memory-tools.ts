@@ -16,8 +16,16 @@ export interface MemoryToolsOptions extends MemoryHelperOptions {
 
 const KINDS = EXTRACTABLE_KINDS;
 
+/**
+ * One note a line: its id, `[kind]` (`, unconfirmed` while pending) and statement. A conversation summary also names
+ * the day its conversation began (`[summary, conversation 2026-05-01]`), as the block dates it.
+ */
 function line(b: Belief): string {
-  return `${b.id} [${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}] ${neutralize(b.statement)}`;
+  const label =
+    b.kind === 'summary'
+      ? `summary, conversation ${(b.validFrom ?? b.storedAt).slice(0, 10)}`
+      : `${b.kind}${b.status === 'pending' ? ', unconfirmed' : ''}`;
+  return `${b.id} [${label}] ${neutralize(b.statement)}`;
 }
 
 async function safely(options: MemoryToolsOptions, fn: () => Promise<string>): Promise<string> {
@@ -90,7 +98,8 @@ export async function createMemoryTools(
   );
   const list = tool({
     name: 'list_memories',
-    description: "List the user's newest remembered notes. Returns one note per line with its id.",
+    description:
+      "List the user's newest remembered notes (beliefs, what the user said, conversation summaries). Returns one note per line with its id and kind.",
     parameters: z.object({
       limit: z.number().int().min(1).max(100).nullable().describe('Most notes to return (default 20)'),
     }),
