@@ -128,3 +128,14 @@ describe('a summary in the block', () => {
     );
   });
 });
+
+describe('summary keys', () => {
+  it('keep conversations apart that a canonical key would merge, and stay short', async () => {
+    const { summaryKey } = await import('../src/summaries.js');
+    expect(summaryKey('trip_1')).toBe('summary:trip_1');
+    expect(summaryKey('Trip-1')).not.toBe(summaryKey('trip_1'));
+    expect(summaryKey('Trip-1')).not.toBe(summaryKey('trip-1'));
+    expect(summaryKey('x'.repeat(256)).length).toBeLessThanOrEqual(200);
+    expect(summaryKey('x'.repeat(256))).not.toBe(summaryKey('x'.repeat(255)));
+  });
+});
