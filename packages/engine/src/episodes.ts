@@ -6,12 +6,29 @@ import { canonicalKey } from './belief.js';
 import type { ExtractionOperation, ExtractionTurn } from './ports.js';
 import { splitText } from './text.js';
 import type { Evidence } from './types.js';
+import { contentHash } from './util.js';
 
 /** The subject every episode is filed under. */
 export const EPISODE_SUBJECT = 'user';
 
+/**
+ * A key of a record of one conversation: `<prefix>:<session id><rest>`. Keys are canonical (lower case, `-` and spaces
+ * as `_`), so a session id that is not canonical carries a hash of itself (`Trip-1` and `trip_1` are two
+ * conversations), and one too long for a key is its hash alone.
+ */
+export function conversationKey(prefix: string, sessionId: string, rest = ''): string {
+  const canonical = canonicalKey(sessionId);
+  const key = `${prefix}:${canonical}${canonical === sessionId ? '' : `~${contentHash(sessionId)}`}${rest}`;
+  return key.length <= 200 ? key : `${prefix}:~${contentHash(sessionId)}${rest}`;
+}
+
 /** The key of the episode of one turn (of part `part` of a turn split for length). */
 export function episodeKey(sessionId: string, position: number, part = 0): string {
+  return conversationKey('episode', sessionId, `:${position}${part > 0 ? `#${part}` : ''}`);
+}
+
+/** The key an episode had before {@link conversationKey} (stores written by earlier versions hold it). */
+function legacyEpisodeKey(sessionId: string, position: number, part: number): string {
   return canonicalKey(`episode:${sessionId}:${position}${part > 0 ? `#${part}` : ''}`);
 }
 
@@ -23,7 +40,10 @@ export function episodeKeysOf(
   const keys: { subject: string; attribute: string }[] = [];
   for (const e of evidence) {
     for (let part = 0; part < parts; part++) {
-      keys.push({ subject: EPISODE_SUBJECT, attribute: episodeKey(e.sessionId, e.position, part) });
+      const key = episodeKey(e.sessionId, e.position, part);
+      keys.push({ subject: EPISODE_SUBJECT, attribute: key });
+      const legacy = legacyEpisodeKey(e.sessionId, e.position, part);
+      if (legacy !== key) keys.push({ subject: EPISODE_SUBJECT, attribute: legacy });
     }
   }
   return keys;
@@ -52,7 +72,7 @@ export const REPLY_SUBJECT = 'assistant';
 
 /** The key of the reply of one assistant turn (of part `part` of a reply split for length). */
 export function replyKey(sessionId: string, position: number, part = 0): string {
-  return canonicalKey(`reply:${sessionId}:${position}${part > 0 ? `#${part}` : ''}`);
+  return conversationKey('reply', sessionId, `:${position}${part > 0 ? `#${part}` : ''}`);
 }
 
 /**

@@ -9,10 +9,10 @@
  * it, and the engine writes it again from what is left.
  */
 
-import { canonicalKey } from './belief.js';
 import { checkBudgets, recordUsage } from './budgets.js';
 import { applyOperations } from './commit-plan.js';
 import type { EngineCore } from './engine-core.js';
+import { conversationKey } from './episodes.js';
 import { describeError, InvalidInputError } from './errors.js';
 import type {
   ExtractionTurn,
@@ -24,20 +24,14 @@ import type {
 } from './ports.js';
 import { clip, contentStems, isQuestionOnly, sentences } from './text.js';
 import type { Belief, Scope } from './types.js';
-import { contentHash, utf8Length } from './util.js';
+import { utf8Length } from './util.js';
 
 /** The subject every summary is filed under. */
 export const SUMMARY_SUBJECT = 'conversation';
 
-/**
- * The key of the summary of one conversation. Keys are canonical (lower case, `-` as `_`), so a session id that is not
- * carries a hash of itself: `Trip-1` and `trip_1` are two conversations with two summaries. A key stays well within the
- * 256 characters a key may hold.
- */
+/** The key of the summary of one conversation (see `conversationKey`: `Trip-1` and `trip_1` have one each). */
 export function summaryKey(sessionId: string): string {
-  const canonical = canonicalKey(sessionId);
-  const key = `summary:${canonical}${canonical === sessionId ? '' : `~${contentHash(sessionId)}`}`;
-  return key.length <= 200 ? key : `summary:~${contentHash(sessionId)}`;
+  return conversationKey('summary', sessionId);
 }
 
 /** Most records of one conversation read for its summary (the newest are kept when it has more). */

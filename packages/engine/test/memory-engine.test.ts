@@ -1196,7 +1196,10 @@ describe('accept with skipRepeats', () => {
 describe('what the assistant answered', () => {
   it('a question about what the assistant said recalls its answer to the turn it names, in other words', async () => {
     const { engine } = engineOn(createMemoryStore(), { config: { replies: true } });
-    const said = (position: number, role: 'user' | 'assistant', text: string) => ({ ...turn(position, text), role });
+    const said = (position: number, role: 'user' | 'assistant', text: string) => ({
+      ...turn(position, text),
+      role,
+    });
     await engine.accept([
       said(0, 'user', 'Recommend a dessert for tonight.'),
       said(1, 'assistant', 'Try the mango sticky rice from the Thai place on Valencia.'),
@@ -1213,6 +1216,24 @@ describe('what the assistant answered', () => {
     // A question about the user never brings the assistant's words.
     const plain = await engine.recall(scope, 'dessert for tonight');
     expect(plain.map((h) => h.belief.kind)).not.toContain('reply');
+    await engine.close();
+  });
+});
+
+describe('conversation ids that differ only in case or punctuation', () => {
+  it('keep their own episodes: the second conversation does not supersede the first one’s turn', async () => {
+    const { engine } = engineOn(createMemoryStore());
+    await engine.accept([{ ...turn(0, 'I love the mountains.'), sessionId: 'Trip-1' }]);
+    await engine.accept([{ ...turn(0, 'I hate the beach.'), sessionId: 'trip_1' }]);
+    const episodes = await engine.list(scope, { kinds: ['episode'], statuses: ['active', 'superseded'] });
+    expect(episodes.items.map((b) => [b.status, b.statement]).sort()).toEqual([
+      ['active', 'I hate the beach.'],
+      ['active', 'I love the mountains.'],
+    ]);
+    // A session id too long for a key still keeps its turn.
+    const long = 'x'.repeat(256);
+    await engine.accept([{ ...turn(0, 'I collect vintage maps.'), sessionId: long }]);
+    expect((await engine.list(scope, { kinds: ['episode'], sessionId: long })).items).toHaveLength(1);
     await engine.close();
   });
 });
