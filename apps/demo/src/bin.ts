@@ -77,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
         `  DATABASE_URL:    ${result.database.set ? (result.database.valid ? `set (${result.database.shown})` : `INVALID: ${result.database.problem}`) : 'not set'}\n`,
       );
       out.write(
-        `  would run:       extractor ${result.wouldRun.extractor}; embedder ${result.wouldRun.embedder}; store ${result.wouldRun.store}\n`,
+        `  would run:       extractor ${result.wouldRun.extractor}; summarizer ${result.wouldRun.summarizer}; embedder ${result.wouldRun.embedder}; store ${result.wouldRun.store}\n`,
       );
     }
     return result.ok ? 0 : 1;

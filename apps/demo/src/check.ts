@@ -15,7 +15,13 @@ export interface CheckResult {
   readonly openai: VariableCheck;
   /** `DATABASE_URL`, checked by its form (without password). */
   readonly database: VariableCheck;
-  readonly wouldRun: { readonly extractor: string; readonly embedder: string; readonly store: string };
+  readonly wouldRun: {
+    readonly extractor: string;
+    /** Who writes conversation summaries: the engine's offline extractive summarizer, or the model's. */
+    readonly summarizer: string;
+    readonly embedder: string;
+    readonly store: string;
+  };
   /** What `@mem01/runtime` would open (the agent's runtime, described without secrets), or null when it would refuse. */
   readonly runtime: RuntimePlan | null;
   /** Why `@mem01/runtime` would refuse these settings, when it would. */
@@ -57,6 +63,7 @@ export async function check(
     database,
     wouldRun: {
       extractor: plan === null ? 'none (the settings are refused)' : extractorLabel(plan),
+      summarizer: plan === null ? 'none' : summarizerLabel(plan),
       embedder: plan === null ? 'none' : embedderLabel(plan),
       store: plan === null ? `none: ${checked.problem}` : storeLabel(plan.location),
     },
@@ -67,6 +74,11 @@ export async function check(
 
 function extractorLabel(plan: RuntimePlan): string {
   return plan.llmModel === null ? '@mem01/local (offline)' : `@mem01/openai (${plan.llmModel})`;
+}
+
+function summarizerLabel(plan: RuntimePlan): string {
+  const name = plan.summarizer;
+  return name.startsWith('openai:') ? `@mem01/openai (${name.slice('openai:'.length)})` : `@mem01/engine (offline, ${name})`;
 }
 
 function embedderLabel(plan: RuntimePlan): string {

@@ -152,6 +152,7 @@ describe('the bin', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/OPENAI_API_KEY:\s+not set/);
     expect(r.stdout).toMatch(/@mem01\/local/);
+    expect(r.stdout).toMatch(/summarizer @mem01\/engine \(offline, extractive\)/);
     expect(r.stdout).toMatch(/sqlite/);
   });
 
@@ -168,6 +169,8 @@ describe('the bin', () => {
     expect(out.openai).toMatchObject({ set: true, valid: true });
     expect(out.database).toMatchObject({ set: true, valid: true });
     expect(out.wouldRun.store).toMatch(/postgres/);
+    expect(out.wouldRun.summarizer).toMatch(/^@mem01\/openai \(.+\)$/);
+    expect(out.runtime.summarizer).toMatch(/^openai:/);
     expect(r.stdout + r.stderr).not.toContain(key);
     expect(r.stdout + r.stderr).not.toContain('hunter2');
     // A variable already set wins over .env.
