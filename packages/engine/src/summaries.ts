@@ -38,6 +38,8 @@ export function summaryKey(sessionId: string): string {
 const MAX_SUMMARY_RECORDS = 2000;
 /** Most evidence items a summary keeps: the turns it quotes, or the first of those a model's summary draws on. */
 const MAX_SUMMARY_SOURCES = 200;
+/** Most sentences the extractive summarizer weighs (the conversation's last). */
+const MAX_POOL_SENTENCES = 2000;
 /** Sentences shorter than this many content words say too little to summarize a conversation. */
 const MIN_SENTENCE_WORDS = 3;
 
@@ -80,7 +82,8 @@ function extractiveSummary({ turns, maxBytes }: Pick<SummaryRequest, 'turns' | '
     turns.filter((t) => t.role === 'user'),
     maxBytes,
   );
-  const pool = user.length > 0 ? user : candidateSentences(turns, maxBytes);
+  // Each pick rescans what is left: a very long conversation is summarized from its last sentences.
+  const pool = (user.length > 0 ? user : candidateSentences(turns, maxBytes)).slice(-MAX_POOL_SENTENCES);
   if (pool.length === 0) return { text: '', sources: [] };
   const weight = new Map<string, number>();
   let total = 0;
@@ -94,7 +97,8 @@ function extractiveSummary({ turns, maxBytes }: Pick<SummaryRequest, 'turns' | '
   const chosen: Sentence[] = [];
   const left = new Set(pool);
   let used = 0;
-  while (left.size > 0) {
+  const shortest = Math.min(...pool.map((s) => utf8Length(s.text)));
+  while (left.size > 0 && maxBytes - used > shortest) {
     let best: Sentence | null = null;
     let bestScore = -1;
     for (const s of left) {
