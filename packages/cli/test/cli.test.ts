@@ -482,7 +482,8 @@ describe('conversation summaries', () => {
       kind: 'summary',
       status: 'active',
       subject: 'conversation',
-      attribute: 'summary:trip_1',
+      // `trip-1` is not a canonical key: its hash keeps it apart from a conversation `trip_1`.
+      attribute: expect.stringMatching(/^summary:trip_1~[0-9a-f]{16}$/),
       validFrom: '2026-03-02T09:00:00.000Z',
       validTo: '2026-03-03T08:00:00.000Z',
       scope: { userId: USER },
@@ -505,7 +506,7 @@ describe('conversation summaries', () => {
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${summary!.id}\\s+active\\s+summary\\s+conversation\\.summary:trip_1\\s+1\\.00\\s+\\S+ \\S+\\s+\\[conversation 2026-03-02 to 2026-03-03\\] `,
+        `^${summary!.id}\\s+active\\s+summary\\s+conversation\\.summary:trip_1~[0-9a-f]{16}\\s+1\\.00\\s+\\S+ \\S+\\s+\\[conversation 2026-03-02 to 2026-03-03\\] `,
       ),
     );
 

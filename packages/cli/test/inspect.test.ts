@@ -289,7 +289,7 @@ describe('mem01 inspect in Chromium', () => {
 
     // The recall playground shows it in the block the agent would get, dated by the conversation.
     await page.goto(
-      `${inspector.origin}/recall?u=${USER}&q=${encodeURIComponent('our Kyoto trip with Lena')}`,
+      `${inspector.origin}/recall?u=${USER}&q=${encodeURIComponent('What did we talk about on our Kyoto trip with Lena?')}`,
     );
     await page.waitForSelector('#block');
     expect(await page.locator('#block').innerText()).toMatch(/\[conversation 2026-03-02\] .*Kyoto/);

@@ -11,10 +11,10 @@ import type { LexicalHit } from './ports.js';
 import {
   asksAboutReplies,
   collapseCovered,
-  KINDS_BUT_REPLIES,
   maxRecallTotal,
   rankHits,
   rankProfile,
+  recalledKinds,
   scaledScore,
   statementWords,
 } from './recall.js';
@@ -111,14 +111,12 @@ export async function recallBeliefs(
   const limit = checkRecall(core, query, options);
   const started = performance.now();
   const kinds = options.kinds ? new Set(options.kinds) : null;
-  // The assistant's replies are recalled only for a question about what it said; otherwise the store's searches
-  // leave them out, so they take no candidate's place.
+  // The assistant's replies are recalled only for a question about what it said, and conversation summaries only for
+  // one about an earlier conversation as a whole; otherwise the store's searches leave them out, so they take no
+  // candidate's place (summaries in every recall cost block recall on both development sets: see the README).
   const withReplies = kinds ? kinds.has('reply') : asksAboutReplies(query);
-  const searchKinds: readonly BeliefKind[] | undefined = kinds
-    ? [...kinds]
-    : withReplies
-      ? undefined
-      : KINDS_BUT_REPLIES;
+  const searchKinds: readonly BeliefKind[] | undefined = kinds ? [...kinds] : recalledKinds(query);
+  const searched = searchKinds ? new Set(searchKinds) : null;
   // What a grant that has ended captured is left out by the store's searches (so it takes no candidate's place).
   const ended = await endedGrants(core, scope);
   const excludeGrants = ended.size > 0 ? [...ended.keys()] : undefined;
@@ -128,7 +126,7 @@ export async function recallBeliefs(
     (b.grantId === undefined || !ended.has(b.grantId)) &&
     (kinds
       ? kinds.has(b.kind)
-      : (core.config.episodic || b.kind !== 'episode') && (withReplies || b.kind !== 'reply'));
+      : (core.config.episodic || b.kind !== 'episode') && (searched === null || searched.has(b.kind)));
   // What the model reads in its history is not recalled again; a belief known from elsewhere too still is.
   const seen = options.workingMemory;
   const inSight = (e: Evidence): boolean =>

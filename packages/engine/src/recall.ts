@@ -125,8 +125,33 @@ export function recencyScore(storedAt: string, now: number, halfLifeDays: number
   return 0.5 ** (ageDays / halfLifeDays);
 }
 
-/** Every kind but the assistant's replies: what recall searches for unless a question asks what the assistant said. */
-export const KINDS_BUT_REPLIES: readonly BeliefKind[] = BELIEF_KINDS.filter((k) => k !== 'reply');
+/**
+ * The kinds recall searches for a query: every kind but the assistant's replies (unless the question asks what the
+ * assistant said) and the conversation summaries (unless it asks about an earlier conversation as a whole).
+ */
+export function recalledKinds(query: string): readonly BeliefKind[] | undefined {
+  const replies = asksAboutReplies(query);
+  const summaries = asksAboutConversations(query);
+  if (replies && summaries) return undefined;
+  return BELIEF_KINDS.filter((k) => (replies || k !== 'reply') && (summaries || k !== 'summary'));
+}
+
+// A question about an earlier conversation as a whole: what was talked about, a recap.
+const CONVERSATION_QUESTION: readonly RegExp[] = [
+  /\bwhat\s+(?:did|have|were)\s+we\s+(?:talk(?:ing)?|chat(?:ting)?|discuss(?:ing)?|speak(?:ing)?|cover(?:ing)?)\b/i,
+  /\b(?:recap|summari[sz]e|summary\s+of)\b[^?.!]*\b(?:chats?|conversations?|discussions?|sessions?|talks?)\b/i,
+  /\b(?:remind\s+me|tell\s+me)\s+what\s+we\s+(?:talked|chatted|discussed|spoke)\b/i,
+  /\bwhat\s+(?:was|were)\s+(?:our|the|that)\s+(?:(?:previous|last|earlier|past|prior|other|first)\s+)?(?:chats?|conversations?|discussions?)\s+about\b/i,
+  /\b(?:chats?|conversations?|discussions?)\b[^?.!]*\bcovered\b/i,
+];
+
+/**
+ * Whether `query` asks about an earlier conversation as a whole ("what did we talk about last week?", "recap our
+ * last chat"): only then are the conversation summaries recalled.
+ */
+export function asksAboutConversations(query: string): boolean {
+  return CONVERSATION_QUESTION.some((re) => re.test(query));
+}
 
 // A question about what the assistant said: a past conversation named as such, or the assistant's own past words.
 const REPLY_QUESTION: readonly RegExp[] = [

@@ -139,3 +139,26 @@ describe('summary keys', () => {
     expect(summaryKey('x'.repeat(256))).not.toBe(summaryKey('x'.repeat(255)));
   });
 });
+
+describe('which questions recall summaries', () => {
+  it('a question about an earlier conversation as a whole, not one about the user or a detail the assistant gave', async () => {
+    const { asksAboutConversations } = await import('../src/recall.js');
+    for (const q of [
+      'What did we talk about last week?',
+      'Recap our last chat.',
+      'Remind me what our conversation about the Dolomites trip covered?',
+      'What was our previous conversation about?',
+      'Can you summarize our discussion on budgets',
+    ]) {
+      expect(asksAboutConversations(q), q).toBe(true);
+    }
+    for (const q of [
+      'Where do I live?',
+      'What did you recommend last time?',
+      'I talked to my sister about the move',
+      'In our previous chat, you suggested a few options. Can you remind me what the other four were?',
+    ]) {
+      expect(asksAboutConversations(q), q).toBe(false);
+    }
+  });
+});
