@@ -506,7 +506,7 @@ describe('conversation summaries', () => {
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${summary!.id}\\s+active\\s+summary\\s+conversation\\.summary:trip_1~[0-9a-f]{16}\\s+1\\.00\\s+\\S+ \\S+\\s+\\[conversation 2026-03-02 to 2026-03-03\\] `,
+        `^${summary!.id}\\s+active\\s+summary\\s+conversation\\.summary:trip_1~[0-9a-f]+…?\\s+1\\.00\\s+\\S+ \\S+\\s+\\[conversation 2026-03-02 to 2026-03-03\\] `,
       ),
     );
 

@@ -62,7 +62,9 @@ export interface EngineConfig {
    * `summaryAfterTurns` turns since its last summary, and when the user's next turn comes `summaryIdleMs` or more after
    * the conversation's last one (in that conversation or another). With the offline summarizer it costs no call;
    * with a model's, one call per summary, in the user's budgets. `summarize(scope, sessionId)` writes one on demand
-   * either way. Default false (see the engine README for what summaries did to recall on both development sets).
+   * either way. Default false: recall uses summaries only for a question about an earlier conversation as a whole,
+   * so writing them for every conversation changes no default figure on either development set, and with a model's
+   * summarizer costs a call each (see the engine README, Conversation summaries).
    */
   readonly autoSummaries: boolean;
   /** Turns a conversation grows by before `autoSummaries` writes its summary again. Default 40. */
