@@ -1,12 +1,10 @@
 import { inspect } from 'node:util';
 import {
-  ExtractionError,
   type ExtractionRequest,
   type ExtractionResult,
   type Extractor,
   InvalidInputError,
   type Logger,
-  ProviderError,
 } from '@mem01/engine';
 import { type ExtractionOperation, normalizeScope, type Usage } from '@mem01/engine/provider-kit';
 import { zodTextFormat } from 'openai/helpers/zod';
@@ -14,8 +12,9 @@ import { budgetUsedRemoved, refuseOwnBudgets } from './budget.js';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
 import { compactSchema } from './compact-schema.js';
 import { buildPrompt, EXTRACTION_INSTRUCTIONS, ExtractionOutputSchema, SCHEMA_NAME } from './prompt.js';
-import { MalformedResponseError, type RetryPolicy, withRetries } from './retry.js';
-import { emitUsage, type UsageListener } from './usage.js';
+import { callStructured, outputText, parseStructured, type StructuredCall } from './responses-call.js';
+import type { RetryPolicy } from './retry.js';
+import type { UsageListener } from './usage.js';
 import { type RejectedOperation, validateOperations } from './validate.js';
 
 /** Default extraction model, unless `model` says otherwise (`@mem01/runtime` passes `MEM01_LLM_MODEL` as `model`). */
@@ -96,11 +95,6 @@ export function extractionTextFormat(): {
   return TEXT_FORMAT;
 }
 
-/** Rough token estimate used before a call: characters / 4, rounded up. */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
 class OpenAIExtractorImpl implements OpenAIExtractor {
   readonly name = 'openai' as const;
   readonly model: string;
@@ -145,64 +139,14 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
     }
 
     const prompt = buildPrompt(request.turns, request.candidates, request.now, this.#assistantChars);
-    const estimate = estimateTokens(prompt.instructions.length + prompt.input.length + SCHEMA_JSON.length);
-
-    const { client, redact, host } = this.#resolved;
-    const body = {
-      model: this.model,
-      instructions: prompt.instructions,
-      input: [{ role: 'user' as const, content: prompt.input }],
-      text: { format: TEXT_FORMAT },
-      store: false,
-      ...(this.#options.reasoningEffort ? { reasoning: { effort: this.#options.reasoningEffort } } : {}),
-      ...(this.#options.maxOutputTokens ? { max_output_tokens: this.#options.maxOutputTokens } : {}),
-    };
-    let attempts = 0;
-    const response: ResponseShape = await withRetries(
-      `responses call to ${host}`,
-      this.#policy(),
-      request.signal,
-      redact,
-      async (n) => {
-        attempts = n;
-        const res: unknown = await client.responses.create(body, {
-          signal: request.signal,
-          timeout: this.#timeoutMs,
-          maxRetries: 0,
-        });
-        return checkResponse(res);
-      },
+    const { response, usage } = await callStructured(this.#call, prompt, scope.userId, request.signal);
+    const output = parseStructured(
+      outputText(response),
+      ExtractionOutputSchema,
+      'model output',
+      'nothing was written',
     );
-
-    const usage: Usage = {
-      llmCalls: 1,
-      inputTokens: numberOr(response.usage?.input_tokens, estimate),
-      outputTokens: numberOr(response.usage?.output_tokens, 0),
-    };
-    emitUsage(this.#options.onUsage, {
-      kind: 'extraction',
-      userId: scope.userId,
-      model: this.model,
-      usage,
-      attempts,
-    });
-
-    const text = outputText(response);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (err) {
-      throw new ExtractionError('model output is not JSON; nothing was written', { cause: err });
-    }
-    const parsed = ExtractionOutputSchema.safeParse(json);
-    if (!parsed.success) {
-      const where = parsed.error.issues
-        .slice(0, 3)
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.code}`)
-        .join('; ');
-      throw new ExtractionError(`model output does not match the schema (${where}); nothing was written`);
-    }
-    const { operations, dropped } = validateOperations(parsed.data, prompt.aliases);
+    const { operations, dropped } = validateOperations(output, prompt.aliases);
     if (dropped.length > 0) {
       const reasons = dropped.map((d) => `${d.op}:${d.reason}`).join(', ');
       this.#options.logger?.warn(
@@ -212,15 +156,16 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
     return { operations: operations as ExtractionOperation[], usage, dropped };
   }
 
-  #policy(): RetryPolicy {
-    const logger = this.#options.logger;
+  get #call(): StructuredCall {
     return {
-      ...this.#options.retry,
+      task: 'extraction',
+      model: this.model,
+      resolved: this.#resolved,
+      options: this.#options,
       maxAttempts: this.#maxAttempts,
-      onRetry: ({ attempt, delayMs, reason }) =>
-        logger?.warn(
-          `mem01/openai: extraction attempt ${attempt}/${this.#maxAttempts} failed (${reason}); retrying in ${delayMs} ms`,
-        ),
+      timeoutMs: this.#timeoutMs,
+      format: TEXT_FORMAT,
+      schemaJson: SCHEMA_JSON,
     };
   }
 
@@ -241,58 +186,6 @@ class OpenAIExtractorImpl implements OpenAIExtractor {
   [inspect.custom](): string {
     return this.toString();
   }
-}
-
-/** What a Responses API reply is read for (the rest is ignored). */
-export interface ResponseShape {
-  readonly status?: unknown;
-  readonly incomplete_details?: { readonly reason?: unknown } | null;
-  readonly error?: { readonly message?: unknown; readonly code?: unknown } | null;
-  readonly output: readonly unknown[];
-  readonly usage?: { readonly input_tokens?: unknown; readonly output_tokens?: unknown } | null;
-}
-
-/** Inside an attempt: a body that is not a Responses API object is retried as malformed. */
-export function checkResponse(res: unknown): ResponseShape {
-  if (res === null || typeof res !== 'object' || !Array.isArray((res as { output?: unknown }).output)) {
-    throw new MalformedResponseError('response body is not a Responses API object');
-  }
-  return res as ResponseShape;
-}
-
-/**
- * The output text of a completed response. An incomplete output, a refusal or no text is an `ExtractionError` (`task`
- * names the call, `outcome` says what was not written), a failed response a `ProviderError`.
- */
-export function outputText(
-  response: ResponseShape,
-  task = 'extraction',
-  outcome = 'nothing was written',
-): string {
-  if (response.status === 'incomplete') {
-    const reason =
-      typeof response.incomplete_details?.reason === 'string' ? response.incomplete_details.reason : '?';
-    throw new ExtractionError(`model output is incomplete (${reason}); ${outcome}`);
-  }
-  if (response.status === 'failed') {
-    const code = typeof response.error?.code === 'string' ? response.error.code : 'unknown';
-    throw new ProviderError(`OpenAI response failed (${code})`, null);
-  }
-  let text = '';
-  for (const item of response.output) {
-    const message = item as { type?: unknown; content?: unknown };
-    if (message.type !== 'message' || !Array.isArray(message.content)) continue;
-    for (const part of message.content as { type?: unknown; text?: unknown; refusal?: unknown }[]) {
-      if (part.type === 'refusal') throw new ExtractionError(`the model refused the ${task}; ${outcome}`);
-      if (part.type === 'output_text' && typeof part.text === 'string') text += part.text;
-    }
-  }
-  if (text.trim() === '') throw new ExtractionError(`model returned no output text; ${outcome}`);
-  return text;
-}
-
-export function numberOr(value: unknown, fallback: number): number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
 }
 
 export function positive(value: number, field: string): number {

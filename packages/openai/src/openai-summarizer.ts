@@ -1,6 +1,5 @@
 import { inspect } from 'node:util';
 import {
-  ExtractionError,
   InvalidInputError,
   type Logger,
   type Summarizer,
@@ -9,17 +8,9 @@ import {
 } from '@mem01/engine';
 import { groundQuote, normalizeScope, type Usage } from '@mem01/engine/provider-kit';
 import { type OpenAIClientOptions, type ResolvedClient, resolveClient } from './client.js';
-import {
-  checkResponse,
-  DEFAULT_LLM_MODEL,
-  estimateTokens,
-  nonNegative,
-  numberOr,
-  outputText,
-  positive,
-  type ResponseShape,
-} from './openai-extractor.js';
-import { type RetryPolicy, withRetries } from './retry.js';
+import { DEFAULT_LLM_MODEL, nonNegative, positive } from './openai-extractor.js';
+import { callStructured, outputText, parseStructured, type StructuredCall } from './responses-call.js';
+import type { RetryPolicy } from './retry.js';
 import {
   buildSummaryPrompt,
   SUMMARY_INSTRUCTIONS,
@@ -27,7 +18,7 @@ import {
   SUMMARY_SCHEMA_NAME,
   SummaryOutputSchema,
 } from './summary-prompt.js';
-import { emitUsage, type UsageListener } from './usage.js';
+import type { UsageListener } from './usage.js';
 
 export interface OpenAISummarizerOptions extends OpenAIClientOptions {
   /** Model id. Default `gpt-5.6-sol`, as the extractor (`@mem01/runtime` passes `MEM01_LLM_MODEL` as `model`). */
@@ -133,70 +124,19 @@ class OpenAISummarizerImpl implements OpenAISummarizer {
       this.#assistantChars,
       this.#maxInputChars,
     );
-    const estimate = estimateTokens(prompt.instructions.length + prompt.input.length + SCHEMA_JSON.length);
-    const { client, redact, host } = this.#resolved;
-    const body = {
-      model: this.model,
-      instructions: prompt.instructions,
-      input: [{ role: 'user' as const, content: prompt.input }],
-      text: { format: TEXT_FORMAT },
-      store: false,
-      ...(this.#options.reasoningEffort ? { reasoning: { effort: this.#options.reasoningEffort } } : {}),
-      ...(this.#options.maxOutputTokens ? { max_output_tokens: this.#options.maxOutputTokens } : {}),
-    };
-    let attempts = 0;
-    const response: ResponseShape = await withRetries(
-      `responses call to ${host}`,
-      this.#policy(),
-      request.signal,
-      redact,
-      async (n) => {
-        attempts = n;
-        const res: unknown = await client.responses.create(body, {
-          signal: request.signal,
-          timeout: this.#timeoutMs,
-          maxRetries: 0,
-        });
-        return checkResponse(res);
-      },
+    const { response, usage } = await callStructured(this.#call, prompt, scope.userId, request.signal);
+    const output = parseStructured(
+      outputText(response, 'summary', 'no summary was written'),
+      SummaryOutputSchema,
+      'summary model output',
+      'no summary was written',
     );
-
-    const usage: Usage = {
-      llmCalls: 1,
-      inputTokens: numberOr(response.usage?.input_tokens, estimate),
-      outputTokens: numberOr(response.usage?.output_tokens, 0),
-    };
-    emitUsage(this.#options.onUsage, {
-      kind: 'summary',
-      userId: scope.userId,
-      model: this.model,
-      usage,
-      attempts,
-    });
-
-    const text = outputText(response, 'summary', 'no summary was written');
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (err) {
-      throw new ExtractionError('summary model output is not JSON; no summary was written', { cause: err });
-    }
-    const parsed = SummaryOutputSchema.safeParse(json);
-    if (!parsed.success) {
-      const where = parsed.error.issues
-        .slice(0, 3)
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.code}`)
-        .join('; ');
-      throw new ExtractionError(
-        `summary model output does not match the schema (${where}); no summary was written`,
-      );
-    }
-    const summary = parsed.data.summary.trim();
+    const summary = output.summary.trim();
     if (summary === '') return { text: '', sources: [], usage };
     const sources: { turnId: string; quote: string }[] = [];
     const seen = new Set<number>();
     let unknown = 0;
-    for (const n of parsed.data.turns) {
+    for (const n of output.turns) {
       if (seen.has(n)) continue;
       seen.add(n);
       const index = prompt.numbered.get(n);
@@ -217,15 +157,16 @@ class OpenAISummarizerImpl implements OpenAISummarizer {
     return { text: summary, sources, usage };
   }
 
-  #policy(): RetryPolicy {
-    const logger = this.#options.logger;
+  get #call(): StructuredCall {
     return {
-      ...this.#options.retry,
+      task: 'summary',
+      model: this.model,
+      resolved: this.#resolved,
+      options: this.#options,
       maxAttempts: this.#maxAttempts,
-      onRetry: ({ attempt, delayMs, reason }) =>
-        logger?.warn(
-          `mem01/openai: summary attempt ${attempt}/${this.#maxAttempts} failed (${reason}); retrying in ${delayMs} ms`,
-        ),
+      timeoutMs: this.#timeoutMs,
+      format: TEXT_FORMAT,
+      schemaJson: SCHEMA_JSON,
     };
   }
 
