@@ -78,7 +78,9 @@ function extractorLabel(plan: RuntimePlan): string {
 
 function summarizerLabel(plan: RuntimePlan): string {
   const name = plan.summarizer;
-  return name.startsWith('openai:') ? `@mem01/openai (${name.slice('openai:'.length)})` : `@mem01/engine (offline, ${name})`;
+  return name.startsWith('openai:')
+    ? `@mem01/openai (${name.slice('openai:'.length)})`
+    : `@mem01/engine (offline, ${name})`;
 }
 
 function embedderLabel(plan: RuntimePlan): string {

@@ -14,15 +14,7 @@ import {
 import * as kit from '@mem01/engine/store-kit';
 import { checkOperation, recordOperation } from './governance.js';
 import { eraseTurnText, finishEntry, heldEntries } from './outbox.js';
-import {
-  cloneBelief,
-  keyOf,
-  lowerBound,
-  type MemoryState,
-  type Method,
-  type Row,
-  scopeKey,
-} from './state.js';
+import { cloneBelief, keyOf, lowerBound, type MemoryState, type Method, scopeKey } from './state.js';
 import { redactTranscripts } from './transcript.js';
 
 export const commit: Method<'commit'> = (state, valid) => {

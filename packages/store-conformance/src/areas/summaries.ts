@@ -108,7 +108,9 @@ export function summaryTests(ctx: SuiteContext): void {
       // Recall can return it, labelled as the conversation's, dated by it.
       // Recalled for a question about the conversation as a whole, labelled as the conversation's, dated by it; a
       // question about the user recalls the turns themselves.
-      const block = await e.context(scope, 'What did we talk about, kayaking with my sister?', { blockBytes: 2000 });
+      const block = await e.context(scope, 'What did we talk about, kayaking with my sister?', {
+        blockBytes: 2000,
+      });
       expect(block.text).toContain('[conversation 2026-03-01]');
       const plain = await e.recall(scope, 'kayaking with my sister');
       expect(plain.map((h) => h.belief.kind)).not.toContain('summary');
