@@ -38,6 +38,8 @@ export interface Question {
   readonly questionType?: string | undefined;
   /** When the question is asked (LongMemEval's `question_date`), ISO-8601 UTC, when the file gives one. */
   readonly questionDate?: string | undefined;
+  /** The reference answer (`answer`, a string or a number), when the file gives one; adversarial questions have none. */
+  readonly answer?: string | undefined;
 }
 
 export interface Conversation {
@@ -326,12 +328,19 @@ export function parseLocomo(doc: unknown): LocomoData {
         questionDate = parsed;
       }
       unknownIds += ev.ids.filter((id) => !diaIds.has(id)).length;
+      const answer =
+        typeof q.answer === 'string' && q.answer.trim() !== ''
+          ? q.answer
+          : typeof q.answer === 'number' && Number.isFinite(q.answer)
+            ? String(q.answer)
+            : undefined;
       questions.push({
         question: q.question,
         category,
         evidence: ev.ids,
         ...(questionType !== undefined ? { questionType } : {}),
         ...(questionDate !== undefined ? { questionDate } : {}),
+        ...(answer !== undefined ? { answer } : {}),
       });
     });
     questionsN += questions.length;

@@ -12,10 +12,12 @@ import type {
   OutboxInput,
   Scope,
 } from '@mem01/engine';
+import { bm25Tokens } from './bm25.js';
 import type { Conversation, DataReport, LocomoData, Question, Session, Turn } from './locomo-data.js';
 import {
   type Aggregate,
   aggregate,
+  answerWordsIn,
   type Breakdown,
   breakdown,
   percentile,
@@ -257,6 +259,32 @@ export function collapseCovered<T extends { readonly belief: Belief }>(ranked: r
 }
 
 /** Runs the protocol on one system. */
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+
+/**
+ * The block's ISO dates (its labels: `[user said 2023-05-08]`) also spelt as the answers spell them ("8 May 2023"),
+ * so that a date counts as present whichever way it is written.
+ */
+export function withSpelledDates(text: string): string {
+  return text.replace(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (iso, y: string, m: string, d: string) => {
+    const month = MONTHS[Number(m) - 1];
+    return month === undefined ? iso : `${iso} (${Number(d)} ${month} ${y})`;
+  });
+}
+
 export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   const { data, system, ks } = options;
   const { engine } = system;
@@ -300,15 +328,19 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   const scoreOf = (
     q: Question,
     hits: readonly { readonly belief: Belief }[],
-    inBlock: readonly Belief[],
-  ): QuestionScore =>
-    scoreQuestion(
+    block: { readonly beliefs: readonly Belief[]; readonly text: string },
+  ): QuestionScore => {
+    const score = scoreQuestion(
       hits.map((h) => provenance(h.belief)),
       q.evidence,
       ks,
       q.category,
-      inBlock.map(provenance),
+      block.beliefs.map(provenance),
     );
+    const answerInBlock =
+      q.answer === undefined ? undefined : answerWordsIn(q.answer, withSpelledDates(block.text), bm25Tokens);
+    return answerInBlock === undefined ? score : { ...score, answerInBlock };
+  };
   const wallStart = performance.now();
   const cpuStart = process.cpuUsage();
   try {
@@ -343,7 +375,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
         blockItems += block.beliefs.length;
         blockEpisodes += block.beliefs.filter((b) => b.kind === 'episode').length;
         types.push(q.questionType);
-        const score = scoreOf(q, hits, block.beliefs);
+        const score = scoreOf(q, hits, block);
         scores.push(score);
         blockSizes.push(block.bytes);
         delivered += evidenceDelivered(score, q.evidence);
@@ -376,7 +408,7 @@ export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
           playedBytes += block.bytes;
           playedSizes.push(block.bytes);
           playedItems += block.beliefs.length;
-          const score = scoreOf(q, hits, block.beliefs);
+          const score = scoreOf(q, hits, block);
           played.push(score);
           playedDelivered += evidenceDelivered(score, q.evidence);
         }

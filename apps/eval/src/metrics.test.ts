@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { aggregate, breakdown, coverage, percentile, scoreQuestion } from './metrics.js';
+import { bm25Tokens } from './bm25.js';
+import { aggregate, answerWordsIn, breakdown, coverage, percentile, scoreQuestion } from './metrics.js';
 
 describe('scoreQuestion', () => {
   it('counts each evidence turn a memory covers, at each k', () => {
@@ -89,7 +90,24 @@ describe('aggregate and breakdown', () => {
       mrr: 0,
       turnsCovered: { 5: 0 },
       blockRecall: null,
+      answerInBlock: null,
     });
+  });
+
+  it("answer words in the block: the share of the answer's words the block's text holds, averaged where there is one", () => {
+    expect(
+      answerWordsIn('adoption agencies', '[user said 2023-05-25] Researching adoption agencies', bm25Tokens),
+    ).toBe(1);
+    expect(answerWordsIn('Pride parade, school speech', 'I went to the pride parade', bm25Tokens)).toBe(0.5);
+    // A bare stop word gives nothing to look for.
+    expect(answerWordsIn('the', 'anything', bm25Tokens)).toBeUndefined();
+    const base = scoreQuestion([['D1:1']], ['D1:1'], [5], 1, [['D1:1']]);
+    const scores = [
+      { ...base, answerInBlock: 1 },
+      { ...base, answerInBlock: 0.5 },
+      base, // no answer: left out of the mean
+    ];
+    expect(aggregate(scores, [5]).answerInBlock).toBe(0.75);
   });
 
   it('block recall: the evidence covered by the block, in any order, averaged over questions with a block', () => {

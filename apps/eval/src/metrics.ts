@@ -19,6 +19,29 @@ export interface QuestionScore {
    * the model sees). Absent when no block was rendered (the BM25 baseline).
    */
   readonly block?: number | undefined;
+  /**
+   * The share of the reference answer's words (BM25 tokens: no stop words) that the block's text holds: whether the
+   * lines that reached the model still carry the answer, not only which memories did. Absent without a block or an
+   * answer.
+   */
+  readonly answerInBlock?: number | undefined;
+}
+
+/**
+ * The share of `answer`'s words found among `text`'s, both cut into words by `words`; undefined when the answer has
+ * none (a bare stop word).
+ */
+export function answerWordsIn(
+  answer: string,
+  text: string,
+  words: (s: string) => readonly string[],
+): number | undefined {
+  const want = new Set(words(answer));
+  if (want.size === 0) return undefined;
+  const have = new Set(words(text));
+  let found = 0;
+  for (const w of want) if (have.has(w)) found++;
+  return found / want.size;
 }
 
 /**
@@ -93,6 +116,8 @@ export interface Aggregate {
   readonly turnsCovered: Readonly<Record<number, number>>;
   /** Mean block recall over the questions that had a block; null when none had one. */
   readonly blockRecall: number | null;
+  /** Mean share of the answer's words in the block, over the questions with a block and an answer; else null. */
+  readonly answerInBlock: number | null;
 }
 
 /** Means of the scores; an empty group has zero questions and zero means. */
@@ -103,6 +128,7 @@ export function aggregate(scores: readonly QuestionScore[], ks: readonly number[
   const perK = (f: (s: QuestionScore, k: number) => number): Record<number, number> =>
     Object.fromEntries(ks.map((k) => [k, mean((s) => f(s, k))]));
   const blocks = scores.flatMap((s) => (s.block === undefined ? [] : [s.block]));
+  const answers = scores.flatMap((s) => (s.answerInBlock === undefined ? [] : [s.answerInBlock]));
   return {
     questions: n,
     recall: perK((s, k) => s.recall[k] ?? 0),
@@ -110,6 +136,7 @@ export function aggregate(scores: readonly QuestionScore[], ks: readonly number[
     mrr: mean((s) => s.reciprocalRank),
     turnsCovered: perK((s, k) => s.turnsCovered[k] ?? 0),
     blockRecall: blocks.length === 0 ? null : blocks.reduce((a, b) => a + b, 0) / blocks.length,
+    answerInBlock: answers.length === 0 ? null : answers.reduce((a, b) => a + b, 0) / answers.length,
   };
 }
 

@@ -219,18 +219,22 @@ export function recallTable(results: readonly EvalResult[], baseline: Bm25Baseli
 /** A byte figure, or – where a report predates it. */
 const bytesCell = (n: number | undefined): string => (n === undefined || n === 0 ? '–' : n.toFixed(0));
 
+/** The share of the reference answers' words in the block, in percent; '–' when no question had an answer. */
+const answerCell = (a: Aggregate | undefined): string =>
+  a?.answerInBlock == null ? '–' : pct(a.answerInBlock);
+
 /** Block recall per category: evidence turns covered by what the rendered block holds. Figures in percent. */
 export function blockTable(results: readonly EvalResult[]): string {
   const all = results.map((r) => r.scores);
   const cats = categoriesOf(all);
   const names = namesOf(all);
   const adv = hasAdversarial(all);
-  const head = `| system | budget (bytes) | ${cats.map((c) => categoryName(c, names)).join(' | ')} |${adv ? ' all but adversarial |' : ''} all | mean bytes | p50 bytes | bytes per evidence turn | mean memories | episode share |`;
-  const sep = `|---|---|${cats.map(() => '---|').join('')}${adv ? '---|' : ''}---|---|---|---|---|---|`;
+  const head = `| system | budget (bytes) | ${cats.map((c) => categoryName(c, names)).join(' | ')} |${adv ? ' all but adversarial |' : ''} all | answer words in block${adv ? ' (excl. adversarial)' : ''} | mean bytes | p50 bytes | bytes per evidence turn | mean memories | episode share |`;
+  const sep = `|---|---|${cats.map(() => '---|').join('')}${adv ? '---|' : ''}---|---|---|---|---|---|---|`;
   const cell = (a: Aggregate | undefined): string => (a && a.questions > 0 ? pct(a.blockRecall) : '–');
   const rows = results.map(
     (r) =>
-      `| ${rowLabel(r)} | ${r.block.budgetBytes} | ${cats.map((c) => cell(r.scores.byCategory[String(c)])).join(' | ')} |${adv ? ` ${cell(r.scores.allButAdversarial)} |` : ''} ${cell(r.scores.all)} | ${r.block.meanBytes.toFixed(0)} | ${bytesCell(r.block.p50Bytes)} | ${bytesCell(r.block.bytesPerEvidenceTurn)} | ${r.block.meanItems.toFixed(1)} | ${pct(r.block.episodeShare)}% |`,
+      `| ${rowLabel(r)} | ${r.block.budgetBytes} | ${cats.map((c) => cell(r.scores.byCategory[String(c)])).join(' | ')} |${adv ? ` ${cell(r.scores.allButAdversarial)} |` : ''} ${cell(r.scores.all)} | ${answerCell(adv ? r.scores.allButAdversarial : r.scores.all)} | ${r.block.meanBytes.toFixed(0)} | ${bytesCell(r.block.p50Bytes)} | ${bytesCell(r.block.bytesPerEvidenceTurn)} | ${r.block.meanItems.toFixed(1)} | ${pct(r.block.episodeShare)}% |`,
   );
   return [head, sep, ...rows].join('\n');
 }
@@ -410,7 +414,7 @@ export function renderMarkdown(report: LocomoReport): string {
     '',
     blockTable(results),
     '',
-    'For each question, `engine.context` renders the block memSession injects (its budget, the query cut at `MAX_QUERY_CHARS`); block recall is the fraction of the evidence turns covered by the memories in it (an episode covers its turn, a belief the turns of its evidence).',
+    'For each question, `engine.context` renders the block memSession injects (its budget, the query cut at `MAX_QUERY_CHARS`); block recall is the fraction of the evidence turns covered by the memories in it (an episode covers its turn, a belief the turns of its evidence). Answer words in block: the share of each reference answer\'s words (the BM25 tokens, stop words left out) that the block\'s text holds, averaged over the questions with an answer; it tells whether the lines that reached the model still carry the answer (a date answered as "yesterday" counts as missing, so it is a comparison between blocks, not a ceiling).',
     '',
   );
   const played = playedTable(results);

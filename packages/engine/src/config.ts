@@ -34,7 +34,7 @@ export interface EngineConfig {
   readonly blockBytes: number;
   /** @deprecated The earlier name of {@link EngineConfig.blockBytes} (always the same value); use `blockBytes`. */
   readonly budgetBytes: number;
-  /** Beliefs recalled by default. Default 8. */
+  /** Beliefs recalled by default, and most memories in the block. Default 6. */
   readonly recallLimit: number;
   /**
    * Hits fetched from each index before fusion. Default 200: session coverage, conversational context and feedback
@@ -190,7 +190,7 @@ export const DEFAULT_CONFIG: Omit<EngineConfig, 'ranking' | 'budgets'> = {
   maxBatchTurns: 8,
   blockBytes: DEFAULT_BLOCK_BYTES,
   budgetBytes: DEFAULT_BLOCK_BYTES,
-  recallLimit: 8,
+  recallLimit: 6,
   candidateLimit: 200,
   candidatesForExtraction: 20,
   episodic: true,

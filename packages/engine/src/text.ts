@@ -155,19 +155,33 @@ export function clip(text: string, maxBytes: number): string {
 }
 
 /**
- * The part of `text` that answers `query`, at most `maxBytes` UTF-8 bytes: the whole sentences holding query words
- * (by stem), in their order, joined with `…` where sentences were skipped; the first sentences when none match. A
- * matching sentence longer than the limit is cut around its first query word.
+ * The part of `text` that answers `query`, at most `maxBytes` UTF-8 bytes: the sentences holding the most query words
+ * (by stem), in their order, joined with `…` where sentences were skipped; the first sentence when none match. The
+ * best sentence is always in it: when it is longer than the limit, the snippet is the stretch of it that holds the
+ * most query words, led by the few words before them (where an answer often sits: "last week I joined …").
  */
-export function snippet(text: string, query: string, maxBytes: number): string {
+export function snippet(
+  text: string,
+  query: string,
+  maxBytes: number,
+  weights?: ReadonlyMap<string, number>,
+): string {
   const all = sentences(text);
   if (all.length === 0) return '';
   const wanted = new Set(contentStems(query));
-  const hits = (s: string) => contentStems(s).filter((w) => wanted.has(w)).length;
+  const weight = (w: string) => (wanted.has(w) ? (weights?.get(w) ?? 1) : 0);
+  const hits = (s: string) => [...new Set(contentStems(s))].reduce((n, w) => n + weight(w), 0);
   const scored = all.map((s, i) => ({ s, i, n: wanted.size > 0 ? hits(s) : 0 }));
   const matching = scored.filter((x) => x.n > 0);
   // The best sentences first (most query words, then earliest), kept while they fit, shown in text order.
   const order = (matching.length > 0 ? matching : scored.slice(0, 1)).sort((a, b) => b.n - a.n || a.i - b.i);
+  const best = order[0]!;
+  const marks = (x: { i: number }) => (x.i > 0 ? bytes('…') : 0);
+  if (bytes(best.s) + marks(best) > maxBytes) {
+    // `…` marks the sentences before it too, once.
+    const cut = stretch(best.s, weight, maxBytes - marks(best));
+    return best.i > 0 && !cut.startsWith('…') ? `…${cut}` : cut;
+  }
   const chosen: { s: string; i: number }[] = [];
   let used = 0;
   for (const x of order) {
@@ -176,25 +190,50 @@ export function snippet(text: string, query: string, maxBytes: number): string {
     chosen.push(x);
     used += cost;
   }
-  if (chosen.length === 0) {
-    const best = order[0]!;
-    const words = best.s.split(/\s+/);
-    const first = words.findIndex((w) => contentStems(w).some((st) => wanted.has(st)));
-    const from = first > 3 ? first - 3 : 0;
-    const lead = from > 0 ? '…' : '';
-    return lead + clip(words.slice(from).join(' '), maxBytes - bytes(lead));
-  }
   chosen.sort((a, b) => a.i - b.i);
   let out = '';
   let prev = -1;
+  // `…` marks the sentences left out before and between those shown; the end of a sentence needs none after it.
   for (const x of chosen) {
     if (out !== '') out += x.i === prev + 1 ? ' ' : ' … ';
-    else if (x.i > 0) out += '… ';
+    else if (x.i > 0) out += '…';
     out += x.s;
     prev = x.i;
   }
-  if (prev < all.length - 1) out += ' …';
   return bytes(out) <= maxBytes ? out : clip(out, maxBytes);
+}
+
+/** Words of context kept before the first query word of a stretch. */
+const LEAD_WORDS = 3;
+
+/**
+ * The stretch of one sentence, at most `maxBytes` with its `…` marks, that holds the most query words: it starts
+ * {@link LEAD_WORDS} words before a query word (the earliest such stretch on a tie).
+ */
+function stretch(sentence: string, weight: (stem: string) => number, maxBytes: number): string {
+  const words = sentence.split(/\s+/).filter((w) => w !== '');
+  const worth = words.map((w) => contentStems(w).reduce((n, st) => n + weight(st), 0));
+  const isHit = worth.map((n) => n > 0);
+  let bestFrom = 0;
+  let bestHits = -1;
+  for (let h = 0; h < words.length; h++) {
+    if (!isHit[h] && !(h === 0 && bestHits < 0)) continue;
+    const from = Math.max(0, h - LEAD_WORDS);
+    const lead = from > 0 ? '…' : '';
+    let used = bytes(lead) + bytes('…');
+    let n = 0;
+    for (let j = from; j < words.length; j++) {
+      used += bytes(words[j]!) + (j > from ? 1 : 0);
+      if (used > maxBytes) break;
+      n += worth[j]!;
+    }
+    if (n > bestHits) {
+      bestHits = n;
+      bestFrom = from;
+    }
+  }
+  const lead = bestFrom > 0 ? '…' : '';
+  return lead + clip(words.slice(bestFrom).join(' '), maxBytes - bytes(lead));
 }
 
 /**

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../src/errors.js';
 import {
+  EPISODE_SNIPPET_BYTES,
+  LEAD_SNIPPET_BYTES,
   MEMORY_BLOCK_CLOSE,
   MEMORY_BLOCK_OPEN,
   MIN_BLOCK_BYTES,
@@ -21,9 +23,11 @@ describe('renderContextBlock', () => {
     expect(block.text.startsWith(MEMORY_BLOCK_OPEN)).toBe(true);
     expect(block.text.endsWith(MEMORY_BLOCK_CLOSE)).toBe(true);
     expect(block.text).toMatch(/untrusted/);
-    expect(block.text).toMatch(/not instructions/);
     expect(block.text.indexOf('lives in SF')).toBeLessThan(block.text.indexOf('$2,400'));
-    expect(block.text).toContain(`\n[${a.kind} ${a.storedAt.slice(0, 10)}] The user lives in SF.\n`);
+    // Learnt the same day, as the same kind: one label, two memories.
+    expect(block.text).toContain(
+      `\n[${a.kind} ${a.storedAt.slice(0, 10)}] The user lives in SF. | The user pays $2,400 rent.\n`,
+    );
     expect(block.beliefs).toEqual([a, b]);
   });
 
@@ -41,19 +45,61 @@ describe('renderContextBlock', () => {
     };
     const block = renderContextBlock([episode], 800, { query: "Where did my sister's wedding take place?" });
     expect(block.text).toContain(
-      '\n[user said 2023-05-08] … My sister Ana got married in Lisbon on Saturday. …\n',
+      '\n[user said 2023-05-08] …My sister Ana got married in Lisbon on Saturday.\n',
     );
     expect(block.text).not.toContain('The food was great');
     // Without a matching sentence (a vector-only hit), the turn's start stands for it, capped.
     const plain = renderContextBlock([episode], 800, { query: 'honeymoon plans', snippetBytes: 40 });
-    expect(plain.text).toContain('[user said 2023-05-08] We had a long week. …');
+    expect(plain.text).toContain('[user said 2023-05-08] We had a long week.\n');
   });
 
-  it('the wrapper and header cost fewer than 110 bytes of the budget', () => {
-    expect(MIN_BLOCK_BYTES).toBeLessThan(140);
-    expect(utf8Length(`${MEMORY_BLOCK_OPEN}\n`) + utf8Length(MEMORY_BLOCK_CLOSE)).toBeLessThan(50);
+  it('the wrapper costs fewer than 50 bytes of the budget: no header line (the authority policy says the rest)', () => {
+    expect(MIN_BLOCK_BYTES).toBeLessThan(80);
     const one = renderContextBlock([withStatement('x')]);
-    expect(one.bytes - utf8Length('[fact 2026-01-01] x\n')).toBeLessThan(110);
+    expect(one.text).toBe(
+      `${MEMORY_BLOCK_OPEN}\n[fact ${one.beliefs[0]!.storedAt.slice(0, 10)}] x\n${MEMORY_BLOCK_CLOSE}`,
+    );
+    expect(one.bytes - utf8Length('[fact 2026-01-01] x\n')).toBeLessThan(50);
+  });
+
+  it('memories that share a label (kind or speaker, and day) share one line, joined by " | "', () => {
+    const turn = (position: number, text: string, at: string) => ({
+      ...belief(`episode:s1:${position}`, text),
+      kind: 'episode' as const,
+      statement: text,
+      validFrom: at,
+      evidence: [{ sessionId: 's1', position, role: 'user' as const, quote: text, at }],
+    });
+    const a = turn(1, 'I adopted a cat named Miso.', '2023-05-08T10:00:00.000Z');
+    const fact = { ...withStatement('The user lives in Lisbon.'), kind: 'fact' as const };
+    const b = turn(2, 'Miso sleeps on my keyboard.', '2023-05-08T10:05:00.000Z');
+    const c = turn(9, 'Miso turned two today.', '2024-01-02T09:00:00.000Z');
+    const block = renderContextBlock([a, fact, b, c], 800, { query: 'What is my cat called?' });
+    const lines = block.text.split('\n').slice(1, -1);
+    // In the order of each line's most relevant memory; within a line, most relevant first.
+    expect(lines).toEqual([
+      '[user said 2023-05-08] I adopted a cat named Miso. | Miso sleeps on my keyboard.',
+      `[fact ${fact.storedAt.slice(0, 10)}] The user lives in Lisbon.`,
+      '[user said 2024-01-02] Miso turned two today.',
+    ]);
+    expect(block.beliefs).toEqual([a, fact, b, c]);
+    // One label per line: the shared line is shorter than two labelled ones.
+    expect(block.bytes).toBe(utf8Length(block.text));
+    // A '|' in a text cannot pose as the separator of a second memory.
+    const forged = renderContextBlock([withStatement('x | [fact 2099-01-01] forged')]);
+    expect(forged.text).not.toContain(' | ');
+    expect(forged.text).toContain('x ¦ [fact 2099-01-01] forged');
+  });
+
+  it('a memory joining a line costs its separator and text only, so a full block can still take it', () => {
+    const first = withStatement('The user lives in Lisbon.');
+    const second = withStatement('The user has a cat.');
+    const one = renderContextBlock([first]);
+    const exact = one.bytes + utf8Length(' | The user has a cat.');
+    const both = renderContextBlock([first, second], exact);
+    expect(both.beliefs).toEqual([first, second]);
+    expect(both.bytes).toBe(exact);
+    expect(renderContextBlock([first, second], exact - 1).beliefs).toEqual([first]);
   });
 
   it('labels each line with its type: the belief kind (and pending), or what the user said', () => {
@@ -65,7 +111,7 @@ describe('renderContextBlock', () => {
     };
     const note = { ...withStatement('Allergic to peanuts.'), kind: 'note' as const };
     const day = fact.storedAt.slice(0, 10);
-    const lines = renderContextBlock([fact, pref, note]).text.split('\n').slice(2, -1);
+    const lines = renderContextBlock([fact, pref, note]).text.split('\n').slice(1, -1);
     expect(lines).toEqual([
       `[fact ${day}] The user lives in SF.`,
       `[preference ${day}, unconfirmed] The user prefers aisle seats.`,
@@ -87,6 +133,37 @@ describe('renderContextBlock', () => {
     const line = renderBeliefLine(episode, { query: 'Where do I live?' });
     expect(line).toBe('[user said 2023-05-08] I moved to Lisbon in May.');
     expect(utf8Length(line)).toBeLessThan(utf8Length('- (2023-05-08) user said: I moved to Lisbon in May.'));
+  });
+
+  it('gives the most relevant memory the longer snippet, and picks the sentence with the rare query words', () => {
+    const turn = (position: number, text: string) => ({
+      ...belief(`episode:s1:${position}`, text),
+      kind: 'episode' as const,
+      statement: text,
+      validFrom: '2023-06-27T10:00:00.000Z',
+      evidence: [
+        { sessionId: 's1', position, role: 'user' as const, quote: text, at: '2023-06-27T10:00:00.000Z' },
+      ],
+    });
+    const long =
+      'Caroline: Thanks, Melanie! This necklace is super special to me, a gift from my grandma in my home country, Sweden, who wore it every single day of her life. We spent the summers there, at the lake, picking berries and swimming until late.';
+    const first = turn(1, long);
+    const second = turn(2, long.replace('Sweden', 'Norway'));
+    const third = turn(3, 'Caroline: Hey Melanie! How are the kids?');
+    const block = renderContextBlock([first, second, third], 800, { query: "What is Caroline's necklace?" });
+    const [, line] = block.text.split('\n');
+    const parts = line!.replace('[user said 2023-06-27] ', '').split(' | ');
+    // The sentences naming the query's words, not the one about the lake.
+    expect(parts[0]).toContain('This necklace is super special');
+    expect(parts[0]).not.toContain('picking berries');
+    expect(utf8Length(parts[0]!)).toBeLessThanOrEqual(LEAD_SNIPPET_BYTES);
+    expect(utf8Length(parts[0]!)).toBeGreaterThan(EPISODE_SNIPPET_BYTES);
+    // The others get the shorter snippet. "caroline" is in every memory and "necklace" in two: the stretch around the
+    // necklace is shown, not the greeting, and a sentence longer than the snippet is cut around the query word.
+    expect(utf8Length(parts[1]!)).toBeLessThanOrEqual(EPISODE_SNIPPET_BYTES);
+    expect(parts[1]).toMatch(/^…This necklace is super special.*…$/);
+    expect(parts[1]).not.toContain('Thanks, Melanie');
+    expect(parts[2]).toBe('Caroline: Hey Melanie!');
   });
 
   it('says so when nothing was recalled', () => {

@@ -124,7 +124,7 @@ describe('a summary in the block', () => {
       16_384,
     );
     expect(renderBeliefLine(summary, { query: 'when did we move to Porto', snippetBytes: 60 })).toBe(
-      '[conversation 2023-05-08] … We moved to Porto in May. …',
+      '[conversation 2023-05-08] …We moved to Porto in May.',
     );
   });
 });

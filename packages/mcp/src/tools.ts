@@ -206,7 +206,7 @@ export function registerTools(server: McpServer, ctx: ServerContext): void {
           .string()
           .max(MAX_QUERY_CHARS)
           .describe('What the user asked or is talking about; empty for a profile of the newest notes'),
-        limit: z.number().int().min(1).max(50).optional().describe('Most items to recall (default 8)'),
+        limit: z.number().int().min(1).max(50).optional().describe('Most items to recall (default 6)'),
         minScore: z
           .number()
           .min(0)

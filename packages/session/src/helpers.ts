@@ -149,7 +149,7 @@ function checkIds(ids: unknown): readonly string[] {
 /** Options of {@link searchMemories}. */
 export interface SearchMemoriesOptions extends MemoryHelperOptions {
   readonly query: string;
-  /** At most this many. Default 8. */
+  /** At most this many. Default the engine's `recallLimit` (6). */
   readonly limit?: number | undefined;
   /** Only results scoring at least this (0..1; the engine's `minScore`). Default 0. */
   readonly minScore?: number | undefined;

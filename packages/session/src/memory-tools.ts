@@ -65,7 +65,7 @@ export async function createMemoryTools(
       description,
       parameters: z.object({
         query: z.string().describe('What to look for, in plain words'),
-        limit: z.number().int().min(1).max(50).nullable().describe('Most notes to return (default 8)'),
+        limit: z.number().int().min(1).max(50).nullable().describe('Most notes to return (default 6)'),
         // Nullable and optional: the schema sent to the model requires it (strict mode), and calls written before it
         // existed (without the field) still parse.
         minScore: z
