@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../src/errors.js';
 import {
@@ -51,6 +54,36 @@ describe('renderContextBlock', () => {
     // Without a matching sentence (a vector-only hit), the turn's start stands for it, capped.
     const plain = renderContextBlock([episode], 800, { query: 'honeymoon plans', snippetBytes: 40 });
     expect(plain.text).toContain('[user said 2023-05-08] We had a long week.\n');
+  });
+
+  it('renders the engine README’s example block exactly', () => {
+    const readme = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../README.md'), 'utf8');
+    const example = /```text\n(<mem01-memory[\s\S]*?<\/mem01-memory>)\n```/.exec(readme)?.[1];
+    expect(example, 'the README shows a block').toBeDefined();
+    const day = '2026-05-25T10:00:00.000Z';
+    const event = {
+      ...belief('charity race', 'mental health'),
+      kind: 'event' as const,
+      statement: 'The user ran a charity race for mental health.',
+      storedAt: day,
+    };
+    const said = (position: number, text: string) => ({
+      ...belief(`episode:s1:${position}`, text),
+      kind: 'episode' as const,
+      statement: text,
+      validFrom: day,
+      evidence: [{ sessionId: 's1', position, role: 'user' as const, quote: text, at: day }],
+    });
+    const block = renderContextBlock(
+      [
+        event,
+        said(3, 'I ran a charity race last Sunday.'),
+        said(4, "It was for mental health, and I'm running farther to de-stress."),
+      ],
+      800,
+      { query: 'When did I run the charity race?' },
+    );
+    expect(block.text).toBe(example);
   });
 
   it('the wrapper costs fewer than 50 bytes of the budget: no header line (the authority policy says the rest)', () => {
