@@ -3,7 +3,14 @@ import { createMemoryStore } from '@mem01/store-memory';
 import { afterEach, describe, expect, it } from 'vitest';
 import { syntheticLocomo, syntheticLongMemEval } from '../test/synthetic.js';
 import { parseLocomo } from './locomo-data.js';
-import { collapseCovered, type EvalSystem, provenance, runLocomo, turnText } from './locomo-eval.js';
+import {
+  collapseCovered,
+  type EvalSystem,
+  provenance,
+  runLocomo,
+  turnText,
+  withSpelledDates,
+} from './locomo-eval.js';
 import { openSystem, type Variant } from './systems.js';
 
 const data = parseLocomo(syntheticLocomo());
@@ -289,5 +296,14 @@ describe('runLocomo on a file with real roles (LongMemEval)', () => {
         'date-speaker',
       ),
     ).toMatch(/^\[2023\/05\/20 \(Sat\) 02:21\] assistant: For a fiddle-leaf fig/);
+  });
+});
+
+describe('withSpelledDates', () => {
+  it('spells each ISO day of a block as the answers spell it, and leaves other text alone', () => {
+    expect(withSpelledDates('[user said 2023-05-08] We moved.')).toBe(
+      '[user said 2023-05-08 (8 May 2023)] We moved.',
+    );
+    expect(withSpelledDates('no date 2023-13-01 here')).toBe('no date 2023-13-01 here');
   });
 });

@@ -258,33 +258,26 @@ export function collapseCovered<T extends { readonly belief: Belief }>(ranked: r
   });
 }
 
-/** Runs the protocol on one system. */
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
+/** A day as the answers spell it: "8 May 2023". */
+const SPELLED_DAY = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
 
 /**
  * The block's ISO dates (its labels: `[user said 2023-05-08]`) also spelt as the answers spell them ("8 May 2023"),
  * so that a date counts as present whichever way it is written.
  */
 export function withSpelledDates(text: string): string {
-  return text.replace(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (iso, y: string, m: string, d: string) => {
-    const month = MONTHS[Number(m) - 1];
-    return month === undefined ? iso : `${iso} (${Number(d)} ${month} ${y})`;
+  return text.replace(/\b\d{4}-\d{2}-\d{2}\b/g, (iso) => {
+    const day = new Date(`${iso}T00:00:00Z`);
+    return Number.isNaN(day.getTime()) ? iso : `${iso} (${SPELLED_DAY.format(day)})`;
   });
 }
 
+/** Runs the protocol on one system. */
 export async function runLocomo(options: EvalOptions): Promise<EvalResult> {
   const { data, system, ks } = options;
   const { engine } = system;
