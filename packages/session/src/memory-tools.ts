@@ -80,7 +80,8 @@ export async function createMemoryTools(
         safely(options, async () => {
           const { runtime, scope } = await helperRuntime(options);
           const hits = await runtime.engine.recall(scope, query, {
-            limit: limit ?? 8,
+            // Omitted: the engine's `recallLimit`, as everywhere else.
+            limit: limit ?? undefined,
             minScore: minScore ?? undefined,
           });
           return hits.length === 0 ? 'no matching memories' : hits.map((h) => line(h.belief)).join('\n');

@@ -1,6 +1,6 @@
 /** createMemoryTools, memoryInstructions, getMemoryContext, searchMemories and saveTurn through the real Runner. */
 
-import { InvalidInputError, renderContextBlock } from '@mem01/engine';
+import { DEFAULT_CONFIG, InvalidInputError, renderContextBlock } from '@mem01/engine';
 import { WordHashEmbedder } from '@mem01/engine/testing';
 import { createMemoryStore } from '@mem01/store-memory';
 import { Agent } from '@openai/agents';
@@ -211,6 +211,36 @@ describe('search_memory (the specification’s name) beside search_memories', ()
     const [viaNew, viaOld] = outputs(model);
     expect(viaNew).toMatch(/Lima/);
     expect(viaOld).toBe(viaNew);
+  });
+});
+
+describe('search_memory without a limit', () => {
+  it('returns as many notes as searchMemories and the engine recall by default (its recallLimit)', async () => {
+    const opts = { ...runtimeOptions(), userId: 'limit-user' };
+    for (const plant of [
+      'tomatoes',
+      'basil',
+      'roses',
+      'tulips',
+      'mint',
+      'peppers',
+      'lettuce',
+      'beans',
+      'kale',
+    ]) {
+      await saveTurn({ ...opts, user: `In my garden I grow ${plant} this year.` });
+    }
+    const model = new ScriptedModel([
+      [functionCall('search_memory', { query: 'what grows in my garden', limit: null }, { callId: 's1' })],
+      [assistantMessage('done')],
+    ]);
+    const tools = await createMemoryTools({ ...opts, readOnly: true });
+    await runner().run(new Agent({ name: 'a', instructions: 'x', model, tools }), 'what grows in my garden?');
+    const [out] = outputs(model);
+    const byDefault = await searchMemories({ ...opts, query: 'what grows in my garden' });
+    expect(byDefault).toHaveLength(DEFAULT_CONFIG.recallLimit);
+    // The tool's output, JSON-encoded: one note per line.
+    expect(out!.split('\\n')).toHaveLength(byDefault.length);
   });
 });
 
